@@ -1,0 +1,5 @@
+"""`python -m director`."""
+
+from director.cli import main
+
+main()

@@ -1,0 +1,318 @@
+"""The plan model: frozen dataclasses produced by `parse.parse` and read by everything else.
+
+Line numbers are 0-based half-open spans as markdown-it's `Token.map` gives them; messages show them
+1-based (`Span.first_line`). Every node keeps the span of the source it came from so that write-back can
+splice exactly the bytes Director owns.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Span:
+    """Lines [start, end) of the plan source, 0-based (markdown-it `Token.map`)."""
+
+    start: int
+    end: int
+
+    @property
+    def first_line(self) -> int:
+        """1-based line number of the first line, for messages."""
+        return self.start + 1
+
+
+class Marker(enum.Enum):
+    """Section heading markers (the plan's legend)."""
+
+    CREATE = "🟢"
+    CONFIG = "🟡"
+    GATE = "🔴"
+    DESTRUCTIVE = "💥"
+    WAIT = "⏳"
+    VERIFY = "✔"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """`KNOB in values`: a heading marker that applies only for some knob values."""
+
+    knob: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MarkerSpec:
+    """One marker on a heading, possibly conditional, with its note (e.g. "outward-facing")."""
+
+    marker: Marker
+    condition: Condition | None = None
+    note: str = ""
+
+
+class SectionKind(enum.Enum):
+    """What a `##` section is, by the plan conventions."""
+
+    VARIABLES = "variables"  # ## 0. Variables
+    NUMBERED = "numbered"  # ## 1. …, ## 2. …
+    DISCOVERY = "discovery"  # ## Requires-discovery (read-only …) ✔
+    TEARDOWN = "teardown"  # ## Teardown (…) 💥
+    UPDATE = "update"  # ## Update (idempotent reconcile)
+    INPUTS = "inputs"  # ## Provisioning Inputs
+    PROMPT = "prompt"  # ## 🤖 Director prompt
+    LIVE_STATE = "live-state"  # ## Live State
+    PROSE = "prose"  # anything else: kept byte-for-byte, never executed
+
+
+class BlockRole(enum.Enum):
+    """What Director does with a fenced block."""
+
+    ACT = "act"  # executable, changes things
+    VERIFY = "verify"  # executable, read-only observation (`# ✔` first line, or any block of a ✔ section)
+    TEMPLATE = "template"  # non-shell block in a numbered section: written to the file its heading names
+    ILLUSTRATIVE = "illustrative"  # yaml/other outside Live State; not executed
+    DIAGRAM = "diagram"  # fenced block with no language (dependency frontier…); informational
+    LEGEND = "legend"  # the `Legend 🟢 create · …` block
+    RESOLVED_INPUTS = "resolved-inputs"  # the `resolved_inputs:` yaml template
+    LIVE_STATE = "live-state"  # the Live State yaml block
+
+
+class CheckPolarity(enum.Enum):
+    """Whether a printed check line means the check passed or failed."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """An `echo "…"` in a verify block: the line a check prints when it passes (or fails).
+
+    `message` is the echo's literal text (variables unexpanded, e.g. `workflow $WF registered`);
+    `label` is its contract label (`1`, `2a`) when the message starts with `LABEL:`.
+    `ambiguous` marks a `cond && echo A || echo B` pair where the block exits 0 either way and the
+    polarity was inferred from the wording (lint reports it).
+    """
+
+    message: str
+    polarity: CheckPolarity
+    line: int  # 0-based line in the plan
+    label: str | None = None
+    ambiguous: bool = False
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Declared in the fence info string: ```bash {retries=3 backoff=exponential delay=2s timeout=5m}."""
+
+    retries: int = 0
+    backoff: str = "exponential"  # exponential | constant
+    delay_s: float = 1.0
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Realization:
+    """`VAR="placeholder"   # realized in §N`: use the value realized for key VAR in section N."""
+
+    var: str
+    section: str  # section key, e.g. "3"
+    line: int  # 0-based line in the plan
+    placeholder: str  # the assignment's literal value as written
+
+
+@dataclass(frozen=True)
+class TemplateRule:
+    """One regeneration rule of a file template line.
+
+    kind "expr": the JSON value of `key` (or the only value on the line when key is None) becomes the
+    expansion of `expr` (`// = ${WORKER}` or `// name = ${WF}`).
+    kind "knob": the value becomes `mapping[knob value]` verbatim (`// TRIGGER=http → true; cli/binding → false`).
+    """
+
+    kind: str  # "expr" | "knob"
+    key: str | None = None
+    expr: str = ""
+    knob: str = ""
+    mapping: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class TemplateLine:
+    """A line of a file template that carries regeneration rules."""
+
+    offset: int  # 0-based line within the block body
+    rules: tuple[TemplateRule, ...]
+
+
+@dataclass(frozen=True)
+class Block:
+    """A fenced block. `text` is the body exactly as written (no fences)."""
+
+    index: int  # position among the section's blocks, 0-based
+    lang: str  # first word of the info string ("bash", "jsonc", "" …)
+    info: str  # the whole info string
+    role: BlockRole
+    text: str
+    span: Span  # fence lines included
+    body_start: int  # 0-based line of the first body line
+    retry: RetryPolicy | None = None
+    checks: tuple[CheckLine, ...] = ()
+    realizations: tuple[Realization, ...] = ()
+    hints: tuple[str, ...] = ()  # `# → Live State: …` comments inside the block
+    template_lines: tuple[TemplateLine, ...] = ()
+    template_target: str | None = None  # file path template from the heading (`${SVC}.jsonc`)
+    verify_title: str = ""  # text of the `# ✔ …` first line, without the marker
+
+
+@dataclass(frozen=True)
+class Section:
+    """A `##` section of the plan."""
+
+    key: str  # "0", "1", … for numbered sections; "discovery", "teardown", "update", slug otherwise
+    number: int | None
+    title: str  # heading text without markers and notes ("Deploy", "Bindings — `${SVC}.jsonc`")
+    heading: str  # the heading line as written
+    kind: SectionKind
+    markers: tuple[MarkerSpec, ...]
+    blocks: tuple[Block, ...]
+    quotes: tuple[str, ...]  # blockquote paragraphs, as written (without `> `)
+    hints: tuple[str, ...]  # `> → Live State: …` lines
+    span: Span  # heading to the line before the next `##`
+    slug: str = ""
+
+    @property
+    def executable_blocks(self) -> tuple[Block, ...]:
+        """Act and verify blocks, in document order."""
+        return tuple(b for b in self.blocks if b.role in (BlockRole.ACT, BlockRole.VERIFY))
+
+    @property
+    def act_blocks(self) -> tuple[Block, ...]:
+        return tuple(b for b in self.blocks if b.role is BlockRole.ACT)
+
+    @property
+    def verify_blocks(self) -> tuple[Block, ...]:
+        return tuple(b for b in self.blocks if b.role is BlockRole.VERIFY)
+
+    @property
+    def template_blocks(self) -> tuple[Block, ...]:
+        return tuple(b for b in self.blocks if b.role is BlockRole.TEMPLATE)
+
+
+@dataclass(frozen=True)
+class Input:
+    """A Provisioning Inputs row: a closed question that sets a knob."""
+
+    number: int
+    question: str
+    options: tuple[str, ...]
+    default: str
+    knob: str  # the shell variable in the Sets column (e.g. TRIGGER)
+    gates: str
+    line: int  # 0-based
+
+
+@dataclass(frozen=True)
+class ContractItem:
+    """A numbered item of the acceptance contract (`1. **Happy path** — …`)."""
+
+    number: int
+    title: str
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class KVRow:
+    """A row of the Live State key/value table; `value` is the cell as written (a template)."""
+
+    key: str
+    value: str
+    line: int
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """A row of the Live State check table, and the checks that feed it.
+
+    `fed_by` holds references: `label:2a` (a labelled check line) or `section:3` (a section's verify).
+    """
+
+    name: str
+    expected: str
+    observed: str
+    result: str
+    line: int
+    fed_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Table:
+    """A Markdown pipe table: header cells, rows of cells, and where it stands."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    span: Span
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """The `## Live State` section: the ledger Director writes back into."""
+
+    span: Span  # the whole section
+    yaml_text: str
+    yaml_span: Span | None  # the yaml fenced block, fences included
+    data: dict[str, Any]  # the YAML as plain JSON-able data
+    kv_table: Table | None
+    kv_rows: tuple[KVRow, ...]
+    check_table: Table | None
+    check_rows: tuple[CheckRow, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A parsed plan. `source` is the text it was parsed from (kept for splicing)."""
+
+    title: str
+    path: str | None
+    source: str
+    newline: str  # "\n" or "\r\n"
+    preamble: tuple[str, ...]
+    prompt_rules: tuple[str, ...]
+    legend: str
+    inputs: tuple[Input, ...]
+    resolved_inputs_template: dict[str, Any]
+    sections: tuple[Section, ...]
+    contract: tuple[ContractItem, ...]
+    live_state: LiveState | None
+    title_line: int = 0
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def section(self, key: str) -> Section:
+        """The section with this key (number as a string, or slug); KeyError if none."""
+        for s in self.sections:
+            if s.key == key:
+                return s
+        raise KeyError(key)
+
+    @property
+    def executable_sections(self) -> tuple[Section, ...]:
+        """Sections apply walks, in execution order: §0, Requires-discovery, then §1… (not Teardown)."""
+        zero = [s for s in self.sections if s.kind is SectionKind.VARIABLES]
+        disc = [s for s in self.sections if s.kind is SectionKind.DISCOVERY]
+        rest = [s for s in self.sections if s.kind is SectionKind.NUMBERED]
+        return tuple(zero + disc + rest)
+
+    @property
+    def teardown(self) -> Section | None:
+        for s in self.sections:
+            if s.kind is SectionKind.TEARDOWN:
+                return s
+        return None
+
+    def knob_inputs(self) -> dict[str, Input]:
+        """Inputs by knob name (upper case as in the plan)."""
+        return {i.knob: i for i in self.inputs}
