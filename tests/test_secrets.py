@@ -1,0 +1,95 @@
+"""Secret names and value redaction, whole and streamed."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from director.secrets import (
+    MASK,
+    Redactor,
+    is_secret_name,
+    secret_name_predicate,
+    secret_values,
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CLOUDFLARE_API_TOKEN",
+        "GITHUB_TOKEN",
+        "token",
+        "DB_PASSWORD",
+        "MYSQL_PASSWD",
+        "AWS_SECRET_ACCESS_KEY",
+        "STRIPE_KEY",
+        "SENDGRID_APIKEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "client_secret",
+    ],
+)
+def test_secret_names(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["WF", "WORKER", "KEYS", "KEY_ID", "ACCOUNT_ID", "PATH", "MONKEY"])
+def test_plain_names(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+def test_marked_names() -> None:
+    pred = secret_name_predicate(["db_url"])
+    assert pred("DB_URL") and pred("API_TOKEN") and not pred("WF")
+    assert is_secret_name("HOOK", marked=["hook"])
+
+
+def test_secret_values() -> None:
+    env = {"API_TOKEN": "abcdef", "WF": "flow", "EMPTY_TOKEN": ""}
+    assert secret_values(env) == ["abcdef"]
+
+
+def test_redact_longest_first_and_short_values_ignored() -> None:
+    r = Redactor(["abcd", "abcdefgh", "xy", "   a  "])
+    assert r.values == ("abcdefgh", "abcd")
+    assert r.redact("x abcdefgh y abcd z xy") == f"x {MASK} y {MASK} z xy"
+    assert not Redactor([]) and Redactor([]).redact("abc") == "abc"
+
+
+def test_redact_regex_metacharacters() -> None:
+    assert Redactor(["a.b*c(d"]).redact("a.b*c(d axbbc(d") == f"{MASK} axbbc(d"
+
+
+def test_stream_does_not_delay_text_that_cannot_start_a_secret() -> None:
+    s = Redactor(["s3cr3t-value"]).stream()
+    assert s.feed("Are you sure? (y/n) ") == "Are you sure? (y/n) "
+    assert s.pending == 0
+
+
+def test_stream_secret_across_chunks() -> None:
+    s = Redactor(["s3cr3t-value"]).stream()
+    out = s.feed("token: s3c") + s.feed("r3t-va") + s.feed("lue\nnext s3") + s.flush()
+    assert out == f"token: {MASK}\nnext s3"
+
+
+def test_extended() -> None:
+    r = Redactor(["aaaa"]).extended(["bbbb"])
+    assert r.redact("aaaa bbbb") == f"{MASK} {MASK}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    secrets=st.lists(st.text(alphabet="abc", min_size=4, max_size=7), min_size=1, max_size=3),
+    text=st.text(alphabet="abc\n", max_size=60),
+    cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=8),
+)
+def test_stream_equals_whole_text(secrets: list[str], text: str, cuts: list[int]) -> None:
+    r = Redactor(secrets)
+    points = sorted({c for c in cuts if c <= len(text)})
+    chunks, prev = [], 0
+    for p in [*points, len(text)]:
+        chunks.append(text[prev:p])
+        prev = p
+    s = r.stream()
+    assert "".join(s.feed(c) for c in chunks) + s.flush() == r.redact(text)
