@@ -1,0 +1,107 @@
+"""Approval receipts for gates: what exactly was approved, by whom, when and how; and the prompts."""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import os
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from director.model import Input
+
+
+@dataclass(frozen=True)
+class GateContent:
+    """The exact content a gate approval covers: commands after substitution, variables, inputs."""
+
+    section_key: str
+    title: str
+    marker: str  # "🔴" | "💥"
+    note: str
+    quotes: tuple[str, ...]
+    commands: tuple[str, ...]
+    variables: dict[str, str]
+    inputs: dict[str, str]
+    context: dict[str, str] = field(default_factory=dict)  # what the ledger says exists (teardown)
+
+    def canonical(self) -> bytes:
+        """The bytes the receipt hashes: commands, variables and inputs (display-only fields excluded)."""
+        payload = {
+            "section": self.section_key,
+            "commands": list(self.commands),
+            "variables": dict(sorted(self.variables.items())),
+            "inputs": dict(sorted(self.inputs.items())),
+        }
+        return json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.canonical()).hexdigest()
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """An approval: operator, host, time, how it was given, and the sha256 of the content approved."""
+
+    section_key: str
+    sha256: str
+    operator: str
+    host: str
+    at: str
+    how: str  # "prompt" | "flag" | "approve-command"
+
+
+def operator_name(explicit: str | None) -> str:
+    """The operator: `--operator`, else the login name."""
+    if explicit:
+        return explicit
+    try:
+        return getpass.getuser()
+    except Exception:  # no passwd entry in some containers
+        return os.environ.get("USER", "unknown")
+
+
+def make_receipt(content: GateContent, operator: str, how: str, now: datetime | None = None) -> Receipt:
+    """A receipt for exactly this content."""
+    at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
+    return Receipt(content.section_key, content.sha256, operator, socket.gethostname(), at, how)
+
+
+def matches(selector: str, section_key: str, slug: str, title: str) -> bool:
+    """Whether an `--approve SECTION` selector (number, key or slug) names this section."""
+    s = selector.strip().lstrip("§").lower()
+    return s in {section_key.lower(), slug.lower(), title.lower()} or (bool(slug) and slug.startswith(s + "-"))
+
+
+class Prompter(Protocol):
+    """Asks the operator; implemented at a terminal by `render.TerminalPrompter`."""
+
+    def ask_input(self, inp: Input) -> str:
+        """One Provisioning Inputs question; returns one of its options."""
+        ...
+
+    def ask_go(self, content: GateContent) -> bool:
+        """Shows the gate and returns True only for a typed `go`."""
+        ...
+
+
+@dataclass
+class ScriptedPrompter:
+    """A prompter that answers from fixed values (tests, and `--non-interactive` never prompts)."""
+
+    inputs: Mapping[str, str] = field(default_factory=dict)
+    go: Callable[[GateContent], bool] = lambda _c: False
+
+    def ask_input(self, inp: Input) -> str:
+        return self.inputs.get(inp.knob, inp.default)
+
+    def ask_go(self, content: GateContent) -> bool:
+        return self.go(content)

@@ -1,0 +1,45 @@
+"""`director audit` at a terminal: the journal's history as tables (rich)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _cut(text: Any, n: int = 60) -> str:
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def render_audit(c: Console, data: dict[str, Any]) -> None:
+    """Runs with their transitions, steps, approvals and events, oldest first."""
+    runs = data.get("runs", [])
+    if not runs:
+        c.print("no runs recorded")
+    for run in runs:
+        rid = run["id"]
+        c.print(f"[bold]run {rid}[/] {run['kind']} on {run.get('target')} by {run.get('operator')}: "
+                f"[bold]{run['state']}[/] (created {run.get('created_at')})")
+        for tr in (t for t in data.get("transitions", []) if t["run_id"] == rid):
+            c.print(f"  {tr['at']}  {tr['frm'] or '∅'} → {tr['to']}  {_cut(tr.get('reason'), 90)}")
+        steps = [s for s in data.get("steps", []) if s["run_id"] == rid]
+        if steps:
+            t = Table("step", "role", "attempt", "state", "exit", "secs", "flags", "output", box=None)
+            for s in steps:
+                t.add_row(s["step_key"], s["role"], str(s["attempt"]), s["state"], str(s.get("exit_code")),
+                          f"{(s.get('duration_s') or 0):.2f}", _cut(s.get("flags"), 30),
+                          _cut(s.get("output"), 50))
+            c.print(t)
+        for ev in (e for e in data.get("events", []) if e.get("run_id") == rid):
+            c.print(f"  event {ev['at']} {ev['kind']}: {_cut(ev.get('data'), 100)}")
+    approvals = data.get("approvals", [])
+    if approvals:
+        t = Table("section", "operator", "host", "at", "how", "sha256", title="approval receipts")
+        for a in approvals:
+            t.add_row(a["section_key"], a["operator"], a["host"], a["at"], a["how"], a["sha256"][:16] + "…")
+        c.print(t)
+    other = [e for e in data.get("events", []) if e.get("run_id") is None]
+    for ev in other:
+        c.print(f"event {ev['at']} {ev['kind']}: {_cut(ev.get('data'), 100)}")

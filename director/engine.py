@@ -1,0 +1,899 @@
+"""The observe-before-act loop: a plan executed as a durable workflow of blocks.
+
+For each section in order: observe (verify first); if it holds and the section is unchanged since its last
+success it is in sync; otherwise obtain the gate's approval, act, and verify again; advance only on a
+verified frontier; write Live State after the section. Every block is a durable step journaled before it
+runs and after; a resumed run replays the journal and skips the steps it already finished.
+The journal, shell, target, ledger file and prompts are passed in: this module holds the rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from director import knobs as knobs_mod
+from director import writeback
+from director.approve import GateContent, Prompter, make_receipt, matches
+from director.errors import DirectorError
+from director.events import Bus
+from director.journal import Journal, StepRecord
+from director.ledger import LedgerUpdate
+from director.model import Block, BlockRole, Marker, Plan, Section, SectionKind
+from director.planfile import PlanFile
+from director.secrets import is_secret_name
+from director.shell import BlockResult, SessionState, Shell
+from director.states import RunState, StepState
+from director.targets.base import Target
+
+RESUMABLE = {RunState.FAILED.value, RunState.INTERRUPTED.value, RunState.AWAITING_APPROVAL.value}
+
+
+class CrashLoop(DirectorError):
+    """A run keeps dying without progress; Director stops recovering it."""
+
+    exit_code = 8
+
+
+class UpstreamGuard(DirectorError):
+    """A teardown command names a bound (upstream) resource the plan only discovered."""
+
+    exit_code = 9
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What the operator asked for."""
+
+    kind: str = "apply"  # apply | teardown
+    mode: str = "run"  # run | preview (director plan) | check (drift)
+    interactive: bool = False
+    restart: bool = False
+    approve: tuple[str, ...] = ()
+    auto_approve: bool = False
+    operator: str = "unknown"
+    step_timeout_s: float = 1800.0
+    max_recoveries: int = 3
+    target: str = "cloudflare"
+    sets: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SectionReport:
+    """One section's outcome in this invocation (for the summary, `plan` and `check`)."""
+
+    key: str
+    title: str
+    verdict: str
+    detail: str = ""
+    duration_s: float = 0.0
+    attempts: int = 0
+
+
+@dataclass
+class RunResult:
+    """How an invocation ended."""
+
+    outcome: str  # completed | awaiting-approval | failed | interrupted | preview | check
+    run_id: int | None
+    section: str | None = None
+    message: str = ""
+    sections: list[SectionReport] = field(default_factory=list)
+    approve_hint: str = ""
+    changes: bool = False  # preview: something would change; check: drift found
+    drift: list[str] = field(default_factory=list)
+
+
+class _Stop(Exception):
+    """Internal: ends the section loop with a result."""
+
+    def __init__(self, result: RunResult) -> None:
+        super().__init__(result.outcome)
+        self.result = result
+
+
+def _sha(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def _today(now: datetime) -> str:
+    return now.strftime("%Y-%m-%d")
+
+
+class Engine:
+    """Runs one `apply` / `teardown` / `plan` / `check` invocation of a plan."""
+
+    def __init__(
+        self,
+        *,
+        plan_file: PlanFile,
+        journal: Journal,
+        shell: Shell,
+        target: Target,
+        bus: Bus,
+        prompter: Prompter | None,
+        config: RunConfig,
+        workdir: Path,
+        clock: Callable[[], datetime] | None = None,
+        sleeper: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.pf = plan_file
+        self.journal = journal
+        self.shell = shell
+        self.target = target
+        self.bus = bus
+        self.prompter = prompter
+        self.cfg = config
+        self.workdir = workdir
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.sleeper = sleeper
+        self.session = SessionState(variables={}, exported=frozenset(), functions="", cwd=str(workdir))
+        self.knobs: dict[str, str] = {}
+        self.realized: dict[str, str] = {}
+        self.by_ref: dict[str, writeback.CheckOutcome] = {}
+        self.run_id: int | None = None
+        self.interrupted = False
+        self.reports: list[SectionReport] = []
+        self._done_steps: dict[str, StepRecord] = {}
+        self._completed_sections: dict[str, str] = {}
+        self._rerun_keys: set[str] = set()
+        self._applied: list[str] = []
+        self._verified: list[str] = []
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def plan(self) -> Plan:
+        return self.pf.plan
+
+    def interrupt(self) -> None:
+        """Ctrl-C: stop the running block; the loop ends the run as `interrupted`."""
+        self.interrupted = True
+        self.shell.interrupt()
+
+    def execute(self, resolve_inputs: Callable[[dict[str, str] | None], knobs_mod.Resolution]) -> RunResult:
+        """Run (or resume) the plan; `resolve_inputs(previous)` does the interview."""
+        if self.cfg.mode != "run":
+            return self._observe_only(resolve_inputs)
+        run_id, resumed = self._open_run()
+        self.run_id = run_id
+        previous = self._previous_inputs()
+        res = resolve_inputs(previous)
+        self.knobs = dict(res.values)
+        self.journal.record_event(
+            run_id, "inputs-resolved", {"values": res.values, "how": res.how, "operator": self.cfg.operator}
+        )
+        self.journal.update_inputs(run_id, res.values)
+        self.bus.emit("inputs", values=res.values, how=res.how, operator=self.cfg.operator)
+        self.journal.transition(run_id, RunState.RUNNING, "resumed" if resumed else "started")
+        self.bus.emit("run.state", run_id=run_id, to=RunState.RUNNING.value, reason="resumed" if resumed else "started")
+        self._load_realized()
+        if resumed:
+            self._restore_from_journal(run_id)
+        try:
+            if self.cfg.kind == "teardown":
+                result = self._teardown()
+            else:
+                result = self._apply()
+        except _Stop as stop:
+            result = stop.result
+        except KeyboardInterrupt:
+            self.interrupted = True
+            result = self._finish(RunState.INTERRUPTED, None, "interrupted by the operator (Ctrl-C)")
+        result.sections = self.reports
+        return result
+
+    # ------------------------------------------------------------------ runs
+
+    def _open_run(self) -> tuple[int, bool]:
+        """Resume the latest stopped run of this kind, or start a new one."""
+        kind = self.cfg.kind
+        latest = self.journal.latest_run(kind)
+        if latest is not None and latest.state == RunState.RUNNING.value:
+            # We hold the lease, so the process that was running it is gone: outcome unknown.
+            for step in self.journal.unfinished_steps(latest.id):
+                self.journal.step_finished(step.id, StepState.INTERRUPTED, None, 0.0, step.output or "", None)
+            self.journal.transition(latest.id, RunState.INTERRUPTED, "the process running it died")
+            self.journal.bump_recoveries(latest.id)
+            latest = self.journal.run(latest.id)
+        if kind == "teardown":
+            apply_run = self.journal.latest_run("apply")
+            if apply_run is not None and apply_run.state == RunState.RUNNING.value:
+                self.journal.transition(apply_run.id, RunState.INTERRUPTED, "the process running it died")
+                apply_run = self.journal.run(apply_run.id)
+            if apply_run is not None and apply_run.state in RESUMABLE:
+                self.journal.transition(apply_run.id, RunState.CANCELLED, "cancelled by teardown")
+                self.bus.emit("run.state", run_id=apply_run.id, to="cancelled", reason="cancelled by teardown")
+        if latest is not None and latest.state in RESUMABLE and not self.cfg.restart:
+            if latest.recoveries > self.cfg.max_recoveries:
+                raise CrashLoop(
+                    f"run {latest.id} died {latest.recoveries} times without progress; "
+                    "inspect it with `director audit`, then start over with --restart"
+                )
+            self.bus.emit("run.start", run_id=latest.id, kind=kind, resumed=True, target=self.cfg.target)
+            return latest.id, True
+        if latest is not None and latest.state in RESUMABLE:
+            self.journal.transition(latest.id, RunState.CANCELLED, "superseded by --restart")
+        run_id = self.journal.create_run(kind, str(self.pf.path), self.cfg.target, self.cfg.operator, {})
+        self.bus.emit("run.start", run_id=run_id, kind=kind, resumed=False, target=self.cfg.target)
+        return run_id, False
+
+    def _previous_inputs(self) -> dict[str, str] | None:
+        for kind in (self.cfg.kind, "apply", "teardown"):
+            for run in self.journal.runs(kind):
+                if run.inputs:
+                    return dict(run.inputs)
+        return None
+
+    def _restore_from_journal(self, run_id: int) -> None:
+        """Replay this run's journal: finished steps, completed sections, the session they left."""
+        last_session: SessionState | None = None
+        for step in self.journal.steps(run_id):
+            if step.state == StepState.SUCCEEDED.value:
+                if step.role == "section":
+                    self._completed_sections[step.section_key] = step.fingerprint
+                else:
+                    self._done_steps[step.step_key] = step
+                if step.session is not None and step.role != "section":
+                    last_session = step.session
+            elif step.state == StepState.INTERRUPTED.value:
+                self._rerun_keys.add(step.step_key)
+        if last_session is not None:
+            self.session = last_session
+
+    def _load_realized(self) -> None:
+        for ev in self.journal.events(kind="realized"):
+            self.realized.update(ev.data.get("values", {}))
+
+    def _finish(self, state: RunState, section: str | None, message: str) -> RunResult:
+        assert self.run_id is not None
+        self.journal.transition(self.run_id, state, message)
+        outcome = state.value
+        self.bus.emit("run.state", run_id=self.run_id, to=outcome, reason=message)
+        self._write_ledger(final=state)
+        return RunResult(outcome, self.run_id, section, message)
+
+    # ------------------------------------------------------------------ apply
+
+    def _apply(self) -> RunResult:
+        plan = self.plan
+        self._write_ledger(status="applying")
+        for section in plan.executable_sections:
+            self._section(section)
+        self.journal.reset_recoveries(self.run_id or 0)
+        msg = self._summary_line()
+        result = self._finish(RunState.COMPLETED, None, msg)
+        return result
+
+    def _summary_line(self) -> str:
+        parts = []
+        if self._applied:
+            parts.append("applied " + ", ".join(self._applied))
+        insync = [r.key for r in self.reports if r.verdict == "in-sync"]
+        if insync:
+            parts.append("in sync " + ", ".join(insync))
+        if self._verified:
+            parts.append("verified " + ", ".join(self._verified))
+        return "; ".join(parts) or "nothing to do"
+
+    def _label(self, section: Section) -> str:
+        return f"§{section.key}" if section.number is not None else section.key
+
+    def _texts(self, section: Section) -> dict[int, str]:
+        return {
+            b.index: knobs_mod.block_text(section, b, self.knobs, self.realized) for b in section.executable_blocks
+        }
+
+    def _vars_for(self, text: str) -> dict[str, str]:
+        out = {}
+        for name in knobs_mod.referenced_vars(text):
+            if name in self.session.variables and not is_secret_name(name):
+                out[name] = self.session.variables[name]
+        return out
+
+    def _step_fp(self, text: str) -> str:
+        return _sha({"text": text, "inputs": self.knobs, "vars": self._vars_for(text)})
+
+    def _render_templates(self, section: Section) -> dict[int, tuple[str, str]]:
+        """Template block index -> (target path, content) for this session."""
+        out: dict[int, tuple[str, str]] = {}
+        env = dict(self.session.variables)
+        for b in section.template_blocks:
+            if not b.template_target:
+                continue
+            try:
+                target = knobs_mod.expand(b.template_target, env)
+                content = knobs_mod.render_template(b, env, self.knobs)
+            except knobs_mod.TemplateError as exc:
+                raise _Stop(self._fail_now(section, f"template for {b.template_target}: {exc}")) from exc
+            path = Path(target)
+            if not path.is_absolute():
+                path = Path(self.session.cwd) / path
+            out[b.index] = (str(path), content if content.endswith("\n") else content + "\n")
+        return out
+
+    def _section_fp(self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]]) -> str:
+        return _sha(
+            {
+                "steps": [self._step_fp(texts[i]) for i in sorted(texts)],
+                "templates": {str(i): list(v) for i, v in sorted(templates.items())},
+            }
+        )
+
+    def _section(self, section: Section) -> None:
+        label = self._label(section)
+        started = time.monotonic()
+        self.bus.emit("section.start", section=section.key, title=section.title, label=label)
+        texts = self._texts(section)
+        templates = self._render_templates(section)
+        fp = self._section_fp(section, texts, templates)
+        report = SectionReport(section.key, section.title, "")
+
+        def done(verdict: str, detail: str = "") -> None:
+            report.verdict, report.detail = verdict, detail
+            report.duration_s = time.monotonic() - started
+            self.reports.append(report)
+            self.bus.emit("section.verdict", section=section.key, label=label, verdict=verdict, detail=detail)
+
+        completed_here = self._completed_sections.get(section.key) == fp
+        is_check = knobs_mod.is_check_section(section, self.knobs)
+
+        if section.kind is SectionKind.VARIABLES or not section.verify_blocks:
+            # Nothing to observe: memoized by fingerprint (within the run; §0 re-runs in a new run).
+            last = self.journal.last_success(f"{section.key}/section")
+            if completed_here or (
+                section.kind is not SectionKind.VARIABLES and last is not None and last.fingerprint == fp
+            ):
+                if not completed_here and last is not None and last.session is not None:
+                    self.session = self.session.merged(last.session)
+                done("in-sync", "unchanged since its last success")
+                return
+            self._gate(section, texts, templates)
+            self._write_templates(section, templates)
+            for b in section.act_blocks:
+                self._step(section, b, texts[b.index], "act", fp_section=fp)
+            self._section_done(section, fp, before=None)
+            self._applied.append(label)
+            done("applied")
+            return
+
+        if is_check:
+            if completed_here:
+                done("in-sync", "verified earlier in this run")
+                return
+            self._write_templates(section, templates)
+            for b in section.verify_blocks:
+                res = self._step(section, b, texts[b.index], "verify", fp_section=fp)
+                if not self._verify_ok(section, b, res):
+                    self._check_failed(section, b, res)
+            self._section_done(section, fp, before=None)
+            self._verified.append(label)
+            self._write_ledger(status="applying")
+            done("verified")
+            return
+
+        # Observe before act.
+        if not self._section_in_progress(section, texts):
+            if section.template_blocks and not knobs_mod.gate_of(section, self.knobs):
+                self._write_templates(section, templates)
+            holds = self._observe(section, texts, fp)
+            last = self.journal.last_success(f"{section.key}/section")
+            if holds and (completed_here or (last is not None and last.fingerprint == fp)):
+                if not completed_here and last is not None and last.session is not None:
+                    self.session = self.session.merged(last.session)
+                self._section_done(section, fp, before=None, record=not completed_here)
+                self._write_ledger(status="applying")
+                done("in-sync", "observed; unchanged since its last success")
+                return
+        before = self.session
+        self._gate(section, texts, templates)
+        self._write_templates(section, templates)
+        outputs = []
+        for b in section.act_blocks:
+            res = self._step(section, b, texts[b.index], "act", fp_section=fp, memo=not completed_here)
+            outputs.append(res.output)
+        self._realize_from(section, "\n".join(outputs))
+        for b in section.verify_blocks:
+            res = self._step(section, b, texts[b.index], "verify", fp_section=fp, memo=False)
+            if not self._verify_ok(section, b, res):
+                self._check_failed(section, b, res)
+        self._section_done(section, fp, before=before)
+        self._applied.append(label)
+        self._write_ledger(status="applying")
+        done("applied")
+
+    def _section_in_progress(self, section: Section, texts: dict[int, str]) -> bool:
+        """A section whose act steps already ran in this run (a crash between act and verify)."""
+        if section.key in self._completed_sections:
+            return False
+        return any(
+            f"{section.key}/{b.index}" in self._done_steps
+            and self._done_steps[f"{section.key}/{b.index}"].fingerprint == self._step_fp(texts[b.index])
+            for b in section.act_blocks
+        )
+
+    def _observe(self, section: Section, texts: dict[int, str], fp: str) -> bool:
+        holds = True
+        for b in section.verify_blocks:
+            res = self._step(section, b, texts[b.index], "observe", fp_section=fp, memo=False)
+            ok = self._verify_ok(section, b, res, record=False)
+            holds = holds and ok
+            if not ok:
+                break
+        return holds
+
+    def _verify_ok(self, section: Section, block: Block, res: BlockResult, record: bool = True) -> bool:
+        lines = [ln.rstrip("\r") for ln in res.output.split("\n")]
+        outcomes = writeback.check_outcomes(block.checks, lines, res.exit_code == 0 and not res.timed_out)
+        if record or outcomes[""].ok:
+            for label, o in outcomes.items():
+                if label:
+                    self.by_ref[f"label:{label}"] = o
+            self.by_ref[f"section:{section.key}"] = outcomes[""]
+        return outcomes[""].ok
+
+    def _check_failed(self, section: Section, block: Block, res: BlockResult) -> None:
+        why = "timed out" if res.timed_out else (
+            "waited for keyboard input in a non-interactive run" if res.waited_for_input else f"exit {res.exit_code}"
+        )
+        tail = [ln for ln in res.output.splitlines() if ln.strip()][-3:]
+        msg = f"{self._label(section)} verify failed ({why}) at plan line {block.span.first_line}"
+        if tail:
+            msg += ": " + " | ".join(tail)
+        raise _Stop(self._fail_now(section, msg))
+
+    def _fail_now(self, section: Section, message: str) -> RunResult:
+        self.reports.append(SectionReport(section.key, section.title, "failed", message))
+        self.bus.emit("section.verdict", section=section.key, label=self._label(section), verdict="failed",
+                      detail=message)
+        self._failed_at = self._label(section)
+        return self._finish(RunState.FAILED, section.key, message)
+
+    def _section_done(self, section: Section, fp: str, before: SessionState | None, record: bool = True) -> None:
+        assert self.run_id is not None
+        self._completed_sections[section.key] = fp
+        if not record:
+            return
+        delta = self.session.delta_from(before) if before is not None else self.session
+        sid = self.journal.step_started(self.run_id, f"{section.key}/section", section.key, -1, "section", fp, 1)
+        self.journal.step_finished(sid, StepState.SUCCEEDED, 0, 0.0, "", self._persistable(delta))
+        self.journal.reset_recoveries(self.run_id)
+
+    def _persistable(self, state: SessionState) -> SessionState:
+        return state.persistable(is_secret_name)
+
+    def _write_templates(self, section: Section, templates: dict[int, tuple[str, str]]) -> None:
+        for idx, (path, content) in templates.items():
+            p = Path(path)
+            old = p.read_text(encoding="utf-8") if p.exists() else None
+            if old == content:
+                continue
+            p.parent.mkdir(parents=True, exist_ok=True)
+            tmp = p.with_name(p.name + ".director-tmp")
+            tmp.write_text(content, encoding="utf-8")
+            tmp.replace(p)
+            assert self.run_id is not None
+            self.journal.record_event(
+                self.run_id, "template-written",
+                {"section": section.key, "block": idx, "path": path, "sha256": hashlib.sha256(content.encode()).hexdigest()},
+            )
+            self.bus.emit("target", op="template-written", detail=path)
+
+    # ------------------------------------------------------------------ steps
+
+    def _step(
+        self, section: Section, block: Block, text: str, role: str, *, fp_section: str, memo: bool = True
+    ) -> BlockResult:
+        """Run one block as a durable step (journaled before and after), with its retry policy."""
+        assert self.run_id is not None
+        key = f"{section.key}/{block.index}"
+        fp = self._step_fp(text)
+        prior = self._done_steps.get(key)
+        if memo and role in ("act", "verify") and prior is not None and prior.fingerprint == fp:
+            self.bus.emit("step.skip", section=section.key, block=block.index, role=role, reason="finished earlier")
+            return BlockResult(
+                exit_code=0, output=prior.output or "", duration_s=0.0,
+                state=self.session, timed_out=False, waited_for_input=False, signal=None,
+            )
+        policy = block.retry
+        attempts = 1 + (policy.retries if policy else 0)
+        timeout = policy.timeout_s if policy and policy.timeout_s else self.cfg.step_timeout_s
+        flags = {"rerun_after_crash": True} if key in self._rerun_keys else None
+        self._rerun_keys.discard(key)
+        res: BlockResult | None = None
+        for attempt in range(1, attempts + 1):
+            if self.interrupted:
+                break
+            sid = self.journal.step_started(
+                self.run_id, key, section.key, block.index, role, fp, attempt, flags
+            )
+            self.bus.emit("step.start", section=section.key, block=block.index, role=role, attempt=attempt,
+                          line=block.span.first_line, rerun=bool(flags))
+
+            def on_output(chunk: str, _s: str = section.key, _b: int = block.index) -> None:
+                self.bus.emit("step.output", section=_s, block=_b, text=chunk)
+
+            res = self.shell.run(text, self.session, timeout_s=timeout, on_output=on_output)
+            ok = res.exit_code == 0 and not res.timed_out
+            state = StepState.SUCCEEDED if ok else (
+                StepState.INTERRUPTED if self.interrupted else StepState.FAILED
+            )
+            self.session = res.state
+            self.journal.step_finished(sid, state, res.exit_code, res.duration_s, res.output,
+                                       self._persistable(self.session))
+            self.bus.emit("step.end", section=section.key, block=block.index, role=role, exit_code=res.exit_code,
+                          duration_s=round(res.duration_s, 3), ok=ok, timed_out=res.timed_out,
+                          waited_for_input=res.waited_for_input)
+            self._drain_target()
+            if ok:
+                self._done_steps[key] = StepRecord.synthetic(key, section.key, fp, res.output)
+                return res
+            if self.interrupted or role == "observe" or attempt == attempts:
+                break
+            delay = _backoff(policy.delay_s if policy else 1.0, policy.backoff if policy else "constant", attempt)
+            self.bus.emit("step.retry", section=section.key, block=block.index, attempt=attempt, delay_s=delay)
+            self.sleeper(delay)
+        assert res is not None or self.interrupted
+        if self.interrupted:
+            raise _Stop(self._finish(RunState.INTERRUPTED, section.key, "interrupted by the operator (Ctrl-C)"))
+        assert res is not None
+        if role in ("act",):
+            why = "timed out" if res.timed_out else (
+                "waited for keyboard input in a non-interactive run (stdin is not a terminal)"
+                if res.waited_for_input else f"exit {res.exit_code}"
+            )
+            tail = [ln for ln in res.output.splitlines() if ln.strip()][-3:]
+            msg = f"{self._label(section)} block at plan line {block.span.first_line} failed ({why})"
+            if tail:
+                msg += ": " + " | ".join(tail)
+            raise _Stop(self._fail_now(section, msg))
+        return res
+
+    def _drain_target(self) -> None:
+        assert self.run_id is not None
+        for ev in self.target.drain_events():
+            self.journal.record_event(self.run_id, "target", ev)
+            self.bus.emit("target", op=str(ev.get("op", "")), detail=ev)
+
+    def _realize_from(self, section: Section, output: str) -> None:
+        """Keys this section realizes (its `→ Live State` hints): from the session, or a URL from output."""
+        plan = self.plan
+        if plan.live_state is None:
+            return
+        hints = list(section.hints) + [h for b in section.blocks for h in b.hints]
+        found: dict[str, str] = {}
+        for key in writeback.keys_named(hints, plan.live_state.kv_rows):
+            if key in self.session.variables and not is_secret_name(key):
+                found[key] = self.session.variables[key]
+            elif "URL" in key.upper():
+                cond = knobs_mod.kv_condition(next(r.value for r in plan.live_state.kv_rows if r.key == key))
+                if cond is not None and self.knobs.get(cond[0]) not in (None, cond[1]):
+                    continue
+                url = writeback.first_url(output)
+                if url:
+                    found[key] = url
+        if found:
+            self.realized.update(found)
+            assert self.run_id is not None
+            self.journal.record_event(self.run_id, "realized", {"section": section.key, "values": found})
+
+    # ------------------------------------------------------------------ gates
+
+    def gate_content(self, section: Section, texts: dict[int, str],
+                     templates: dict[int, tuple[str, str]]) -> GateContent | None:
+        gate = knobs_mod.gate_of(section, self.knobs)
+        if gate is None:
+            return None
+        commands = [texts[b.index] for b in section.act_blocks]
+        commands += [f"# write {path}\n{content}" for path, content in templates.values()]
+        variables: dict[str, str] = {}
+        for c in commands:
+            variables.update(self._vars_for(c))
+        context: dict[str, str] = {}
+        if section.kind is SectionKind.TEARDOWN and self.plan.live_state is not None:
+            for row in self.plan.live_state.kv_rows:
+                context[row.key] = row.value
+        return GateContent(section.key, section.title, gate.marker.value, gate.note, section.quotes,
+                           tuple(commands), variables, dict(self.knobs), context)
+
+    def _gate(self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]]) -> None:
+        content = self.gate_content(section, texts, templates)
+        if content is None:
+            return
+        assert self.run_id is not None
+        destructive = content.marker == Marker.DESTRUCTIVE.value
+        how = None
+        receipt = self.journal.find_approval(section.key, content.sha256)
+        if receipt is not None:
+            how = f"receipt ({receipt.how} by {receipt.operator} at {receipt.at})"
+        elif any(matches(sel, section.key, section.slug, section.title) for sel in self.cfg.approve):
+            how = "flag"
+        elif self.cfg.auto_approve and not destructive:
+            how = "flag"
+        elif self.prompter is not None:
+            self.bus.emit("gate", section=section.key, title=section.title, marker=content.marker, note=content.note,
+                          sha256=content.sha256, approved=None, how="prompt", content=content.to_json())
+            if self.prompter.ask_go(content):
+                how = "prompt"
+            else:
+                self._await(section, content, "declined at the prompt")
+        else:
+            self._await(section, content, "needs a human go")
+        if receipt is None:
+            r = make_receipt(content, self.cfg.operator, how or "flag", self.clock())
+            self.journal.record_approval(self.run_id, r.section_key, r.sha256, r.operator, r.host, r.how,
+                                         content.to_json())
+        self.bus.emit("approval", section=section.key, sha256=content.sha256, operator=self.cfg.operator,
+                      how=how)
+
+    def _await(self, section: Section, content: GateContent, why: str) -> None:
+        assert self.run_id is not None
+        sel = section.key if section.number is not None else section.slug or section.key
+        hint = f"director approve {self.pf.path} {sel}"
+        self.journal.record_event(self.run_id, "gate-waiting",
+                                  {"section": section.key, "sha256": content.sha256, "content": content.to_json()})
+        self.bus.emit("gate", section=section.key, title=section.title, marker=content.marker, note=content.note,
+                      sha256=content.sha256, approved=False, how=why, content=content.to_json())
+        self.reports.append(SectionReport(section.key, section.title, "awaiting-approval", why))
+        msg = f"{self._label(section)} {content.marker} {section.title}: {why}"
+        result = self._finish(RunState.AWAITING_APPROVAL, section.key, msg)
+        result.approve_hint = hint
+        raise _Stop(result)
+
+    # ------------------------------------------------------------------ teardown
+
+    def _teardown(self) -> RunResult:
+        plan = self.plan
+        td = plan.teardown
+        if td is None:
+            raise DirectorError(f"{self.pf.path}: the plan has no `## Teardown` section")
+        for section in plan.executable_sections:
+            if section.kind is SectionKind.VARIABLES:
+                self._section(section)
+        texts = self._texts(td)
+        self._guard_upstream(td, texts)
+        fp = self._section_fp(td, texts, {})
+        label = "teardown"
+        self.bus.emit("section.start", section=td.key, title=td.title, label=label)
+        if not self._section_in_progress(td, texts):
+            holds = self._observe(td, texts, fp) if td.verify_blocks else False
+            if holds:
+                self._section_done(td, fp, before=None)
+                self.reports.append(SectionReport(td.key, td.title, "in-sync", "already gone: nothing to delete"))
+                self.bus.emit("section.verdict", section=td.key, label=label, verdict="in-sync",
+                              detail="already gone")
+                self._teardown_msg = "observed already gone; no destructive command ran"
+                return self._finish(RunState.COMPLETED, None, self._teardown_msg)
+        self._gate(td, texts, {})
+        for b in td.act_blocks:
+            self._step(td, b, texts[b.index], "act", fp_section=fp)
+        for b in td.verify_blocks:
+            res = self._step(td, b, texts[b.index], "verify", fp_section=fp, memo=False)
+            if not self._verify_ok(td, b, res):
+                self._check_failed(td, b, res)
+        self._section_done(td, fp, before=None)
+        self.reports.append(SectionReport(td.key, td.title, "applied", "torn down"))
+        self.bus.emit("section.verdict", section=td.key, label=label, verdict="applied", detail="torn down")
+        self._teardown_msg = "torn down: " + ", ".join(
+            f"{r.key}" for r in (plan.live_state.kv_rows if plan.live_state else ())
+        )
+        return self._finish(RunState.COMPLETED, None, self._teardown_msg)
+
+    def _guard_upstream(self, td: Section, texts: dict[int, str]) -> None:
+        """Refuse a teardown command that names a bound upstream resource (discovered, not created here)."""
+        names: dict[str, str] = {}
+        for var in writeback.discovered_vars(self.plan):
+            val = self.session.variables.get(var, "")
+            if val:
+                names[var] = val
+        if self.plan.live_state is not None:
+            for row in self.plan.live_state.kv_rows:
+                if "discovered" in row.value.lower() or row.key.lower() == "bound":
+                    for lit in re.findall(r"`([^`]+)`", row.value):
+                        for part in re.split(r"[,\s]+", lit):
+                            val = part.split("=", 1)[-1]
+                            if val and val not in {"—", "-"}:
+                                names.setdefault(f"bound:{val}", val)
+        if not names:
+            return
+        for b in td.act_blocks:
+            for off, line in enumerate(texts[b.index].split("\n")):
+                code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
+                if not code.strip():
+                    continue
+                for var, val in names.items():
+                    uses_var = not var.startswith("bound:") and re.search(
+                        rf"\$\{{?{re.escape(var)}\b", code)
+                    uses_val = re.search(rf"(?<![\w-]){re.escape(val)}(?![\w-])", code)
+                    if uses_var or uses_val:
+                        raise UpstreamGuard(
+                            f"{self.pf.path}:{b.body_start + off + 1}: teardown command names the bound upstream "
+                            f"resource {val!r} ({var.removeprefix('bound:')}, discovered in Requires-discovery, "
+                            "not created by this plan); Director will not run it"
+                        )
+
+    # ------------------------------------------------------------------ ledger
+
+    def _write_ledger(self, status: str | None = None, final: RunState | None = None) -> None:
+        plan = self.plan
+        ls = plan.live_state
+        if ls is None or self.cfg.mode != "run":
+            return
+        now = self.clock()
+        today = _today(now)
+        yaml: dict[str, Any] = {}
+        kind = self.cfg.kind
+        if final is RunState.COMPLETED:
+            yaml["status"] = "gone" if kind == "teardown" else "live"
+        elif final is RunState.FAILED:
+            yaml["status"] = f"failed at {getattr(self, '_failed_at', '?')}"
+        elif final is RunState.AWAITING_APPROVAL:
+            yaml["status"] = "awaiting-approval"
+        elif final is RunState.INTERRUPTED:
+            yaml["status"] = "interrupted"
+        elif status:
+            yaml["status"] = "tearing-down" if kind == "teardown" else status
+        stamp = now.isoformat(timespec="seconds")
+        if final is not None:
+            what = getattr(self, "_teardown_msg", None) if kind == "teardown" else self._summary_line()
+            yaml["last_action"] = f"{stamp} {kind} run {self.run_id} on target {self.cfg.target}: " + (
+                what or final.value) + ("" if final is RunState.COMPLETED else f" — {final.value}")
+        passed = [r.name for r in ls.check_rows
+                  if any(self.by_ref.get(ref) and self.by_ref[ref].ok for ref in r.fed_by)
+                  and all(self.by_ref[ref].ok for ref in r.fed_by if ref in self.by_ref)]
+        if passed and kind == "apply":
+            yaml["last_verified"] = f"{today} — " + " · ".join(passed)
+        ri: dict[str, Any] = {k.lower(): v for k, v in self.knobs.items()}
+        ri["resolved_by"] = self.cfg.operator
+        ri["resolved_at"] = stamp
+        if self.knobs and "resolved_inputs" in ls.data or self.knobs:
+            yaml["resolved_inputs"] = ri
+        yaml["target"] = self.cfg.target
+        kv: dict[str, str] = {}
+        templates = self._kv_templates()
+        env = dict(self.session.variables)
+        discovered = {v: env.get(v, "") for v in writeback.discovered_vars(plan)}
+        for row in ls.kv_rows:
+            tmpl = templates.get(row.key, row.value)
+            if kind == "teardown" and final is RunState.COMPLETED:
+                kv[row.key] = tmpl
+            elif kind == "apply":
+                kv[row.key] = writeback.realize_cell(tmpl, row.key, env, self.knobs, self.realized, discovered)
+        checks = writeback.row_updates(ls.check_rows, self.by_ref, today) if kind == "apply" else {}
+        update = LedgerUpdate(yaml=yaml, kv=kv, checks=checks)
+        changed = self.pf.save(update)
+        self.bus.emit("ledger.write", path=str(self.pf.path), changed=bool(changed))
+
+    def _kv_templates(self) -> dict[str, str]:
+        """The key/value cells as the author wrote them (journaled the first time Director realizes them)."""
+        ls = self.plan.live_state
+        assert ls is not None
+        evs = self.journal.events(kind="kv-templates")
+        if evs:
+            return dict(evs[0].data.get("cells", {}))
+        cells = {r.key: r.value for r in ls.kv_rows}
+        self.journal.record_event(self.run_id, "kv-templates", {"cells": cells})
+        return cells
+
+    # ------------------------------------------------------------------ plan / check
+
+    def _observe_only(self, resolve_inputs: Callable[[dict[str, str] | None], knobs_mod.Resolution]) -> RunResult:
+        """`director plan` / `director check`: run §0 and the observation blocks; never act, never write."""
+        res = resolve_inputs(self._previous_inputs())
+        self.knobs = dict(res.values)
+        self._load_realized()
+        self.run_id = 0
+        plan = self.plan
+        result = RunResult(self.cfg.mode, None)
+        blocked_by: str | None = None
+        ls = plan.live_state
+        status = str(ls.data.get("status", "")) if ls else ""
+        sections = list(plan.executable_sections)
+        if self.cfg.kind == "teardown" and plan.teardown is not None:
+            sections = [s for s in sections if s.kind is SectionKind.VARIABLES] + [plan.teardown]
+        for section in sections:
+            label = self._label(section)
+            texts = self._texts(section)
+            if section.kind is SectionKind.VARIABLES:
+                for b in section.act_blocks:
+                    r = self.shell.run(texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s,
+                                       on_output=None)
+                    self.session = r.state
+                self.reports.append(SectionReport(section.key, section.title, "observed", "variables"))
+                continue
+            if knobs_mod.is_check_section(section, self.knobs) and section.kind is not SectionKind.DISCOVERY:
+                self.reports.append(SectionReport(section.key, section.title, "will-verify",
+                                                  "acceptance checks run on apply (they act), not here"))
+                continue
+            templates = {} if section.kind is SectionKind.TEARDOWN else self._render_templates(section)
+            fp = self._section_fp(section, texts, templates)
+            holds = True
+            for b in section.verify_blocks:
+                r = self.shell.run(texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None)
+                self.session = r.state
+                lines = r.output.split("\n")
+                outs = writeback.check_outcomes(b.checks, lines, r.exit_code == 0 and not r.timed_out)
+                holds = holds and outs[""].ok
+                self.by_ref[f"section:{section.key}"] = outs[""]
+                if not holds:
+                    break
+            template_drift = [p for p, c in templates.values()
+                              if not Path(p).exists() or Path(p).read_text(encoding="utf-8") != c]
+            last = self.journal.last_success(f"{section.key}/section")
+            in_sync = holds and not template_drift and last is not None and last.fingerprint == fp
+            if section.kind is SectionKind.TEARDOWN:
+                verdict = "in-sync" if holds else ("needs-approval" if self.journal.find_approval(
+                    section.key, self._gate_sha(section, texts)) is None else "will-apply")
+                detail = "already gone" if holds else "would tear down"
+                result.changes = result.changes or not holds
+            elif section.kind is SectionKind.DISCOVERY:
+                verdict = "in-sync" if holds else "failed"
+                detail = "upstream resources present" if holds else "an upstream resource is missing"
+                if not holds:
+                    result.drift.append(f"{label}: {detail}")
+                    result.changes = True
+            elif in_sync:
+                verdict, detail = "in-sync", "observed; unchanged since its last success"
+            else:
+                result.changes = True
+                why = []
+                if not holds:
+                    why.append("verify does not hold")
+                if template_drift:
+                    why.append("file template differs: " + ", ".join(template_drift))
+                if last is None:
+                    why.append("never applied")
+                elif last.fingerprint != fp:
+                    why.append("changed since its last success")
+                detail = "; ".join(why)
+                if blocked_by is not None and not holds:
+                    verdict = "blocked"
+                    detail = f"behind {blocked_by}; " + detail
+                else:
+                    gate = knobs_mod.gate_of(section, self.knobs)
+                    needs = gate is not None and self.journal.find_approval(
+                        section.key, self._gate_sha(section, texts, templates)) is None and not any(
+                        matches(s, section.key, section.slug, section.title) for s in self.cfg.approve)
+                    verdict = "needs-approval" if needs else "will-apply"
+                    blocked_by = blocked_by or label
+                if status.startswith("live") and (not holds or template_drift):
+                    result.drift.append(f"{label} {section.title}: {detail}")
+            self.reports.append(SectionReport(section.key, section.title, verdict, detail))
+            self.bus.emit("section.verdict", section=section.key, label=label, verdict=verdict, detail=detail)
+        if ls is not None and self.cfg.mode == "check":
+            for row in ls.check_rows:
+                for ref in row.fed_by:
+                    o = self.by_ref.get(ref)
+                    if o is not None and row.result.startswith("✅") and not o.ok:
+                        result.drift.append(f"check row {row.name!r}: ledger says {row.result}, observed: "
+                                            f"{o.observed or 'fails'}")
+        result.sections = self.reports
+        if self.cfg.mode == "check":
+            result.changes = bool(result.drift)
+        return result
+
+    def _gate_sha(self, section: Section, texts: dict[int, str],
+                  templates: dict[int, tuple[str, str]] | None = None) -> str:
+        c = self.gate_content(section, texts, templates or {})
+        return c.sha256 if c is not None else ""
+
+
+def _backoff(delay_s: float, kind: str, attempt: int) -> float:
+    """Delay before the next attempt: constant, or exponential (delay·2^(attempt-1))."""
+    if kind == "exponential":
+        return float(delay_s * (2 ** (attempt - 1)))
+    return float(delay_s)
+
+
+def is_gate_marker(m: Marker) -> bool:
+    return m in (Marker.GATE, Marker.DESTRUCTIVE)
+
+
+__all__ = ["BlockRole", "Engine", "RunConfig", "RunResult", "SectionReport", "is_gate_marker"]

@@ -1,0 +1,256 @@
+"""Inputs and knobs: resolution, marker conditions, knob/realization substitution, file templates (pure)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from director.errors import UsageError
+from director.model import Block, Marker, MarkerSpec, Plan, Section, SectionKind
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The resolved knobs and, per knob, how each value was decided."""
+
+    values: dict[str, str]  # knob (as in the plan, e.g. TRIGGER) -> value
+    how: dict[str, str]  # knob -> "flag" | "prompt" | "default" | "previous"
+
+
+def parse_sets(plan: Plan, sets: list[str]) -> dict[str, str]:
+    """`--set knob=value` options -> {KNOB: value}; knob names are case-insensitive; refuses bad values."""
+    by_name = {i.knob.lower(): i for i in plan.inputs}
+    out: dict[str, str] = {}
+    for raw in sets:
+        name, eq, value = raw.partition("=")
+        if not eq or not name.strip():
+            raise UsageError(f"--set {raw!r}: expected KNOB=value")
+        inp = by_name.get(name.strip().lower())
+        if inp is None:
+            known = ", ".join(i.knob.lower() for i in plan.inputs) or "(the plan has no inputs)"
+            raise UsageError(f"--set {raw!r}: the plan has no input setting {name.strip()!r}; known: {known}")
+        value = value.strip()
+        if value not in inp.options:
+            raise UsageError(
+                f"--set {raw!r}: {value!r} is not an option of input {inp.number} ({inp.question}); "
+                f"choose one of: {' / '.join(inp.options)}"
+            )
+        out[inp.knob] = value
+    return out
+
+
+def resolve(
+    plan: Plan,
+    given: Mapping[str, str],
+    previous: Mapping[str, str] | None,
+    ask: Callable[[str], str] | None,
+) -> Resolution:
+    """Resolve every input: a flag wins, then a previous resolution, then the prompt, then the default."""
+    values: dict[str, str] = {}
+    how: dict[str, str] = {}
+    for inp in plan.inputs:
+        if inp.knob in given:
+            values[inp.knob], how[inp.knob] = given[inp.knob], "flag"
+        elif previous and previous.get(inp.knob) in inp.options:
+            values[inp.knob], how[inp.knob] = str(previous[inp.knob]), "previous"
+        elif ask is not None:
+            values[inp.knob], how[inp.knob] = ask(inp.knob), "prompt"
+        else:
+            values[inp.knob], how[inp.knob] = inp.default, "default"
+    return Resolution(values, how)
+
+
+def marker_applies(spec: MarkerSpec, knobs: Mapping[str, str]) -> bool:
+    """Whether a (possibly conditional) marker holds for these knob values."""
+    if spec.condition is None:
+        return True
+    return knobs.get(spec.condition.knob) in spec.condition.values
+
+
+def markers(section: Section, knobs: Mapping[str, str]) -> tuple[MarkerSpec, ...]:
+    """The section's markers that hold for these knobs."""
+    return tuple(m for m in section.markers if marker_applies(m, knobs))
+
+
+def gate_of(section: Section, knobs: Mapping[str, str]) -> MarkerSpec | None:
+    """The 💥 or 🔴 marker that gates this section for these knobs (💥 first), or None."""
+    active = markers(section, knobs)
+    for kind in (Marker.DESTRUCTIVE, Marker.GATE):
+        for m in active:
+            if m.marker is kind:
+                return m
+    if section.kind is SectionKind.TEARDOWN:
+        # A teardown is destructive even if its author forgot the marker.
+        return MarkerSpec(Marker.DESTRUCTIVE, None, "teardown")
+    return None
+
+
+def is_check_section(section: Section, knobs: Mapping[str, str]) -> bool:
+    """A ✔ section (or one with only verify blocks): read-only checks that always run."""
+    if any(m.marker is Marker.VERIFY for m in markers(section, knobs)):
+        return True
+    return bool(section.verify_blocks) and not section.act_blocks
+
+
+def _assignment_re(name: str) -> re.Pattern[str]:
+    # NAME=value where value is "…", '…' or a bare word; not preceded by a name character or `$`.
+    return re.compile(rf"(?<![\w$]){re.escape(name)}=(\"[^\"\n]*\"|'[^'\n]*'|[^\s;#]*)")
+
+
+def substitute_knobs(text: str, knobs: Mapping[str, str]) -> str:
+    """Set the resolved knob values in the assignments of a §0 block (`export ENV="dev"` -> `ENV="prod"`)."""
+    out_lines = []
+    for line in text.split("\n"):
+        code, hashmark, comment = _split_comment(line)
+        for knob, value in knobs.items():
+            code = _assignment_re(knob).sub(lambda _m, k=knob, v=value: f'{k}="{v}"', code)
+        out_lines.append(code + hashmark + comment)
+    return "\n".join(out_lines)
+
+
+def _split_comment(line: str) -> tuple[str, str, str]:
+    """Split a shell line at an unquoted `#` that starts a comment."""
+    quote = ""
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t;"):
+            return line[:i], "#", line[i + 1 :]
+    return line, "", ""
+
+
+def substitute_realizations(block: Block, realized: Mapping[str, str]) -> str:
+    """Replace `VAR="placeholder"  # realized in §N` values with the values realized for VAR."""
+    if not block.realizations:
+        return block.text
+    lines = block.text.split("\n")
+    for r in block.realizations:
+        value = realized.get(r.var)
+        if value is None:
+            continue
+        idx = r.line - block.body_start
+        if 0 <= idx < len(lines):
+            lines[idx] = _assignment_re(r.var).sub(
+                lambda _m, v=r.var, val=value: f"{v}={_dq(val)}", lines[idx], count=1
+            )
+    return "\n".join(lines)
+
+
+def _dq(value: str) -> str:
+    """A double-quoted shell word for a literal value."""
+    return '"' + re.sub(r'(["\\$`])', r"\\\1", value) + '"'
+
+
+def block_text(section: Section, block: Block, knobs: Mapping[str, str], realized: Mapping[str, str]) -> str:
+    """The exact text Director runs for a block: knob values in §0, realized placeholders replaced."""
+    text = substitute_realizations(block, realized)
+    if section.kind is SectionKind.VARIABLES:
+        text = substitute_knobs(text, knobs)
+    return text
+
+
+def referenced_vars(text: str) -> list[str]:
+    """Names of `$VAR` / `${VAR}` references, in first-seen order."""
+    seen: dict[str, None] = {}
+    for m in _VAR.finditer(text):
+        seen.setdefault(m.group(1) or m.group(2), None)
+    return list(seen)
+
+
+class TemplateError(ValueError):
+    """A template expression names a variable the session does not have."""
+
+
+def expand(expr: str, env: Mapping[str, str]) -> str:
+    """Expand `$VAR` / `${VAR}` from env; an unknown variable is an error, never silently empty."""
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        if name not in env:
+            raise TemplateError(f"${{{name}}} is not set in the session")
+        return env[name]
+
+    return _VAR.sub(sub, expr)
+
+
+# "key": value  — value is a JSON string, number, bool or null (what templates map literals onto).
+_PAIR = re.compile(r'"(?P<key>[^"\\]*)"\s*:\s*(?P<val>"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)')
+_BARE_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def render_template(block: Block, env: Mapping[str, str], knobs: Mapping[str, str]) -> str:
+    """Regenerate a file template: each annotated literal becomes a pure function of the session/knobs."""
+    lines = block.text.split("\n")
+    for tl in block.template_lines:
+        line = lines[tl.offset]
+        code, comment = _split_js_comment(line)
+        for rule in tl.rules:
+            if rule.kind == "knob":
+                knob_value = knobs.get(rule.knob, env.get(rule.knob))
+                mapping = dict(rule.mapping)
+                if knob_value not in mapping:
+                    raise TemplateError(f"{rule.knob}={knob_value!r} has no literal in the mapping")
+                literal = mapping[knob_value]
+            else:
+                literal = json.dumps(expand(rule.expr, env), ensure_ascii=False)
+            code = _replace_value(code, rule.key, literal)
+        lines[tl.offset] = code + comment
+    return "\n".join(lines)
+
+
+def _split_js_comment(line: str) -> tuple[str, str]:
+    """Split a JSONC line at a `//` outside strings."""
+    in_str = False
+    esc = False
+    for i, ch in enumerate(line):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif line.startswith("//", i):
+            # Keep the spaces before the comment with the comment so alignment survives.
+            j = i
+            while j > 0 and line[j - 1] in " \t":
+                j -= 1
+            return line[:j], line[j:]
+    return line, ""
+
+
+def _replace_value(code: str, key: str | None, literal: str) -> str:
+    """Replace the value of `key` on this line (the last pair's value, or the bare string, when key is None)."""
+    pairs = list(_PAIR.finditer(code))
+    target = None
+    if key is not None:
+        target = next((m for m in pairs if m.group("key") == key), None)
+    elif pairs:
+        target = pairs[-1]
+    if target is not None:
+        s, e = target.span("val")
+        return code[:s] + literal + code[e:]
+    if key is None:
+        strings = list(_BARE_STRING.finditer(code))
+        if strings:
+            s, e = strings[-1].span()
+            return code[:s] + literal + code[e:]
+    raise TemplateError(f"no value for {key or 'the annotation'} on line {code.strip()!r}")
+
+
+_KV_ONLY = re.compile(r"`?([A-Za-z_][A-Za-z0-9_]*)=([\w./-]+)`?\s+only")
+
+
+def kv_condition(value_cell: str) -> tuple[str, str] | None:
+    """A key/value cell that applies only for one knob value: "(`TRIGGER=http` only)" -> (TRIGGER, http)."""
+    m = _KV_ONLY.search(value_cell)
+    return (m.group(1), m.group(2)) if m else None

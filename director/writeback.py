@@ -1,0 +1,140 @@
+"""What Director writes into Live State: realized key/value cells and check rows (pure)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from director import knobs as knobs_mod
+from director.model import CheckLine, CheckPolarity, CheckRow, KVRow, Plan, SectionKind
+
+_TICKED = re.compile(r"`([^`]*)`")
+_URL = re.compile(r"https?://[^\s\"'<>`)]+")
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """What one check feeding a row saw: passed or not, and a short true excerpt."""
+
+    ok: bool
+    observed: str
+
+
+def excerpt(text: str, limit: int = 80) -> str:
+    """A short single-line excerpt for a table cell."""
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+def discovered_vars(plan: Plan) -> list[str]:
+    """Variables the Requires-discovery section reads: the names of upstream (bound) resources."""
+    names: list[str] = []
+    for s in plan.sections:
+        if s.kind is SectionKind.DISCOVERY:
+            for b in s.executable_blocks:
+                for v in knobs_mod.referenced_vars(b.text):
+                    if v not in names:
+                        names.append(v)
+    return names
+
+
+def realize_cell(
+    template: str,
+    key: str,
+    env: Mapping[str, str],
+    knobs: Mapping[str, str],
+    realized: Mapping[str, str],
+    discovered: Mapping[str, str],
+) -> str:
+    """A key/value cell realized from its template; unchanged when nothing is known yet."""
+    cond = knobs_mod.kv_condition(template)
+    if cond is not None and knobs.get(cond[0]) not in (None, cond[1]):
+        return f"`—` (not applicable: `{cond[0]}={knobs[cond[0]]}`; `{cond[0]}={cond[1]}` only)"
+    if "discovered" in template.lower():
+        found = [f"{k}={v}" for k, v in discovered.items() if v]
+        return f"`{', '.join(found)}` (discovered, not created here)" if found else "`—` (none discovered)"
+    m = _TICKED.search(template)
+    value: str | None = realized.get(key)
+    if value is None and m is not None and "$" in m.group(1):
+        try:
+            value = knobs_mod.expand(m.group(1), env)
+        except knobs_mod.TemplateError:
+            value = None
+    if value is None:
+        return template
+    if m is None:
+        return f"`{value}`"
+    return template[: m.start()] + f"`{value}`" + template[m.end() :]
+
+
+def first_url(text: str) -> str | None:
+    """The first http(s) URL in a block's output (how a deploy's URL is realized)."""
+    m = _URL.search(text)
+    return m.group(0).rstrip(".,;") if m else None
+
+
+def keys_named(hints: Iterable[str], rows: Iterable[KVRow]) -> list[str]:
+    """Key/value keys a section's `→ Live State:` hints name (word match, case-insensitive)."""
+    text = " ".join(hints)
+    out = []
+    for r in rows:
+        if re.search(rf"(?<![\w$]){re.escape(r.key)}(?!\w)", text, flags=re.IGNORECASE):
+            out.append(r.key)
+    return out
+
+
+def check_outcomes(
+    checks: Iterable[CheckLine], output_lines: list[str], exit_ok: bool
+) -> dict[str, CheckOutcome]:
+    """Per label (`1`, `2a`…) and for the whole block (key ""), what the verify output shows."""
+    from director.checks import match_check
+
+    out: dict[str, CheckOutcome] = {}
+    printed_pass: list[str] = []
+    failed_line: str | None = None
+    for check in checks:
+        hit = next((ln for ln in output_lines if match_check(check, ln)), None)
+        if check.polarity is CheckPolarity.PASS:
+            if hit is not None:
+                printed_pass.append(hit)
+            if check.label:
+                prev = out.get(check.label)
+                if hit is not None and (prev is None or prev.ok):
+                    out[check.label] = CheckOutcome(True, excerpt(hit))
+                elif hit is None:
+                    out[check.label] = CheckOutcome(False, "")
+        elif hit is not None:
+            failed_line = hit
+            if check.label:
+                out[check.label] = CheckOutcome(False, excerpt(hit))
+    ok = exit_ok and failed_line is None and all(
+        any(match_check(c, ln) for ln in output_lines)
+        for c in checks
+        if c.polarity is CheckPolarity.PASS and c.ambiguous
+    )
+    if not ok:
+        tail = failed_line or next((ln for ln in reversed(output_lines) if ln.strip()), "")
+        for label, o in list(out.items()):
+            if not o.ok and not o.observed:
+                out[label] = CheckOutcome(False, excerpt(tail))
+        observed = excerpt(tail)
+    else:
+        observed = excerpt(" · ".join(printed_pass) if printed_pass else (output_lines[-1] if output_lines else ""))
+    out[""] = CheckOutcome(ok, observed)
+    return out
+
+
+def row_updates(
+    rows: Iterable[CheckRow], by_ref: Mapping[str, CheckOutcome], date: str
+) -> dict[str, tuple[str, str]]:
+    """Check-table cells for the rows whose feeding checks ran: (observed, `✅ date` / `❌ date`)."""
+    updates: dict[str, tuple[str, str]] = {}
+    for row in rows:
+        seen = [by_ref[r] for r in row.fed_by if r in by_ref]
+        if not seen:
+            continue
+        ok = all(o.ok for o in seen)
+        observed = excerpt(" · ".join(o.observed for o in seen if o.observed)) or ("—" if ok else "not observed")
+        updates[row.name] = (observed.replace("|", "/"), f"{'✅' if ok else '❌'} {date}")
+    return updates
