@@ -790,3 +790,163 @@ def feed_check_rows(
                             refs.append(ref)
         out.append(CheckRow(row.name, row.expected, row.observed, row.result, row.line, tuple(refs)))
     return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Verify-block weaknesses (for lint): where the block's exit status cannot reflect its checks
+
+_PASSTHROUGH = frozenset({"tail", "head", "cat", "tee", "sort", "uniq", "less", "more", "column", "nl"})
+
+
+@dataclass(frozen=True)
+class ShellIssue:
+    """A weakness of a verify block: `line` is 0-based within the block body."""
+
+    line: int
+    code: str
+    message: str
+
+
+def _argv0(cmd: Command) -> str:
+    if not isinstance(cmd, Simple):
+        return ""
+    argv = command_argv(cmd)
+    while argv and argv[0].text in ("command", "sudo", "env", "nohup", "time"):
+        argv = argv[1:]
+    return argv[0].value.rsplit("/", 1)[-1] if argv else ""
+
+
+def _echo_tail(pl: Pipeline) -> str | None:
+    last = pl.commands[-1] if pl.commands else None
+    return _echo_message(last) if isinstance(last, Simple) else None
+
+
+def _issues(stmts: StatementList, final: bool, out: list[ShellIssue]) -> None:
+    for idx, ao in enumerate(stmts):
+        is_final = final and idx == len(stmts) - 1
+        exits_after = any(_is_fail_exit(later) for later in stmts[idx + 1 :])
+        if exits_after:
+            continue  # diagnostics before an `exit 1`: the block already fails here
+        if len(ao.elements) == 1:
+            pl = ao.elements[0]
+            if len(pl.commands) > 1 and _argv0(pl.commands[-1]) in _PASSTHROUGH:
+                tail = _argv0(pl.commands[-1])
+                out.append(
+                    ShellIssue(
+                        pl.line,
+                        "verify-exit-status",
+                        f"this pipeline's status is `{tail}`'s, which succeeds whatever the command "
+                        f"before it printed; the check cannot fail (assert on the output, e.g. "
+                        f"`| grep -q …`, or `set -o pipefail`)",
+                    )
+                )
+        has_fail_branch = any(op == "||" for op in ao.ops)
+        if len(ao.elements) >= 2 and ao.ops[-1] == "&&" and not has_fail_branch and not is_final:
+            msg = _echo_tail(ao.elements[-1])
+            if msg is not None:
+                out.append(
+                    ShellIssue(
+                        ao.elements[0].line,
+                        "unenforced-check",
+                        f"if this condition fails, `{msg}` is just not printed and later "
+                        f"statements decide the block's exit status; add "
+                        f'`|| {{ echo "…"; exit 1; }}`',
+                    )
+                )
+        for k, (pl, op) in enumerate(zip(ao.elements, ao.ops, strict=True)):
+            if op == "||":
+                msg = _echo_tail(pl)
+                nxt_exit = k + 1 < len(ao.elements) and any(
+                    exit_code(c) not in (None, 0) for c in ao.elements[k + 1].commands
+                )
+                if msg is not None and not nxt_exit and not _pair_partner(ao, k):
+                    out.append(
+                        ShellIssue(
+                            pl.line,
+                            "fail-without-exit",
+                            f"`{msg}` reports a failure but the block goes on (no `exit 1`)",
+                        )
+                    )
+            for cmd in pl.commands:
+                if isinstance(cmd, Compound) and cmd.kind in ("{", "(", "if"):
+                    for kind, part in cmd.parts:
+                        if kind != "cond" and not (op == "||" and _has_exit(part)):
+                            _issues(part, is_final and k == len(ao.elements) - 1, out)
+
+
+def _pair_partner(ao: AndOr, k: int) -> bool:
+    """Whether the `|| echo` at element k is the B of a ternary `… && echo A || echo B` (reported apart)."""
+    return any(ao.ops[j] == "&&" and _echo_tail(ao.elements[j]) is not None for j in range(1, k))
+
+
+def _has_exit(stmts: StatementList) -> bool:
+    return any(_is_fail_exit(ao) for ao in stmts)
+
+
+def verify_issues(text: str) -> list[ShellIssue]:
+    """Statements of a verify block whose exit status cannot reflect the check they make."""
+    if re.search(r"\bpipefail\b", text):
+        return [i for i in _verify_issues(text) if i.code != "verify-exit-status"]
+    return _verify_issues(text)
+
+
+def _verify_issues(text: str) -> list[ShellIssue]:
+    out: list[ShellIssue] = []
+    _issues(parse_shell(text), True, out)
+    return out
+
+
+_DESTRUCTIVE = re.compile(r"^(delete|terminate|drop|destroy|purge|truncate)(-[a-z0-9-]+)?$", re.IGNORECASE)
+_DATA_COMMANDS = frozenset(
+    {
+        "echo",
+        "printf",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "test",
+        "[",
+        "[[",
+        ":",
+        "true",
+        "false",
+        "read",
+        "export",
+        "local",
+        "declare",
+        "readonly",
+        "cat",
+        "sed",
+        "awk",
+        "jq",
+        "tee",
+        "wc",
+        "sort",
+        "head",
+        "tail",
+        "set",
+    }
+)
+
+
+def destructive_commands(text: str) -> list[tuple[int, str]]:
+    """(0-based body line, what) for each destructive command word (not in comments, strings or heredocs)."""
+    out: list[tuple[int, str]] = []
+    for cmd in iter_simple(parse_shell(text)):
+        argv = command_argv(cmd)
+        if not argv or argv[0].value in _DATA_COMMANDS:
+            continue
+        prog = argv[0].value.rsplit("/", 1)[-1]
+        flags = "".join(w.text[1:] for w in argv[1:] if re.fullmatch(r"-[A-Za-z]+", w.text))
+        longs = {w.text for w in argv[1:] if w.text.startswith("--")}
+        if prog == "rm" and (
+            ("r" in flags.lower() or "--recursive" in longs) and ("f" in flags or "--force" in longs)
+        ):
+            out.append((cmd.line, "rm -rf"))
+            continue
+        for w in argv:
+            if not w.quoted and _DESTRUCTIVE.match(w.text):
+                out.append((cmd.line, " ".join(x.text for x in argv[: argv.index(w) + 1])))
+                break
+    return out

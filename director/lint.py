@@ -1,0 +1,312 @@
+"""Plan warnings that are not parse errors: the plan runs, but something in it is weak or inconsistent."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from director import checks
+from director.model import BlockRole, CheckPolarity, Marker, Plan, Section, SectionKind
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One lint finding; `line` is 1-based."""
+
+    line: int
+    code: str
+    message: str
+
+    def format(self, path: str | None) -> str:
+        """`path:line: code: message`."""
+        return f"{path or '<plan>'}:{self.line}: {self.code}: {self.message}"
+
+
+def _where(s: Section) -> str:
+    return f"§{s.number}" if s.number is not None else f"'{s.title}'"
+
+
+def _has(s: Section, *markers: Marker) -> bool:
+    return any(m.marker in markers for m in s.markers)
+
+
+def _markers_text(s: Section, *markers: Marker) -> str:
+    return "/".join(m.marker.value for m in s.markers if m.marker in markers)
+
+
+def lint(plan: Plan) -> list[Finding]:
+    """All findings for a parsed plan, sorted by line."""
+    out: list[Finding] = []
+    _sections(plan, out)
+    _teardown(plan, out)
+    _destructive(plan, out)
+    _inputs(plan, out)
+    _verify_blocks(plan, out)
+    _check_rows(plan, out)
+    _realizations(plan, out)
+    _templates(plan, out)
+    return sorted(out, key=lambda f: (f.line, f.code, f.message))
+
+
+def _sections(plan: Plan, out: list[Finding]) -> None:
+    knobs = plan.knob_inputs()
+    for s in plan.sections:
+        line = s.span.first_line
+        if s.kind is SectionKind.NUMBERED:
+            if _has(s, Marker.CREATE, Marker.CONFIG) and not s.verify_blocks:
+                out.append(
+                    Finding(
+                        line,
+                        "missing-verify",
+                        f"{_where(s)} is {_markers_text(s, Marker.CREATE, Marker.CONFIG)} but has no "
+                        f"verify block (a bash block whose first line is `# ✔ …`)",
+                    )
+                )
+            elif s.act_blocks and not s.verify_blocks and not _has(s, Marker.VERIFY):
+                out.append(
+                    Finding(
+                        line,
+                        "unverified-act",
+                        f"{_where(s)} acts but never verifies: the next section would start on faith",
+                    )
+                )
+            if s.act_blocks and not s.markers:
+                out.append(
+                    Finding(
+                        line, "missing-marker", f"{_where(s)} has act blocks but no marker (🟢 🟡 🔴 💥 ⏳ ✔)"
+                    )
+                )
+        for m in s.markers:
+            if m.condition is None:
+                continue
+            inp = knobs.get(m.condition.knob)
+            if inp is None:
+                out.append(
+                    Finding(
+                        line,
+                        "unknown-knob",
+                        f"marker {m.marker.value} is conditional on {m.condition.knob}, which no "
+                        f"Provisioning Input sets",
+                    )
+                )
+                continue
+            bad = [v for v in m.condition.values if v not in inp.options]
+            if bad:
+                out.append(
+                    Finding(
+                        line,
+                        "unknown-knob-value",
+                        f"{m.condition.knob} has no option {', '.join(bad)} "
+                        f"(options: {' / '.join(inp.options)})",
+                    )
+                )
+
+
+def _teardown(plan: Plan, out: list[Finding]) -> None:
+    td = plan.teardown
+    if td is None:
+        out.append(
+            Finding(
+                plan.title_line + 1,
+                "missing-teardown",
+                "no `## Teardown` section: `director teardown` would have nothing to run",
+            )
+        )
+        return
+    if not td.verify_blocks:
+        out.append(
+            Finding(
+                td.span.first_line,
+                "teardown-without-verify",
+                "the Teardown has no verify block (`# ✔ …`): a resumed teardown cannot tell it is done",
+            )
+        )
+    if not td.executable_blocks:
+        out.append(Finding(td.span.first_line, "empty-teardown", "the Teardown has no bash block"))
+
+
+def _destructive(plan: Plan, out: list[Finding]) -> None:
+    for s in plan.sections:
+        if _has(s, Marker.DESTRUCTIVE):
+            continue
+        for b in s.executable_blocks:
+            for off, what in checks.destructive_commands(b.text):
+                out.append(
+                    Finding(
+                        b.body_start + off + 1,
+                        "destructive-outside-teardown",
+                        f"`{what}` is destructive but {_where(s)} is not marked 💥 "
+                        f"(destructive commands need a human go)",
+                    )
+                )
+
+
+def _inputs(plan: Plan, out: list[Finding]) -> None:
+    zero = next((s for s in plan.sections if s.kind is SectionKind.VARIABLES), None)
+    zero_text = "\n".join(b.text for b in zero.executable_blocks) if zero else ""
+    for i in plan.inputs:
+        line = i.line + 1
+        if len(i.options) < 2:
+            out.append(
+                Finding(
+                    line,
+                    "input-not-a-choice",
+                    f"input {i.number} ({i.knob}) has a single option: it is not a question",
+                )
+            )
+        dups = sorted({o for o in i.options if i.options.count(o) > 1})
+        if dups:
+            out.append(
+                Finding(line, "input-duplicate-option", f"input {i.number} lists {', '.join(dups)} twice")
+            )
+        if zero is None:
+            continue
+        m = re.search(rf"(?<![\w$]){re.escape(i.knob)}=(\"[^\"]*\"|'[^']*'|[^\s;]*)", zero_text)
+        if m is None:
+            out.append(
+                Finding(
+                    line,
+                    "knob-not-set",
+                    f"§0 never assigns {i.knob}: blocks would see it only from the environment",
+                )
+            )
+            continue
+        value = m.group(1).strip("\"'")
+        if "$" not in value and value != i.default:
+            out.append(
+                Finding(
+                    line,
+                    "knob-default-mismatch",
+                    f"§0 sets {i.knob}={value} but the input's default is {i.default}",
+                )
+            )
+        elif "$" not in value and value not in i.options:
+            out.append(
+                Finding(line, "knob-default-mismatch", f"§0 sets {i.knob}={value}, not one of its options")
+            )
+
+
+def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
+    contract = {c.number for c in plan.contract}
+    for s in plan.sections:
+        for b in s.verify_blocks:
+            for issue in checks.verify_issues(b.text):
+                out.append(Finding(b.body_start + issue.line + 1, issue.code, issue.message))
+            amb = [c for c in b.checks if c.ambiguous]
+            for k in range(0, len(amb) - 1, 2):
+                a, z = amb[k], amb[k + 1]
+                p = next(c for c in (a, z) if c.polarity is CheckPolarity.PASS)
+                f = next(c for c in (a, z) if c.polarity is CheckPolarity.FAIL)
+                out.append(
+                    Finding(
+                        a.line + 1,
+                        "ambiguous-check",
+                        f'`… && echo "{a.message}" || echo "{z.message}"` exits 0 either way, so '
+                        f"the block's status cannot reflect the check; read by wording as pass "
+                        f'"{p.message}", fail "{f.message}" (end the failure branch with '
+                        f"`exit 1`)",
+                    )
+                )
+            for c in b.checks:
+                m = re.match(r"\d+", c.label or "")
+                if m and contract and int(m.group(0)) not in contract:
+                    out.append(
+                        Finding(
+                            c.line + 1,
+                            "unknown-contract-label",
+                            f"check label {c.label} names no acceptance-contract item",
+                        )
+                    )
+
+
+def _check_rows(plan: Plan, out: list[Finding]) -> None:
+    ls = plan.live_state
+    if ls is None:
+        out.append(
+            Finding(
+                plan.title_line + 1,
+                "missing-live-state",
+                "no `## Live State` section: Director has nowhere to write realized values",
+            )
+        )
+        return
+    for r in ls.check_rows:
+        if not r.fed_by:
+            out.append(
+                Finding(
+                    r.line + 1,
+                    "unfed-check-row",
+                    f"no check feeds the row {r.name!r}: name a contract item (labelled checks "
+                    f"`N: …`) or use words of a section's `# ✔` verify title",
+                )
+            )
+    for c in plan.contract:
+        if not any(checks.contract_item_for(r.name, plan.contract) == c for r in ls.check_rows):
+            out.append(
+                Finding(
+                    c.line + 1,
+                    "contract-without-row",
+                    f"acceptance item {c.number} ({c.title}) has no row in the Live State check table",
+                )
+            )
+
+
+def _realizations(plan: Plan, out: list[Finding]) -> None:
+    by_key = {s.key: s for s in plan.sections}
+    for s in plan.sections:
+        for b in s.blocks:
+            for rz in b.realizations:
+                target = by_key.get(rz.section)
+                if target is None:
+                    continue
+                hints = list(target.hints) + [h for tb in target.blocks for h in tb.hints]
+                if not any(re.search(rf"(?<!\w){re.escape(rz.var)}(?!\w)", h, re.IGNORECASE) for h in hints):
+                    out.append(
+                        Finding(
+                            rz.line + 1,
+                            "realized-without-hint",
+                            f"{rz.var} is realized in §{rz.section}, but §{rz.section} has no "
+                            f"`→ Live State:` hint naming {rz.var}",
+                        )
+                    )
+
+
+def _templates(plan: Plan, out: list[Finding]) -> None:
+    knobs = plan.knob_inputs()
+    for s in plan.sections:
+        targets = [b for b in s.blocks if b.role is BlockRole.TEMPLATE]
+        if len(targets) > 1:
+            out.append(
+                Finding(
+                    targets[1].span.first_line,
+                    "multiple-templates",
+                    f"{_where(s)} has {len(targets)} templates for one target "
+                    f"`{targets[0].template_target}`; the last one written wins",
+                )
+            )
+        for b in targets:
+            for tl in b.template_lines:
+                for rule in tl.rules:
+                    if rule.kind != "knob":
+                        continue
+                    line = b.body_start + tl.offset + 1
+                    inp = knobs.get(rule.knob)
+                    if inp is None:
+                        out.append(
+                            Finding(
+                                line,
+                                "unknown-knob",
+                                f"template rule maps {rule.knob}, which no Provisioning Input sets",
+                            )
+                        )
+                        continue
+                    mapped = [v for v, _ in rule.mapping]
+                    missing = [o for o in inp.options if o not in mapped]
+                    if missing:
+                        out.append(
+                            Finding(
+                                line,
+                                "template-knob-incomplete",
+                                f"template rule for {rule.knob} has no literal for {', '.join(missing)}",
+                            )
+                        )
