@@ -159,8 +159,8 @@ def render(plan: Plan, console: Console) -> None:
         console.print("[yellow]No Live State section.[/]")
         return
     console.print(f"[bold]Live State[/] [dim](line {ls.span.first_line})[/]")
-    for k, v in ls.data.items():
-        console.print(f"  {escape(str(k))}: {escape(str(v))}")
+    for data_key, v in ls.data.items():
+        console.print(f"  {escape(str(data_key))}: {escape(str(v))}")
     if ls.kv_rows:
         kv = Table(show_header=True, title_justify="left")
         kv.add_column("key", style="cyan")
