@@ -274,54 +274,23 @@ def _block_hints(text: str) -> tuple[str, ...]:
     return tuple(m.group(1) for line in text.split("\n") if (m := _HINT_BLOCK.match(line)))
 
 
-_COMMENT_STYLES: dict[str, tuple[str, ...]] = {
-    "//": (
-        "json",
-        "jsonc",
-        "json5",
-        "js",
-        "javascript",
-        "mjs",
-        "ts",
-        "typescript",
-        "go",
-        "rust",
-        "c",
-        "cpp",
-        "java",
-        "kotlin",
-        "swift",
-        "scala",
-        "css",
-        "scss",
+def _names(text: str) -> list[str]:
+    return text.split()
+
+
+_COMMENT_STYLES: dict[str, frozenset[str]] = {
+    "//": frozenset(
+        _names("json jsonc json5 js javascript mjs ts typescript go rust c cpp java kotlin swift")
     ),
-    "#": (
-        "yaml",
-        "yml",
-        "toml",
-        "ini",
-        "conf",
-        "cfg",
-        "python",
-        "py",
-        "dockerfile",
-        "make",
-        "makefile",
-        "env",
-        "dotenv",
-        "properties",
-        "r",
-        "ruby",
-        "rb",
-        "perl",
-        "hcl",
-        "tf",
-        "nginx",
-        "caddyfile",
+    "/*": frozenset(_names("css scss less c cpp java js javascript ts typescript go rust jsonc json5")),
+    "#": frozenset(
+        _names("yaml yml toml ini conf cfg python py dockerfile make makefile env dotenv properties")
     ),
-    "--": ("sql", "sqlite", "lua", "haskell"),
-    ";": ("lisp", "clojure", "asm"),
+    "--": frozenset(_names("sql sqlite lua haskell")),
+    ";": frozenset(_names("lisp clojure asm")),
 }
+_COMMENT_STYLES["//"] |= frozenset(_names("scala scss less"))
+_COMMENT_STYLES["#"] |= frozenset(_names("r ruby rb perl hcl tf nginx caddyfile"))
 
 
 def _comment_marks(lang: str) -> tuple[str, ...]:
@@ -411,7 +380,10 @@ def template_lines(text: str, lang: str) -> tuple[TemplateLine, ...]:
         split = _split_comment(line, marks)
         if split is None or not split[0].strip():
             continue
-        rules = template_rules(split[1])
+        comment = split[1]
+        if comment.rstrip().endswith("*/"):
+            comment = comment.rstrip()[:-2]  # a `/* … */` trailing comment
+        rules = template_rules(comment)
         if rules:
             out.append(TemplateLine(off, rules))
     return tuple(out)
