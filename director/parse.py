@@ -75,7 +75,8 @@ def _md() -> MarkdownIt:
 
 def slugify(title: str) -> str:
     """Lower case, every run of non-alphanumerics → `-` (ASCII only, so keys stay stable)."""
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "section"
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()  # Ü → U
+    return re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-") or "section"
 
 
 def _emoji_like(ch: str) -> bool:
@@ -534,6 +535,9 @@ def load_yaml(text: str, ctx: _Ctx, body_start: int, what: str) -> Any:
         data = yaml.load(text)
     except Exception as exc:  # ruamel raises many types; each means bad YAML
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        context = getattr(exc, "context_mark", None)
+        if mark is not None and context is not None and mark.line >= text.count("\n"):
+            mark = context  # "got <stream end>": the opening of the unclosed construct is the useful line
         line = body_start + (mark.line if mark is not None else 0)
         problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
         raise ctx.error(f"{what} YAML does not parse: {problem}", line) from None
