@@ -1,0 +1,522 @@
+"""The local target: a real wrangler + workerd, with a local "account" kept in the state directory.
+
+Layout of the account (`<state_dir>/local/`):
+
+    account.json        records of Workers (and tombstones of deleted ones), rewritten atomically
+    account.lock        flock guarding account.json read-modify-write cycles
+    events.jsonl        append-only log of every change the shim made (Director journals it)
+    events.cursor       byte offset up to which Director has drained events.jsonl
+    bin/wrangler        the generated wrapper the blocks find first on PATH
+    builds/<worker>/    the bundle each deploy snapshotted (what the dev session runs)
+    state/<worker>/     `wrangler dev --persist-to` storage (Workflow instances live here)
+    logs/               one log per dev session
+    locks/<worker>.lock serialises deploy/delete of one Worker
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import signal
+import socket
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from director.targets.base import Progress, SessionInfo, Target, TargetEnv
+from director.targets.install import Wrangler, resolve_wrangler
+
+SCHEMA = 1
+ENV_ACCOUNT = "DIRECTOR_LOCAL_ACCOUNT"
+ENV_REAL = "DIRECTOR_REAL_WRANGLER"
+ENV_REAL_VERSION = "DIRECTOR_REAL_WRANGLER_VERSION"
+#: How long a dev session gets to shut down on SIGTERM before SIGKILL (measured: ~2 s).
+STOP_GRACE_S = 10.0
+
+
+def now_iso() -> str:
+    """UTC now in the ISO form wrangler prints (`2026-07-05T10:00:00.000Z`)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def atomic_write(path: Path, data: str) -> None:
+    """Write via temp + fsync + rename so readers see the old or the new file, never a torn one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    # The rename itself must survive a crash too.
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+# --- processes and ports -------------------------------------------------------------------------
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (index 0 is the state), or None."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name may contain spaces and parentheses; everything after the last ')' is fixed.
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def proc_start_time(pid: int) -> str | None:
+    """The kernel's start time of a process (guards against a recycled pid), None if unknown."""
+    fields = _proc_stat(pid)
+    return fields[19] if fields and len(fields) > 19 else None
+
+
+def pid_alive(pid: int | None, start_time: str | None = None) -> bool:
+    """True if pid runs (not a zombie) and, when known, is the same process that was recorded."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    fields = _proc_stat(pid)
+    if fields is None:
+        # Without procfs (macOS) trust kill(0); with it, the process just vanished.
+        return not Path("/proc").is_dir()
+    if fields[0] in ("Z", "X"):
+        return False
+    return start_time is None or fields[19] == start_time
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes in a process group."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        except PermissionError:
+            pass
+        return [pgid]
+    members = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        fields = _proc_stat(int(entry.name))
+        if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def stop_group(pgid: int | None, grace: float = STOP_GRACE_S) -> bool:
+    """SIGTERM a process group, SIGKILL it after `grace` s, wait until it is gone; True if it was running."""
+    if not pgid or pgid <= 1 or pgid == os.getpgrp():
+        return False  # never signal our own group (or init's)
+    if not group_members(pgid):
+        return False
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if group_members(pgid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+        deadline = time.monotonic() + 5.0
+        while group_members(pgid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return True
+
+
+def port_free(port: int) -> bool:
+    """True if 127.0.0.1:port can be bound right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(avoid: tuple[int, ...] = ()) -> int:
+    """A loopback port the kernel considers free (and not one we are about to use for something else)."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in avoid:
+            return port
+
+
+def tcp_healthy(port: int | None, timeout: float = 0.5) -> bool:
+    """True if something accepts TCP connections on 127.0.0.1:port."""
+    if not port:
+        return False
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+# --- records ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Deployment:
+    """One `wrangler deploy` into the local account."""
+
+    id: str
+    version_id: str
+    time: str
+    message: str | None = None
+    author: str = "local"
+    source: str = "wrangler"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Deployment:
+        """Inverse of `dataclasses.asdict`, ignoring unknown keys."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class WorkerRecord:
+    """A Worker deployed into the local account, and the dev session that serves it."""
+
+    name: str
+    config: str | None = None
+    main: str | None = None
+    env: str | None = None
+    workflows: list[str] = field(default_factory=list)
+    deleted_workflows: list[str] = field(default_factory=list)
+    workers_dev: bool = False
+    port: int | None = None
+    inspector_port: int | None = None
+    pid: int | None = None
+    pgid: int | None = None
+    proc_start: str | None = None
+    url: str | None = None
+    started_at: str | None = None
+    log_path: str | None = None
+    persist_to: str | None = None
+    bundle: str | None = None
+    created_at: str = field(default_factory=now_iso)
+    deployments: list[Deployment] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorkerRecord:
+        """Inverse of `to_dict`, ignoring unknown keys (older/newer Directors share the file)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in names and k != "deployments"}
+        record = cls(**kwargs)
+        record.deployments = [Deployment.from_dict(d) for d in data.get("deployments", [])]
+        return record
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        return dataclasses.asdict(self)
+
+    @property
+    def live_workflows(self) -> list[str]:
+        """Workflows this Worker registers that were not deleted since its last deploy."""
+        return [w for w in self.workflows if w not in self.deleted_workflows]
+
+    def alive(self) -> bool:
+        """The recorded dev session's leader process still runs."""
+        return pid_alive(self.pid, self.proc_start)
+
+    def session_info(self) -> SessionInfo:
+        """Status of this Worker's dev session."""
+        alive = self.alive()
+        return SessionInfo(
+            name=self.name,
+            pid=self.pid,
+            port=self.port,
+            url=self.url,
+            alive=alive,
+            healthy=alive and tcp_healthy(self.port),
+            workflows=tuple(self.live_workflows),
+            log_path=self.log_path,
+        )
+
+
+@dataclass
+class AccountData:
+    """The whole account file."""
+
+    account_id: str
+    workers: dict[str, WorkerRecord] = field(default_factory=dict)
+    tombstones: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        """Serialised form written to account.json."""
+        return (
+            json.dumps(
+                {
+                    "schema": SCHEMA,
+                    "account_id": self.account_id,
+                    "workers": {name: rec.to_dict() for name, rec in sorted(self.workers.items())},
+                    "tombstones": self.tombstones,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
+
+    def host_of(self, workflow: str) -> WorkerRecord | None:
+        """The Worker whose config registers this workflow (and has not deleted it)."""
+        for record in self.workers.values():
+            if workflow in record.live_workflows:
+                return record
+        return None
+
+
+class LocalAccount:
+    """The on-disk local account; every mutation goes through `update()` under the account lock."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.records_path = root / "account.json"
+        self.lock_path = root / "account.lock"
+        self.events_path = root / "events.jsonl"
+        self.cursor_path = root / "events.cursor"
+        self.bin_dir = root / "bin"
+        self.logs_dir = root / "logs"
+        self.builds_root = root / "builds"
+        self.state_root = root / "state"
+        self.locks_dir = root / "locks"
+
+    @property
+    def account_id(self) -> str:
+        """A stable 32-hex id for error messages shaped like the API's (`/accounts/<id>/…`)."""
+        return hashlib.sha256(str(self.root.resolve()).encode()).hexdigest()[:32]
+
+    def state_dir(self, worker: str) -> Path:
+        """`--persist-to` directory of one Worker."""
+        return self.state_root / worker
+
+    def builds_dir(self, worker: str) -> Path:
+        """Where one Worker's deploy snapshots live."""
+        return self.builds_root / worker
+
+    def load(self) -> AccountData:
+        """Read the account (a missing file is an empty account)."""
+        try:
+            raw = json.loads(self.records_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return AccountData(account_id=self.account_id)
+        workers = {name: WorkerRecord.from_dict(rec) for name, rec in raw.get("workers", {}).items()}
+        return AccountData(
+            account_id=raw.get("account_id", self.account_id),
+            workers=workers,
+            tombstones=list(raw.get("tombstones", [])),
+        )
+
+    @contextlib.contextmanager
+    def _flock(self, path: Path) -> Iterator[None]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def update(self) -> Iterator[AccountData]:
+        """Read-modify-write the account under its lock; the write is atomic."""
+        with self._flock(self.lock_path):
+            data = self.load()
+            yield data
+            atomic_write(self.records_path, data.to_json())
+
+    @contextlib.contextmanager
+    def worker_lock(self, worker: str) -> Iterator[None]:
+        """Serialise long operations (deploy, delete) on one Worker across processes."""
+        with self._flock(self.locks_dir / f"{worker}.lock"):
+            yield
+
+    def append_event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Append one change to events.jsonl (flock'd, fsync'd) and return it."""
+        event = {"id": uuid.uuid4().hex, "time": now_iso(), "kind": kind, "pid": os.getpid(), **fields}
+        line = json.dumps(event, ensure_ascii=False) + "\n"
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self.events_path.open("a", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+        return event
+
+    def read_events(self, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """Complete event lines from a byte offset; returns them and the offset after the last one."""
+        try:
+            with self.events_path.open("rb") as handle:
+                handle.seek(offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return [], offset
+        events = []
+        consumed = 0
+        for raw in chunk.splitlines(keepends=True):
+            if not raw.endswith(b"\n"):
+                break  # a writer is mid-line; take it next time
+            consumed += len(raw)
+            with contextlib.suppress(ValueError):
+                events.append(json.loads(raw))
+        return events, offset + consumed
+
+    def stop_session(self, record: WorkerRecord, reason: str, argv: list[str] | None = None) -> bool:
+        """Stop a Worker's dev session (whole process group) and clear it from the record object."""
+        stopped = stop_group(record.pgid)
+        if record.pid is not None or stopped:
+            self.append_event(
+                "session-stop",
+                worker=record.name,
+                session_pid=record.pid,
+                pgid=record.pgid,
+                port=record.port,
+                reason=reason,
+                was_running=stopped,
+                argv=argv,
+            )
+        record.pid = None
+        record.pgid = None
+        record.proc_start = None
+        return stopped
+
+
+# --- the target ------------------------------------------------------------------------------------
+
+
+def _wrapper_text(python: str, package_parent: str, account: Path, real: Path) -> str:
+    q = shlex.quote
+    return (
+        "#!/bin/sh\n"
+        "# Generated by Director for --target local. This `wrangler` is Director's shim: it maps\n"
+        "# account operations (deploy, delete, workflows, deployments list) onto the local account\n"
+        "# and passes everything else to the real wrangler unchanged.\n"
+        f': "${{{ENV_ACCOUNT}:={q(str(account))}}}"\n'
+        f': "${{{ENV_REAL}:={q(str(real))}}}"\n'
+        f"export {ENV_ACCOUNT} {ENV_REAL}\n"
+        f'PYTHONPATH={q(package_parent)}${{PYTHONPATH:+:"$PYTHONPATH"}}\n'
+        "export PYTHONPATH\n"
+        f'exec {q(python)} -m director.targets.wrangler_shim "$@"\n'
+    )
+
+
+class LocalTarget(Target):
+    """Runs the plan against wrangler dev sessions that stand in for a Cloudflare account."""
+
+    name = "local"
+
+    def __init__(self, state_dir: Path, *, progress: Progress | None = None) -> None:
+        self.state_dir = state_dir
+        self.account = LocalAccount(state_dir / "local")
+        self._progress = progress
+        self._wrangler: Wrangler | None = None
+
+    @property
+    def wrapper_path(self) -> Path:
+        """The generated `wrangler` the blocks run."""
+        return self.account.bin_dir / "wrangler"
+
+    def check_prerequisites(self) -> None:
+        """Find (or install) a real wrangler and write the wrapper."""
+        if self._wrangler is None:
+            self._wrangler = resolve_wrangler(self._progress, exclude=(self.account.bin_dir,))
+        self._write_wrapper(self._wrangler)
+
+    def _write_wrapper(self, wrangler: Wrangler) -> None:
+        package_parent = str(Path(__file__).resolve().parents[2])
+        text = _wrapper_text(sys.executable, package_parent, self.account.root, wrangler.path)
+        path = self.wrapper_path
+        try:
+            if path.read_text() == text and os.access(path, os.X_OK):
+                return
+        except OSError:
+            pass
+        atomic_write(path, text)
+        path.chmod(0o755)
+
+    def block_environment(self) -> TargetEnv:
+        """The wrapper first on PATH, plus where the account and the real wrangler are."""
+        self.check_prerequisites()
+        assert self._wrangler is not None
+        return TargetEnv(
+            path_prepend=(str(self.account.bin_dir),),
+            env={
+                ENV_ACCOUNT: str(self.account.root),
+                ENV_REAL: str(self._wrangler.path),
+                ENV_REAL_VERSION: self._wrangler.version,
+                "WRANGLER_SEND_METRICS": "false",
+            },
+            description=(
+                f"local: real wrangler {self._wrangler.version} ({self._wrangler.path}) + workerd; "
+                f"account in {self.account.root}"
+            ),
+        )
+
+    def drain_events(self) -> list[dict[str, Any]]:
+        """Events appended since the last drain; the cursor persists so a resumed run does not repeat them."""
+        try:
+            offset = int(self.account.cursor_path.read_text().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            offset = 0
+        events, new_offset = self.account.read_events(offset)
+        if new_offset != offset:
+            atomic_write(self.account.cursor_path, f"{new_offset}\n")
+        return events
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every Worker in the local account with the health of its dev session."""
+        data = self.account.load()
+        return [record.session_info() for _, record in sorted(data.workers.items())]
+
+    def stop_all(self) -> list[SessionInfo]:
+        """Stop every dev session (records stay: a later deploy starts them again)."""
+        stopped: list[SessionInfo] = []
+        for name in sorted(self.account.load().workers):
+            # Stop outside the account lock (it can take seconds); the worker lock keeps deploys out.
+            with self.account.worker_lock(name):
+                record = self.account.load().workers.get(name)
+                if record is None or record.pgid is None:
+                    continue
+                info = record.session_info()
+                if self.account.stop_session(record, reason="stop_all"):
+                    stopped.append(info)
+                with self.account.update() as data:
+                    current = data.workers.get(name)
+                    if current is not None:
+                        current.pid = current.pgid = None
+                        current.proc_start = None
+        return stopped
