@@ -207,9 +207,11 @@ def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
                         f"`exit 1`)",
                     )
                 )
+            reported: set[str] = set()
             for c in b.checks:
                 m = re.match(r"\d+", c.label or "")
-                if m and contract and int(m.group(0)) not in contract:
+                if m and contract and int(m.group(0)) not in contract and c.label not in reported:
+                    reported.add(c.label or "")
                     out.append(
                         Finding(
                             c.line + 1,
