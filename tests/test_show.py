@@ -1,0 +1,91 @@
+"""`show` renders a readable outline; `show --json` prints the documented plan JSON."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from director.parse import parse_file
+from director.plan_json import SCHEMA, to_json
+from director.show import render
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "plans" / "workflow.cloudflare.md"
+
+
+def rendered(path: Path) -> str:
+    buf = io.StringIO()
+    render(parse_file(path), Console(file=buf, width=160, color_system=None))
+    return buf.getvalue()
+
+
+def test_seed_outline() -> None:
+    out = rendered(SEED)
+    assert out.startswith("Ephemera — Durable execution on Cloudflare")
+    assert "How are instances started?" in out and "TRIGGER" in out
+    assert "🔴 if TRIGGER=http (outward-facing) · 🟡 if TRIGGER∈{cli,binding}" in out
+    assert "gate: human go required (🔴, TRIGGER=http)" in out
+    assert "gate: human go required (💥, always)" in out
+    assert "template  line 233" in out and "→ writes ${SVC}.jsonc" in out
+    assert "pass 2a l.308 2a: reserve-inventory attempt 1 failed → retried" in out
+    assert "(ambiguous: polarity read from wording)" in out
+    assert "URL realized in §3" in out
+    assert "label:2a, label:2b" in out and "section:3" in out
+    # execution order: §0, then Requires-discovery, then §1…
+    assert out.index("§0 Variables") < out.index("Requires-discovery") < out.index("§1 Workflow class")
+    assert out.index("§4 Acceptance verify") < out.index("Teardown (observe-first")
+
+
+def test_default_is_highlighted() -> None:
+    buf = io.StringIO()
+    render(parse_file(SEED), Console(file=buf, width=160, force_terminal=True, color_system="standard"))
+    assert "\x1b[1;7mhttp\x1b[0m" in buf.getvalue()
+
+
+def test_examples_render() -> None:
+    out = rendered(ROOT / "plans" / "examples" / "static-site.local.md")
+    assert "retries=2 constant delay 1s, timeout 30s" in out
+    assert "🔴 if BIND=lan (reachable from the network) · 🟡 if BIND=loopback" in out
+
+
+def test_json_shape() -> None:
+    data = to_json(parse_file(SEED))
+    assert data["schema"] == SCHEMA == "director.plan/1"
+    s3 = next(s for s in data["sections"] if s["key"] == "3")
+    assert s3["span"] == {"line": 260, "end_line": 274}
+    assert s3["markers"][0] == {
+        "marker": "🔴",
+        "name": "gate",
+        "condition": {"knob": "TRIGGER", "values": ["http"]},
+        "note": "outward-facing",
+    }
+    assert s3["blocks"][1]["role"] == "verify" and s3["blocks"][1]["checks"][0]["line"] == 272
+    json.dumps(data)
+
+
+def test_cli_show_and_json() -> None:
+    text = subprocess.run(
+        [sys.executable, "-m", "director", "show", "plans/workflow.cloudflare.md"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    ).stdout
+    assert "Execution order" in text and "Live State" in text
+    raw = subprocess.run(
+        [sys.executable, "-m", "director", "show", "--json", "plans/workflow.cloudflare.md"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    ).stdout
+    data = json.loads(raw)
+    assert data["schema"] == "director.plan/1"
+    expected = to_json(parse_file(SEED))
+    expected["path"] = "plans/workflow.cloudflare.md"
+    assert data == json.loads(json.dumps(expected))
