@@ -1,0 +1,230 @@
+"""The I/O edge of the ledger: the only writer of plan files (atomic, conflict-aware saves)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from director.errors import DirectorError, LedgerConflict, PlanError
+from director.ledger import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
+from director.model import Plan
+from director.parse import parse
+from director.secrets import MIN_SECRET_LEN
+
+__all__ = [
+    "PlanFile",
+    "SecretInLedger",
+    "check_no_secrets",
+    "read_text",
+    "remove_stale_temps",
+    "write_atomic",
+]
+
+# Test hook: when set, called after the temp file is durable and before `os.replace` (crash tests kill
+# the process there). An env var cannot carry a callable, so tests that run in a subprocess set this
+# module attribute from their own script.
+_before_replace: Callable[[], None] | None = None
+
+_TEMP_SUFFIX = ".director-tmp"
+
+# How often save() re-reads when the file changes under it between the read and the replace.
+_SAVE_ATTEMPTS = 3
+
+
+class SecretInLedger(DirectorError):
+    """The text about to be written contains a secret value; nothing was written."""
+
+    exit_code = 70
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """The file's text exactly as stored (UTF-8, line endings untouched); PlanError if not UTF-8."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PlanError(f"not UTF-8 (byte offset {exc.start})", path=str(path), line=line) from None
+
+
+def _fsync_dir(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _temp_prefix(target: str) -> str:
+    return f".{os.path.basename(target)}."
+
+
+def remove_stale_temps(path: str | os.PathLike[str], *, older_than_s: float = 60.0) -> int:
+    """Delete temp files a killed writer left beside the plan (older than a save can take); the count."""
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target) or "."
+    prefix = _temp_prefix(target)
+    now = time.time()
+    removed = 0
+    for name in os.listdir(directory):
+        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
+            continue
+        full = os.path.join(directory, name)
+        with contextlib.suppress(FileNotFoundError):
+            # Age guard: a live writer's temp file exists for milliseconds; never take it from under it.
+            if now - os.stat(full).st_mtime > older_than_s:
+                os.unlink(full)
+                removed += 1
+    return removed
+
+
+def write_atomic(
+    path: str | os.PathLike[str], text: str, *, before_replace: Callable[[], None] | None = None
+) -> bool:
+    """Write `text` via temp file + fsync + `os.replace`, only if the content differs; True if written."""
+    target = os.path.realpath(path)  # replace the file a symlink points to, not the link itself
+    data = text.encode("utf-8")
+    try:
+        st: os.stat_result | None = os.stat(target)
+        with open(target, "rb") as fh:
+            if fh.read() == data:
+                return False
+    except FileNotFoundError:
+        st = None
+    directory = os.path.dirname(target) or "."
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=_temp_prefix(target), suffix=_TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            # chmod before the rename: the file never appears with mkstemp's 0600.
+            os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode) if st is not None else 0o644)
+            os.fsync(fh.fileno())
+        hook = before_replace or _before_replace
+        if hook is not None:
+            hook()
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(directory)  # the rename itself is durable only once the directory entry is
+    return True
+
+
+def check_no_secrets(text: str, secret_values: Iterable[str]) -> None:
+    """Raise `SecretInLedger` if any secret value occurs in `text`; the message never shows the value."""
+    for value in secret_values:
+        if len(value.strip()) < MIN_SECRET_LEN:
+            continue  # as the Redactor: a value this short would match ordinary prose by chance
+        at = text.find(value)
+        if at >= 0:
+            line = text.count("\n", 0, at) + 1
+            raise SecretInLedger(
+                f"refusing to write the plan: line {line} would contain a secret value "
+                f"({len(value)} characters, not shown); it must never reach the ledger"
+            )
+
+
+def _parse(text: str, path: str) -> Plan:
+    return parse(text, path=path)
+
+
+def _first_difference(a: str, b: str) -> int:
+    """1-based line within the section where two texts first differ."""
+    for n, (x, y) in enumerate(zip(a.splitlines(), b.splitlines(), strict=False), start=1):
+        if x != y:
+            return n
+    return min(len(a.splitlines()), len(b.splitlines())) + 1
+
+
+class PlanFile:
+    """A plan on disk and what Director last read or wrote there (the baseline for conflict checks)."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], text: str, plan: Plan, *, secret_values: Iterable[str] = ()
+    ) -> None:
+        self.path = Path(path)
+        self.text = text  # what Director last read or wrote: the baseline for conflict checks
+        self.plan = plan
+        self.secret_values: list[str] = list(secret_values)  # never written, whatever the update says
+        self.last_save_wrote = False  # whether the last save changed the file (False: already so)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, secret_values: Iterable[str] = ()) -> PlanFile:
+        """Read and parse the plan; the text read is the baseline for the next save."""
+        text = read_text(path)
+        remove_stale_temps(path)  # a crashed earlier run may have left one
+        return cls(path, text, _parse(text, str(path)), secret_values=secret_values)
+
+    def save(self, update: LedgerUpdate, *, secret_values: Iterable[str] = ()) -> Plan:
+        """Write `update` into the plan's Live State on disk and return the plan as saved.
+
+        An operator's edit outside Live State since the baseline is kept (the update is spliced into
+        their text); an edit inside Live State raises `LedgerConflict` and leaves the file untouched.
+        """
+        secrets = (*self.secret_values, *secret_values)
+        for _ in range(_SAVE_ATTEMPTS):
+            try:
+                current = read_text(self.path)
+            except FileNotFoundError as exc:
+                raise LedgerConflict(
+                    f"{self.path}: the plan file disappeared while Director was running; "
+                    "restore it and re-run (the journal still holds the run's results)"
+                ) from exc
+            base = self.plan if current == self.text else self._rebase(current)
+            new_text = apply_update(base, update)
+            check_no_secrets(new_text, secrets)
+            try:
+                new_plan = _parse(new_text, str(self.path))
+            except PlanError as exc:
+                raise LedgerWriteError(
+                    f"{self.path}: the plan would not parse after Live State write-back ({exc}); "
+                    "the file was left as it was"
+                ) from exc
+            if new_plan.live_state is None:
+                raise LedgerWriteError(f"{self.path}: Live State vanished in write-back; file left as it was")
+            # Narrow the window for a concurrent edit: the file must still be what the update was built on.
+            if read_text(self.path) != current:
+                continue
+            self.last_save_wrote = write_atomic(self.path, new_text)
+            self.text, self.plan = new_text, new_plan
+            return new_plan
+        raise LedgerConflict(
+            f"{self.path}: the plan kept changing while Director was saving its Live State; "
+            "stop editing it for a moment and re-run"
+        )
+
+    def _rebase(self, current: str) -> Plan:
+        """Parse an operator-edited file; refuse if they (or another writer) touched Live State."""
+        try:
+            plan = _parse(current, str(self.path))
+        except PlanError as exc:
+            raise PlanError(
+                f"the plan was edited during the run and no longer parses ({exc.reason}); "
+                "Live State was not written: fix the edit and re-run",
+                path=exc.path,
+                line=exc.line,
+            ) from exc
+        # Compare without line ends: an editor that re-saved the file as CRLF changed nothing of ours.
+        ours = live_state_text(self.plan).replace("\r\n", "\n")
+        theirs = live_state_text(plan).replace("\r\n", "\n")
+        if theirs == ours:
+            return plan
+        if plan.live_state is None:
+            what = "the `## Live State` section was removed"
+        else:
+            line = plan.live_state.span.first_line + _first_difference(ours, theirs) - 1
+            what = f"the `## Live State` section was edited (first difference at line {line})"
+        raise LedgerConflict(
+            f"{self.path}: {what} while Director was running. Director owns that section and will not "
+            "overwrite someone else's change, so nothing was written. To resolve: undo that edit (keep "
+            "notes outside Live State), then re-run; the run's results are in the journal and will be "
+            "written back."
+        )
