@@ -40,6 +40,9 @@ _OPERATORS = (
     "<",
     ">",
 )
+_OP_RE = re.compile("|".join(re.escape(o) for o in _OPERATORS))
+_OP_START = frozenset(o[0] for o in _OPERATORS)
+_PLAIN_RUN = re.compile(r"[^\s\\'\"`$<>|&;()]+")
 _KEYWORDS_END = {"}", "fi", "done", "esac", "then", "else", "elif", "do"}
 
 
@@ -176,7 +179,8 @@ def tokenize(text: str) -> list[Tok]:
             end = src.find("\n", i)
             i = n if end < 0 else end
             continue
-        op = next((o for o in _OPERATORS if src.startswith(o, i)), None)
+        m_op = _OP_RE.match(src, i) if c in _OP_START else None
+        op = m_op.group(0) if m_op else None
         if op is not None and not (op in ("<", ">") and src.startswith("(", i + 1)):
             toks.append(Tok("op", op, line))
             i += len(op)
@@ -187,6 +191,11 @@ def tokenize(text: str) -> list[Tok]:
         # A word: runs until unquoted whitespace or operator.
         start, start_line = i, line
         while i < n:
+            plain = _PLAIN_RUN.match(src, i)
+            if plain:
+                i = plain.end()
+                if i >= n:
+                    break
             c = src[i]
             if c in " \t\r\n":
                 break
@@ -762,12 +771,12 @@ def feed_check_rows(
     rows: Sequence[CheckRow], contract: Sequence[ContractItem], sections: Sequence[Section]
 ) -> tuple[CheckRow, ...]:
     """The rows with `fed_by` filled: `label:2a` (contract-labelled checks), `section:K` (verify titles)."""
-    labelled: list[str] = []
+    labelled: dict[str, None] = {}  # an ordered set: document order, each label once
     for s in sections:
         for b in s.verify_blocks:
             for c in b.checks:
-                if c.label and c.polarity is CheckPolarity.PASS and c.label not in labelled:
-                    labelled.append(c.label)
+                if c.label and c.polarity is CheckPolarity.PASS:
+                    labelled.setdefault(c.label, None)
     out: list[CheckRow] = []
     for row in rows:
         refs: list[str] = []
