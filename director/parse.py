@@ -130,7 +130,10 @@ def split_markers(heading: str) -> tuple[str, str]:
     return heading.strip(), ""
 
 
-_COND_KV = re.compile(r"^`?\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=|∈|in\b)\s*\{?([^`}]*?)\}?\s*`?(?=$|\s|[—–;:,])")
+_COND_KV = re.compile(
+    r"^(?:`\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=|∈|\bin\b)\s*\{?([^`}]*)\}?\s*`"
+    r"|([A-Z][A-Z0-9_]*)\s*(?:=|∈)\s*\{?([^\s}—–;:,]+)\}?)"  # unquoted: upper-case knobs only
+)
 _COND_VALUES = re.compile(r"^((?:`[^`]+`\s*(?:/|\||,|or)?\s*)+)")
 
 
@@ -138,15 +141,16 @@ def _parse_note(note: str) -> tuple[Condition | None, str, bool]:
     """(condition, note text, condition-needs-knob) of a `*( … )*` note body."""
     body = note.strip()
     m = _COND_KV.match(body)
-    if m and m.group(2).strip():
-        values = tuple(v.strip() for v in re.split(r"[/|,]", m.group(2)) if v.strip())
+    knob, raw = (m.group(1), m.group(2)) if m and m.group(1) else (m.group(3), m.group(4)) if m else ("", "")
+    if m and raw.strip():
+        values = tuple(v.strip() for v in re.split(r"[/|,]", raw) if v.strip())
         rest = body[m.end() :]
         # `KNOB=a`/`b`: more backticked values may follow the first one
         more = _COND_VALUES.match(rest.lstrip(" /|,"))
         if more and rest.lstrip().startswith(("/", "|", ",")):
             values += tuple(re.findall(r"`([^`]+)`", more.group(1)))
             rest = rest.lstrip(" /|,")[more.end() :]
-        return Condition(m.group(1), values), _note_text(rest), False
+        return Condition(knob, values), _note_text(rest), False
     m2 = _COND_VALUES.match(body)
     if m2:
         values = tuple(v.strip() for v in re.findall(r"`([^`]+)`", m2.group(1)))

@@ -169,6 +169,10 @@ def test_markers_corpus() -> None:
     # bare values with no sibling condition: the one input whose options hold them owns them
     assert by["8"].markers[0].condition == Condition("EXPOSE", ("public",))
     assert by["9"].markers == () and "✔" in by["9"].title
+    assert by["10"].markers == (
+        MarkerSpec(Marker.GATE, Condition("EXPOSE", ("public", "internal")), "reachable"),
+        MarkerSpec(Marker.CONFIG, Condition("EXPOSE", ("private",)), "note"),
+    )
 
 
 def test_unknown_marker_is_an_error_even_with_a_known_one() -> None:
