@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
@@ -191,7 +192,8 @@ def _npm_install(tmp: Path, progress: Progress | None) -> None:
                         f"`npm install wrangler@{PINNED_VERSION}` took more than {_INSTALL_TIMEOUT_S:.0f} s"
                     )
                 _say(progress, f"installing wrangler {PINNED_VERSION} (one time, ~15 s) … {elapsed:.0f} s")
-                time.sleep(1.0)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=1.0)  # returns as soon as npm is done
         except BaseException:
             if proc.poll() is None:
                 proc.kill()
