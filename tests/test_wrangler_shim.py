@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from director.targets.local import LocalAccount, WorkerRecord, group_members, stop_group
@@ -534,3 +535,45 @@ def test_workflows_delete_hides_workflow_until_redeploy(shim: Shim) -> None:
 
 def test_args_value_prefers_last() -> None:
     assert Args(argv=(), positionals=(), options={"x": ["a", True, "b"]}).value("x") == "b"
+
+
+def test_delete_asks_on_a_terminal(shim: Shim) -> None:
+    assert shim.run("deploy", "--config", "orders.jsonc").returncode == 0
+    env = {
+        **os.environ,
+        "DIRECTOR_LOCAL_ACCOUNT": str(shim.account.root),
+        "DIRECTOR_REAL_WRANGLER": str(shim.fake),
+        "DIRECTOR_REAL_WRANGLER_VERSION": "4.86.0",
+        "FAKE_WRANGLER_LOG": str(shim.log),
+    }
+    env.pop("CI", None)
+    argv = ["-m", "director.targets.wrangler_shim", "delete", "--config", "orders.jsonc"]
+    question = "Are you sure you want to delete orders-dev? This action cannot be undone."
+
+    declined = pexpect.spawn(sys.executable, argv, cwd=str(shim.project), env=env, encoding="utf-8")
+    declined.expect_exact(question, timeout=30)
+    declined.sendline("n")
+    declined.expect(pexpect.EOF, timeout=30)
+    declined.close()
+    assert declined.exitstatus == 0
+    assert "orders-dev" in shim.account.load().workers  # nothing deleted
+
+    accepted = pexpect.spawn(sys.executable, argv, cwd=str(shim.project), env=env, encoding="utf-8")
+    accepted.expect_exact(question, timeout=30)
+    accepted.sendline("")  # wrangler's default is yes
+    accepted.expect_exact("Successfully deleted orders-dev", timeout=30)
+    accepted.expect(pexpect.EOF, timeout=30)
+    accepted.close()
+    assert accepted.exitstatus == 0
+    assert shim.account.load().workers == {}
+
+
+def test_unsafe_worker_names_never_become_paths(shim: Shim) -> None:
+    config = shim.project / "orders.jsonc"
+    config.write_text(config.read_text().replace('"orders-dev"', '"../escape"'))
+    result = shim.run("deploy", "--config", "orders.jsonc")
+    assert result.returncode == 1
+    assert "cannot host a Worker named '../escape'" in result.stderr
+    deleted = shim.run("delete", "--name", "../../x", "--force")
+    assert deleted.returncode == 1 and "does not exist on your account" in deleted.stderr
+    assert not (shim.tmp / "x.lock").exists() and not (shim.account.root.parent / "x.lock").exists()

@@ -586,10 +586,28 @@ def dev_argv(
     return [*argv, "--persist-to", str(state)]
 
 
+_WORKER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+def valid_worker_name(name: str) -> bool:
+    """A name safe to use as a file name in the account (no separators, no `..`)."""
+    return bool(_WORKER_NAME.match(name))
+
+
+def _clean_stale_pending(account: LocalAccount, max_age_s: float = 3600.0) -> None:
+    """Remove bundles of deploys that were interrupted between dry-run and start."""
+    cutoff = time.time() - max_age_s
+    for pending in account.builds_root.glob(".pending-*"):
+        with contextlib.suppress(OSError):
+            if pending.stat().st_mtime < cutoff:
+                shutil.rmtree(pending, ignore_errors=True)
+
+
 def cmd_deploy(ctx: Context, args: Args) -> int:
     """Dry-run for real (so failures are real), then (re)start the Worker's dev session."""
     account = ctx.account
     account.builds_root.mkdir(parents=True, exist_ok=True)
+    _clean_stale_pending(account)
     pending = account.builds_root / f".pending-{uuid.uuid4().hex}"
     own = without_options(args.argv, frozenset({"outdir", "outfile"}))
     dry = [*own, "--dry-run", "--outdir", str(pending)]
@@ -612,6 +630,10 @@ def cmd_deploy(ctx: Context, args: Args) -> int:
     if not cfg.name:
         shutil.rmtree(pending, ignore_errors=True)
         err(format_error(NEED_NAME_DEPLOY))
+        return 1
+    if not valid_worker_name(cfg.name):
+        shutil.rmtree(pending, ignore_errors=True)
+        err(format_error(f"Director's local target cannot host a Worker named {cfg.name!r}."))
         return 1
     # The dry-run's banner, bundle size and bindings table are what a real deploy prints first.
     for line in result.stdout.splitlines():
@@ -774,7 +796,9 @@ def cmd_delete(ctx: Context, args: Args) -> int:
     ):
         return 0
     argv = list(args.argv)
-    with account.worker_lock(name):
+    # A name that cannot be a file name was never deployed here; don't build lock paths from it.
+    lock = account.worker_lock(name) if valid_worker_name(name) else contextlib.nullcontext()
+    with lock:
         record = account.load().workers.get(name)
         if record is None:
             # Without --force wrangler first asks the API for the Worker's references; with it, it deletes.
