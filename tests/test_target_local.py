@@ -317,3 +317,25 @@ def test_dead_session_is_drift_and_redeploy_heals(plan: Plan) -> None:
     assert plan.leftovers() == []
     kinds = [e["kind"] for e in plan.target.drain_events()]
     assert kinds.count("session-start") == 2 and kinds[-1] == "delete"
+
+
+@pytest.mark.slow
+def test_deploy_fails_exactly_like_real_wrangler(plan: Plan) -> None:
+    write_sources(plan)
+    config = plan.project / "orders.jsonc"
+    good = config.read_text()
+    deploy_block = bash_blocks("3. Deploy")[0]
+
+    config.write_text(good.replace('"class_name": "OrderWorkflow"', '"class_name": "NoSuchWorkflow"'))
+    wrong_class = plan.bash(deploy_block)
+    assert wrong_class.returncode == 1
+    assert "which are not exported in your entrypoint file: NoSuchWorkflow" in wrong_class.stderr
+
+    config.write_text(good)
+    source = plan.project / "src" / "orders-workflow.js"
+    source.write_text(source.read_text() + "\nexport const broken = ;\n")
+    syntax = plan.bash(deploy_block)
+    assert syntax.returncode == 1
+    assert "Build failed" in syntax.stdout + syntax.stderr
+
+    assert plan.target.sessions() == [] and plan.session_pgids() == []  # nothing was started
