@@ -66,6 +66,17 @@ def _sigint(handler: Any) -> Iterator[None]:
         signal.signal(signal.SIGTERM, old_term)
 
 
+def uses_wrangler(plan: Any) -> bool:
+    """Whether any executable block of the plan calls wrangler (targets only matter then)."""
+    import re
+
+    return any(
+        re.search(r"(?<![\w-])wrangler(?![\w-])", b.text)
+        for s in plan.sections
+        for b in s.executable_blocks
+    )
+
+
 def run_command(
     *,
     kind: str,
@@ -119,8 +130,14 @@ def run_command(
         console.print(f"[dim]{msg}[/]" if not plain else msg)
 
     tgt = get_target(target, p.state, progress=progress)
-    tgt.check_prerequisites()
-    tenv = tgt.block_environment()
+    if uses_wrangler(plan):
+        tgt.check_prerequisites()
+        tenv = tgt.block_environment()
+    else:
+        # A plan that never calls wrangler needs no account, no shim and no npm install.
+        from director.targets import TargetEnv
+
+        tenv = TargetEnv(description=f"{target} (the plan calls no wrangler)")
 
     bus = Bus()
     live: LiveReporter | None = None
@@ -153,7 +170,7 @@ def run_command(
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))
     shell = Shell(base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend,
-                  redactor=redactor, secret_names=frozenset(s.upper() for s in secrets))
+                  redactor=redactor)
     cfg = RunConfig(kind=kind, mode=mode, interactive=interactive, restart=restart, approve=tuple(approve),
                     auto_approve=auto_approve, operator=who, step_timeout_s=step_timeout, target=target,
                     sets=given)
@@ -253,7 +270,7 @@ def approve_command(plan_path: Path, selector: str, *, operator: str | None, sta
         gate_panel(console, content)
         who = operator_name(operator)
         r = make_receipt(content, who, "approve-command")
-        journal.record_approval(None, r.section_key, r.sha256, r.operator, r.host, r.how, content.to_json())
+        journal.record_approval(None, r.section_key, r.sha256, r.operator, "approve-command", content.to_json())
         console.print(f"approved §{section.key} for {who}@{r.host} at {r.at}: sha256 {r.sha256}")
         assert isinstance(content, GateContent)
     finally:
@@ -344,8 +361,8 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
         from director.targets import get_target
 
         try:
-            tgt = get_target("local", p.state, progress=None, install=False)
-            out["sessions"] = [s.to_json() if hasattr(s, "to_json") else s.__dict__ for s in tgt.sessions()]
+            tgt = get_target("local", p.state, progress=None)
+            out["sessions"] = [s.to_dict() for s in tgt.sessions()]
         except DirectorError:
             out["sessions"] = []
     if as_json:
@@ -418,7 +435,7 @@ def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jso
         data: dict[str, Any] = {"runs": [], "transitions": [], "steps": [], "approvals": [], "events": []}
     else:
         try:
-            data = journal.export()
+            data = journal.export_data()
         finally:
             journal.close()
     for ev in data.get("events", []):

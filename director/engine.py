@@ -24,7 +24,7 @@ from director import writeback
 from director.approve import GateContent, Prompter, make_receipt, matches
 from director.errors import DirectorError
 from director.events import Bus
-from director.journal import Journal, StepRecord
+from director.journal import Journal
 from director.ledger import LedgerUpdate
 from director.model import Block, BlockRole, Marker, Plan, Section, SectionKind
 from director.planfile import PlanFile
@@ -141,7 +141,7 @@ class Engine:
         self.run_id: int | None = None
         self.interrupted = False
         self.reports: list[SectionReport] = []
-        self._done_steps: dict[str, StepRecord] = {}
+        self._done_steps: dict[str, _Done] = {}
         self._completed_sections: dict[str, str] = {}
         self._rerun_keys: set[str] = set()
         self._applied: list[str] = []
@@ -162,15 +162,21 @@ class Engine:
         """Run (or resume) the plan; `resolve_inputs(previous)` does the interview."""
         if self.cfg.mode != "run":
             return self._observe_only(resolve_inputs)
-        run_id, resumed = self._open_run()
-        self.run_id = run_id
-        previous = self._previous_inputs()
-        res = resolve_inputs(previous)
+        resume_id = self._open_run()
+        resumed = resume_id is not None
+        res = resolve_inputs(self._previous_inputs())
         self.knobs = dict(res.values)
+        if resume_id is None:
+            run_id = self.journal.create_run(self.cfg.kind, str(self.pf.path), self.cfg.target,  # type: ignore[arg-type]
+                                             self.cfg.operator, res.values)
+        else:
+            run_id = resume_id
+        self.run_id = run_id
+        self.bus.emit("run.start", run_id=run_id, kind=self.cfg.kind, resumed=resumed, target=self.cfg.target,
+                      plan=str(self.pf.path))
         self.journal.record_event(
             run_id, "inputs-resolved", {"values": res.values, "how": res.how, "operator": self.cfg.operator}
         )
-        self.journal.update_inputs(run_id, res.values)
         self.bus.emit("inputs", values=res.values, how=res.how, operator=self.cfg.operator)
         self.journal.transition(run_id, RunState.RUNNING, "resumed" if resumed else "started")
         self.bus.emit("run.state", run_id=run_id, to=RunState.RUNNING.value, reason="resumed" if resumed else "started")
@@ -192,8 +198,8 @@ class Engine:
 
     # ------------------------------------------------------------------ runs
 
-    def _open_run(self) -> tuple[int, bool]:
-        """Resume the latest stopped run of this kind, or start a new one."""
+    def _open_run(self) -> int | None:
+        """The latest stopped run of this kind to resume, or None for a new run."""
         kind = self.cfg.kind
         latest = self.journal.latest_run(kind)
         if latest is not None and latest.state == RunState.RUNNING.value:
@@ -217,36 +223,31 @@ class Engine:
                     f"run {latest.id} died {latest.recoveries} times without progress; "
                     "inspect it with `director audit`, then start over with --restart"
                 )
-            self.bus.emit("run.start", run_id=latest.id, kind=kind, resumed=True, target=self.cfg.target)
-            return latest.id, True
+            return latest.id
         if latest is not None and latest.state in RESUMABLE:
             self.journal.transition(latest.id, RunState.CANCELLED, "superseded by --restart")
-        run_id = self.journal.create_run(kind, str(self.pf.path), self.cfg.target, self.cfg.operator, {})
-        self.bus.emit("run.start", run_id=run_id, kind=kind, resumed=False, target=self.cfg.target)
-        return run_id, False
+        return None
 
     def _previous_inputs(self) -> dict[str, str] | None:
-        for kind in (self.cfg.kind, "apply", "teardown"):
-            for run in self.journal.runs(kind):
-                if run.inputs:
-                    return dict(run.inputs)
-        return None
+        """The most recent resolution of the inputs (a later run reuses it unless a knob is set)."""
+        evs = self.journal.events(kind="inputs-resolved")
+        return {str(k): str(v) for k, v in evs[-1].data.get("values", {}).items()} if evs else None
 
     def _restore_from_journal(self, run_id: int) -> None:
         """Replay this run's journal: finished steps, completed sections, the session they left."""
-        last_session: SessionState | None = None
+        last_session: dict[str, Any] | None = None
         for step in self.journal.steps(run_id):
             if step.state == StepState.SUCCEEDED.value:
                 if step.role == "section":
                     self._completed_sections[step.section_key] = step.fingerprint
                 else:
-                    self._done_steps[step.step_key] = step
+                    self._done_steps[step.step_key] = _Done(step.fingerprint, step.output or "")
                 if step.session is not None and step.role != "section":
                     last_session = step.session
             elif step.state == StepState.INTERRUPTED.value:
                 self._rerun_keys.add(step.step_key)
         if last_session is not None:
-            self.session = last_session
+            self.session = SessionState.from_json(last_session)
 
     def _load_realized(self) -> None:
         for ev in self.journal.events(kind="realized"):
@@ -352,7 +353,7 @@ class Engine:
                 section.kind is not SectionKind.VARIABLES and last is not None and last.fingerprint == fp
             ):
                 if not completed_here and last is not None and last.session is not None:
-                    self.session = self.session.merged(last.session)
+                    self.session = _apply_delta(self.session, SessionState.from_json(last.session))
                 done("in-sync", "unchanged since its last success")
                 return
             self._gate(section, texts, templates)
@@ -387,7 +388,7 @@ class Engine:
             last = self.journal.last_success(f"{section.key}/section")
             if holds and (completed_here or (last is not None and last.fingerprint == fp)):
                 if not completed_here and last is not None and last.session is not None:
-                    self.session = self.session.merged(last.session)
+                    self.session = _apply_delta(self.session, SessionState.from_json(last.session))
                 self._section_done(section, fp, before=None, record=not completed_here)
                 self._write_ledger(status="applying")
                 done("in-sync", "observed; unchanged since its last success")
@@ -461,9 +462,9 @@ class Engine:
         self._completed_sections[section.key] = fp
         if not record:
             return
-        delta = self.session.delta_from(before) if before is not None else self.session
+        delta = _delta(before, self.session) if before is not None else _delta(None, self.session)
         sid = self.journal.step_started(self.run_id, f"{section.key}/section", section.key, -1, "section", fp, 1)
-        self.journal.step_finished(sid, StepState.SUCCEEDED, 0, 0.0, "", self._persistable(delta))
+        self.journal.step_finished(sid, StepState.SUCCEEDED, 0, 0.0, "", self._persistable(delta).to_json())
         self.journal.reset_recoveries(self.run_id)
 
     def _persistable(self, state: SessionState) -> SessionState:
@@ -521,19 +522,19 @@ class Engine:
                 self.bus.emit("step.output", section=_s, block=_b, text=chunk)
 
             res = self.shell.run(text, self.session, timeout_s=timeout, on_output=on_output)
-            ok = res.exit_code == 0 and not res.timed_out
+            ok = res.ok
             state = StepState.SUCCEEDED if ok else (
                 StepState.INTERRUPTED if self.interrupted else StepState.FAILED
             )
             self.session = res.state
             self.journal.step_finished(sid, state, res.exit_code, res.duration_s, res.output,
-                                       self._persistable(self.session))
+                                       self._persistable(self.session).to_json())
             self.bus.emit("step.end", section=section.key, block=block.index, role=role, exit_code=res.exit_code,
                           duration_s=round(res.duration_s, 3), ok=ok, timed_out=res.timed_out,
                           waited_for_input=res.waited_for_input)
             self._drain_target()
             if ok:
-                self._done_steps[key] = StepRecord.synthetic(key, section.key, fp, res.output)
+                self._done_steps[key] = _Done(fp, res.output)
                 return res
             if self.interrupted or role == "observe" or attempt == attempts:
                 break
@@ -612,11 +613,11 @@ class Engine:
         how = None
         receipt = self.journal.find_approval(section.key, content.sha256)
         if receipt is not None:
-            how = f"receipt ({receipt.how} by {receipt.operator} at {receipt.at})"
+            how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {receipt.at:%Y-%m-%dT%H:%M:%S})"
         elif any(matches(sel, section.key, section.slug, section.title) for sel in self.cfg.approve):
             how = "flag"
         elif self.cfg.auto_approve and not destructive:
-            how = "flag"
+            how = "auto"
         elif self.prompter is not None:
             self.bus.emit("gate", section=section.key, title=section.title, marker=content.marker, note=content.note,
                           sha256=content.sha256, approved=None, how="prompt", content=content.to_json())
@@ -628,15 +629,15 @@ class Engine:
             self._await(section, content, "needs a human go")
         if receipt is None:
             r = make_receipt(content, self.cfg.operator, how or "flag", self.clock())
-            self.journal.record_approval(self.run_id, r.section_key, r.sha256, r.operator, r.host, r.how,
+            self.journal.record_approval(self.run_id, r.section_key, r.sha256, r.operator,
+                                         r.how,  # type: ignore[arg-type]
                                          content.to_json())
         self.bus.emit("approval", section=section.key, sha256=content.sha256, operator=self.cfg.operator,
                       how=how)
 
     def _await(self, section: Section, content: GateContent, why: str) -> None:
         assert self.run_id is not None
-        sel = section.key if section.number is not None else section.slug or section.key
-        hint = f"director approve {self.pf.path} {sel}"
+        hint = f"director approve {self.pf.path} {section.key}"
         self.journal.record_event(self.run_id, "gate-waiting",
                                   {"section": section.key, "sha256": content.sha256, "content": content.to_json()})
         self.bus.emit("gate", section=section.key, title=section.title, marker=content.marker, note=content.note,
@@ -681,9 +682,9 @@ class Engine:
         self._section_done(td, fp, before=None)
         self.reports.append(SectionReport(td.key, td.title, "applied", "torn down"))
         self.bus.emit("section.verdict", section=td.key, label=label, verdict="applied", detail="torn down")
-        self._teardown_msg = "torn down: " + ", ".join(
-            f"{r.key}" for r in (plan.live_state.kv_rows if plan.live_state else ())
-        )
+        existed = [f"{r.key}={_first_tick(r.value)}" for r in (plan.live_state.kv_rows if plan.live_state else ())
+                   if _first_tick(r.value) not in ("", "—") and "$" not in _first_tick(r.value)]
+        self._teardown_msg = "torn down " + (", ".join(existed) if existed else "what the plan created")
         return self._finish(RunState.COMPLETED, None, self._teardown_msg)
 
     def _guard_upstream(self, td: Section, texts: dict[int, str]) -> None:
@@ -883,6 +884,44 @@ class Engine:
                   templates: dict[int, tuple[str, str]] | None = None) -> str:
         c = self.gate_content(section, texts, templates or {})
         return c.sha256 if c is not None else ""
+
+
+@dataclass(frozen=True)
+class _Done:
+    """A step finished earlier in this run (the within-run memo)."""
+
+    fingerprint: str
+    output: str
+
+
+def _delta(before: SessionState | None, after: SessionState) -> SessionState:
+    """What a section changed in the session (applied again when the section is later in sync)."""
+    if before is None:
+        return after
+    variables = {k: v for k, v in after.variables.items() if before.variables.get(k) != v}
+    exported = frozenset(k for k in after.exported if k in variables or k not in before.exported)
+    functions = after.functions if after.functions != before.functions else ""
+    cwd = after.cwd if after.cwd != before.cwd else ""
+    arrays = {k: v for k, v in after.arrays.items() if before.arrays.get(k) != v}
+    return SessionState(variables, exported, functions, cwd, {}, arrays)
+
+
+def _apply_delta(cur: SessionState, delta: SessionState) -> SessionState:
+    """The current session with a section's recorded changes applied."""
+    return SessionState(
+        {**cur.variables, **delta.variables},
+        cur.exported | delta.exported,
+        delta.functions or cur.functions,
+        delta.cwd or cur.cwd,
+        cur.attributes,
+        {**cur.arrays, **delta.arrays},
+    )
+
+
+def _first_tick(cell: str) -> str:
+    """The first backticked value of a table cell (the realized value), or the cell."""
+    m = re.search(r"`([^`]*)`", cell)
+    return (m.group(1) if m else cell).strip()
 
 
 def _backoff(delay_s: float, kind: str, attempt: int) -> float:
