@@ -281,41 +281,19 @@ def approve_command(plan_path: Path, selector: str, *, operator: str | None, sta
 def _content_as_it_stands(plan: Any, section: Any, run: Any, journal: Any, kn: dict[str, str]) -> Any:
     """The gate content from the current plan text with the run's session, inputs and realized values."""
     from director import knobs
-    from director.approve import GateContent
+    from director.engine import gate_content, render_templates
     from director.shell import SessionState
 
-    session = None
+    session = SessionState(cwd=str(paths_for(Path(run.plan_path), None, None).workspace))
     for step in journal.steps(run.id):
         if step.state == "succeeded" and step.session is not None and step.role != "section":
-            session = step.session
-    variables_env: dict[str, str] = dict(session.variables) if session else {}
+            session = SessionState.from_json(step.session)
     realized: dict[str, str] = {}
     for ev in journal.events(kind="realized"):
         realized.update(ev.data.get("values", {}))
     texts = {b.index: knobs.block_text(section, b, kn, realized) for b in section.executable_blocks}
-    commands = [texts[b.index] for b in section.act_blocks]
-    if section.template_blocks and session is not None:
-        for b in section.template_blocks:
-            if b.template_target:
-                target = knobs.expand(b.template_target, variables_env)
-                path = Path(target) if Path(target).is_absolute() else Path(session.cwd) / target
-                content = knobs.render_template(b, variables_env, kn)
-                commands.append(f"# write {path}\n{content if content.endswith(chr(10)) else content + chr(10)}")
-    from director.secrets import is_secret_name
-
-    variables: dict[str, str] = {}
-    for c in commands:
-        for name in knobs.referenced_vars(c):
-            if name in variables_env and not is_secret_name(name):
-                variables[name] = variables_env[name]
-    gate = knobs.gate_of(section, kn)
-    assert gate is not None
-    context: dict[str, str] = {}
-    if section.kind.value == "teardown" and plan.live_state is not None:
-        context = {r.key: r.value for r in plan.live_state.kv_rows}
-    _ = SessionState
-    return GateContent(section.key, section.title, gate.marker.value, gate.note, section.quotes, tuple(commands),
-                       variables, dict(kn), context)
+    templates = render_templates(section, session, kn) if section.template_blocks else {}
+    return gate_content(plan, section, kn, texts, templates, session.variables)
 
 
 def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) -> int:

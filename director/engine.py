@@ -304,21 +304,10 @@ class Engine:
 
     def _render_templates(self, section: Section) -> dict[int, tuple[str, str]]:
         """Template block index -> (target path, content) for this session."""
-        out: dict[int, tuple[str, str]] = {}
-        env = dict(self.session.variables)
-        for b in section.template_blocks:
-            if not b.template_target:
-                continue
-            try:
-                target = knobs_mod.expand(b.template_target, env)
-                content = knobs_mod.render_template(b, env, self.knobs)
-            except knobs_mod.TemplateError as exc:
-                raise _Stop(self._fail_now(section, f"template for {b.template_target}: {exc}")) from exc
-            path = Path(target)
-            if not path.is_absolute():
-                path = Path(self.session.cwd) / path
-            out[b.index] = (str(path), content if content.endswith("\n") else content + "\n")
-        return out
+        try:
+            return render_templates(section, self.session, self.knobs)
+        except knobs_mod.TemplateError as exc:
+            raise _Stop(self._fail_now(section, f"file template: {exc}")) from exc
 
     def _section_fp(self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]]) -> str:
         return _sha(
@@ -589,20 +578,7 @@ class Engine:
 
     def gate_content(self, section: Section, texts: dict[int, str],
                      templates: dict[int, tuple[str, str]]) -> GateContent | None:
-        gate = knobs_mod.gate_of(section, self.knobs)
-        if gate is None:
-            return None
-        commands = [texts[b.index] for b in section.act_blocks]
-        commands += [f"# write {path}\n{content}" for path, content in templates.values()]
-        variables: dict[str, str] = {}
-        for c in commands:
-            variables.update(self._vars_for(c))
-        context: dict[str, str] = {}
-        if section.kind is SectionKind.TEARDOWN and self.plan.live_state is not None:
-            for row in self.plan.live_state.kv_rows:
-                context[row.key] = row.value
-        return GateContent(section.key, section.title, gate.marker.value, gate.note, section.quotes,
-                           tuple(commands), variables, dict(self.knobs), context)
+        return gate_content(self.plan, section, self.knobs, texts, templates, self.session.variables)
 
     def _gate(self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]]) -> None:
         content = self.gate_content(section, texts, templates)
@@ -916,6 +892,50 @@ def _apply_delta(cur: SessionState, delta: SessionState) -> SessionState:
         cur.attributes,
         {**cur.arrays, **delta.arrays},
     )
+
+
+def render_templates(
+    section: Section, session: SessionState, knobs: dict[str, str]
+) -> dict[int, tuple[str, str]]:
+    """Template block index -> (target path, regenerated content) in this session (TemplateError if not)."""
+    out: dict[int, tuple[str, str]] = {}
+    env = dict(session.variables)
+    for b in section.template_blocks:
+        if not b.template_target:
+            continue
+        target = knobs_mod.expand(b.template_target, env)
+        content = knobs_mod.render_template(b, env, knobs)
+        path = Path(target)
+        if not path.is_absolute():
+            path = Path(session.cwd) / path
+        out[b.index] = (str(path), content if content.endswith("\n") else content + "\n")
+    return out
+
+
+def gate_content(
+    plan: Plan,
+    section: Section,
+    knobs: dict[str, str],
+    texts: dict[int, str],
+    templates: dict[int, tuple[str, str]],
+    session_vars: dict[str, str],
+) -> GateContent | None:
+    """What a gate's approval covers: the exact commands, the variables they read, the inputs."""
+    gate = knobs_mod.gate_of(section, knobs)
+    if gate is None:
+        return None
+    commands = [texts[b.index] for b in section.act_blocks]
+    commands += [f"# write {path}\n{content}" for path, content in templates.values()]
+    variables: dict[str, str] = {}
+    for c in commands:
+        for name in knobs_mod.referenced_vars(c):
+            if name in session_vars and not is_secret_name(name):
+                variables[name] = session_vars[name]
+    context: dict[str, str] = {}
+    if section.kind is SectionKind.TEARDOWN and plan.live_state is not None:
+        context = {row.key: row.value for row in plan.live_state.kv_rows}
+    return GateContent(section.key, section.title, gate.marker.value, gate.note, section.quotes,
+                       tuple(commands), variables, dict(knobs), context)
 
 
 def _first_tick(cell: str) -> str:
