@@ -1,0 +1,327 @@
+"""The block runner on real bash under real pseudo-terminals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from director.journal import Journal
+from director.secrets import Redactor, is_secret_name
+from director.shell import BlockResult, SessionState, Shell, parse_declare_p
+from director.states import StepState
+
+BASE_ENV = {
+    "PATH": os.environ.get("PATH", os.defpath),
+    "HOME": os.environ.get("HOME", "/root"),
+    "LANG": "C.UTF-8",
+    "INHERITED": "from-operator",
+}
+
+
+@pytest.fixture
+def shell(tmp_path: Path) -> Iterator[Shell]:
+    with Shell(BASE_ENV, tmp_path, interactive=False, input_probe_after_s=0.3, kill_grace_s=1.0) as sh:
+        yield sh
+
+
+def run_all(sh: Shell, *blocks: str, **kw: object) -> list[BlockResult]:
+    state = sh.initial_state()
+    out = []
+    for b in blocks:
+        r = sh.run(b, state, **kw)  # type: ignore[arg-type]
+        out.append(r)
+        state = r.state
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+def test_session_flows_across_blocks(shell: Shell, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    r1, r2 = run_all(
+        shell,
+        'X=plain; export E="two words"; greet() { echo "hi $1"; }; cd sub; declare -i N=41; N+=1\n'
+        'declare -a ARR=(a "b c"); declare -A MAP=([k]=v)',
+        'echo "$X|$E|$N|${ARR[1]}|${MAP[k]}|$(pwd)"; greet you\n'
+        "bash -c 'echo \"child sees ${E:-nothing}/${X:-nothing}\"'",
+    )
+    assert r1.ok and r2.ok, (r1, r2)
+    assert r2.output == f"plain|two words|42|b c|v|{tmp_path}/sub\nhi you\nchild sees two words/nothing\n"
+    s = r1.state
+    assert s.variables["X"] == "plain" and s.variables["N"] == "42" and s.attributes["N"] == "i"
+    assert "E" in s.exported and "X" not in s.exported
+    assert "greet ()" in s.functions and s.cwd == str(tmp_path / "sub")
+    assert set(s.arrays) == {"ARR", "MAP"}
+
+
+def test_first_block_runs_in_workdir_and_state_is_only_what_blocks_set(shell: Shell, tmp_path: Path) -> None:
+    [r] = run_all(shell, "pwd; Y=1")
+    assert r.output == f"{tmp_path}\n"
+    assert r.state.variables == {"Y": "1"}  # not INHERITED, PPID, RANDOM, SHLVL, IFS, BASH_*, _ …
+    assert r.state.exported == frozenset() and r.state.functions == "" and r.state.arrays == {}
+
+
+def test_changed_inherited_variable_flows(shell: Shell) -> None:
+    r1, r2 = run_all(shell, "INHERITED=changed-by-block", 'echo "$INHERITED"')
+    assert r1.state.variables["INHERITED"] == "changed-by-block"
+    assert r2.output == "changed-by-block\n"
+
+
+def test_exit_fails_one_block_and_session_survives(shell: Shell) -> None:
+    _, r2, r3 = run_all(shell, "A=1", "B=2; exit 3; C=never", 'echo "A=$A B=$B C=${C-unset}"')
+    assert r2.exit_code == 3 and not r2.ok and r2.signal is None
+    assert r3.ok and r3.output == "A=1 B=2 C=unset\n"
+
+
+def test_strict_mode_block_still_captures(shell: Shell) -> None:
+    r1, r2 = run_all(shell, "set -euo pipefail; K=kept; false; echo no", 'echo "$K $-"')
+    assert r1.exit_code == 1 and r1.output == ""
+    assert r2.output.startswith("kept ") and "e" not in r2.output.split()[1]  # options do not flow
+
+
+def test_blocks_own_exit_trap_is_chained(shell: Shell, tmp_path: Path) -> None:
+    r1, r2 = run_all(shell, f"trap 'echo cleanup $?; touch {tmp_path}/cleaned' EXIT; T=1; exit 4", "echo $T")
+    assert r1.exit_code == 4 and "cleanup 4" in r1.output
+    assert (tmp_path / "cleaned").exists()
+    assert r2.output == "1\n"
+    [r] = run_all(shell, "trap 'echo sub' EXIT; trap - EXIT; (trap 'echo inner' EXIT; true); echo done")
+    assert r.output == "inner\ndone\n"
+
+
+def test_stdout_and_stderr_stream_live_and_are_captured(shell: Shell) -> None:
+    seen: list[tuple[float, str]] = []
+    t0 = time.monotonic()
+    r = shell.run(
+        "echo first; echo oops >&2; sleep 0.6; echo last",
+        shell.initial_state(),
+        on_output=lambda t: seen.append((time.monotonic() - t0, t)),
+    )
+    assert r.output == "first\noops\nlast\n"
+    assert "".join(t for _, t in seen) == r.output
+    first_at = next(at for at, t in seen if "first" in t)
+    assert first_at < 0.5 <= r.duration_s  # streamed before the block ended
+
+
+def test_output_is_bounded(shell: Shell) -> None:
+    [r] = run_all(shell, "head -c 300000 /dev/zero | tr '\\0' x; echo; echo END")
+    assert r.ok
+    assert r.output.startswith("x" * 16384) and r.output.endswith("x\nEND\n")
+    assert "bytes elided]…" in r.output
+    assert len(r.output.encode()) < 16384 + 49152 + 100
+
+
+def test_output_is_redacted(tmp_path: Path) -> None:
+    with Shell(BASE_ENV, tmp_path, interactive=False, redactor=Redactor(["hunter2-secret"])) as sh:
+        seen: list[str] = []
+        r = sh.run(
+            "printf 'pw=hunter2-'; sleep 0.05; printf 'secret done\\n'",
+            sh.initial_state(),
+            on_output=seen.append,
+        )
+    assert r.output == "pw=*** done\n" and "hunter2" not in "".join(seen)
+
+
+def test_secrets_stay_out_of_persistable_state_and_journal(shell: Shell, tmp_path: Path) -> None:
+    [r] = run_all(shell, "export API_TOKEN=tok-5f3a9-zz; DB_PASSWORD=pw-77x; WF=flow; MY_KEY=k-123456")
+    assert r.state.variables["API_TOKEN"] == "tok-5f3a9-zz"  # in memory for the next block
+    p = r.state.persistable(is_secret_name)
+    assert set(p.variables) & {"API_TOKEN", "DB_PASSWORD", "MY_KEY"} == set()
+    assert "API_TOKEN" not in p.exported and p.variables["WF"] == "flow"
+    assert sorted(r.state.secret_values(is_secret_name)) == ["k-123456", "pw-77x", "tok-5f3a9-zz"]
+    db = tmp_path / "j" / "plan.db"
+    with Journal.open(db) as j:
+        rid = j.create_run("apply", "plan.md", "local", "me", {})
+        sid = j.step_started(rid, "0/0", "0", 0, "act", "f")
+        j.step_finished(sid, StepState.SUCCEEDED, r.exit_code, r.duration_s, r.output, p.to_json())
+        restored = SessionState.from_json(j.last_session(rid) or {})
+    assert restored == p
+    blob = b"".join(f.read_bytes() for f in db.parent.iterdir())
+    for secret in (b"tok-5f3a9-zz", b"pw-77x", b"k-123456", b"API_TOKEN"):
+        assert secret not in blob
+
+
+def test_timeout_kills_the_whole_process_group(shell: Shell) -> None:
+    t0 = time.monotonic()
+    [r] = run_all(
+        shell, "sleep 30 & echo bg=$!; (sleep 31; echo never) & echo fg=$$; sleep 32", timeout_s=0.5
+    )
+    assert r.timed_out and not r.ok and r.exit_code == 128 + signal.SIGTERM
+    assert time.monotonic() - t0 < 5
+    pids = [int(x.split("=")[1]) for x in r.output.split() if x.startswith(("bg=", "fg="))]
+    assert len(pids) == 2 and not any(alive(p) for p in pids)
+    assert "timed out after 0.5s" in r.output
+
+
+def test_timeout_escalates_to_sigkill(shell: Shell) -> None:
+    [r] = run_all(shell, "trap '' TERM; echo $$; sleep 30", timeout_s=0.3)
+    assert r.timed_out and r.signal == signal.SIGKILL
+    assert not alive(int(r.output.split()[0]))
+
+
+def test_timeout_with_a_driven_clock(tmp_path: Path) -> None:
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 30.0  # every reading jumps 30 s: the 60 s timeout fires without waiting
+        return now[0]
+
+    with Shell(BASE_ENV, tmp_path, interactive=False, clock=clock, sleeper=lambda s: None) as sh:
+        t0 = time.monotonic()
+        r = sh.run("sleep 30", sh.initial_state(), timeout_s=60)
+    assert r.timed_out and time.monotonic() - t0 < 5
+
+
+def test_background_job_ends_with_its_block(shell: Shell) -> None:
+    [r] = run_all(shell, "sleep 30 & echo $!")
+    assert r.ok
+    pid = int(r.output.strip())
+    deadline = time.monotonic() + 2
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(pid)  # SIGHUP, as when a terminal closes
+
+
+def test_non_interactive_read_fails_fast(shell: Shell) -> None:
+    t0 = time.monotonic()
+    r1, r2 = run_all(shell, "Z=before; echo asking; read -r answer; echo got $answer", "echo $Z")
+    assert r1.waited_for_input and not r1.ok and r1.exit_code not in (0, None)
+    assert time.monotonic() - t0 < 5
+    assert "waiting for keyboard input" in r1.output and "reads stdin" in r1.output
+    assert r2.output == "before\n"
+
+
+def test_non_interactive_read_in_a_child_process(shell: Shell) -> None:
+    [r] = run_all(shell, f"{sys.executable} -c 'input()'")
+    assert r.waited_for_input and "python" in r.output
+
+
+def test_reading_the_terminal_fails_fast(shell: Shell) -> None:
+    [r] = run_all(shell, "read -r x < /dev/tty")
+    assert r.waited_for_input and "reads the terminal" in r.output
+
+
+def test_stdin_is_not_a_tty_but_stdout_is(shell: Shell) -> None:
+    [r] = run_all(shell, "[ -t 0 ] && echo in-tty || echo in-notty; [ -t 1 ] && echo out-tty")
+    assert r.output == "in-notty\nout-tty\n"
+
+
+def test_sigpipe_has_its_default_disposition(shell: Shell) -> None:
+    [r] = run_all(shell, "yes | head -n 2; echo ${PIPESTATUS[0]}")
+    assert r.output == "y\ny\n141\n"
+
+
+def test_stop_from_another_thread(shell: Shell) -> None:
+    threading.Timer(0.3, shell.stop).start()
+    [r] = run_all(shell, "echo $$; sleep 30")
+    assert r.interrupted and not r.timed_out and not alive(int(r.output.split()[0]))
+    shell.stop()  # no block running: nothing happens
+
+
+def test_run_from_a_worker_thread(shell: Shell) -> None:
+    results: list[BlockResult] = []
+    t = threading.Thread(target=lambda: results.append(shell.run("yes | head -n 1", shell.initial_state())))
+    t.start()
+    t.join(10)
+    assert results and results[0].output == "y\n" and results[0].ok
+
+
+def test_path_prepend_is_first_and_not_persisted(tmp_path: Path) -> None:
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "wrangler").write_text("#!/bin/sh\necho shimmed\n")
+    (shim / "wrangler").chmod(0o755)
+    with Shell(BASE_ENV, tmp_path, interactive=False, path_prepend=[str(shim)]) as sh:
+        r1, r2 = run_all(sh, "wrangler; PATH=/opt/extra:$PATH", 'echo "$PATH"; wrangler')
+    assert r1.output == "shimmed\n"
+    assert r1.state.variables["PATH"] == f"/opt/extra:{BASE_ENV['PATH']}"
+    assert r2.output == f"{shim}:/opt/extra:{BASE_ENV['PATH']}\nshimmed\n"
+
+
+def test_missing_cwd_does_not_run(shell: Shell, tmp_path: Path) -> None:
+    r = shell.run("echo hi", SessionState(cwd=str(tmp_path / "gone")))
+    assert r.exit_code is None and "no longer exists" in r.output
+
+
+def test_large_block_goes_through_a_file(shell: Shell) -> None:
+    script = "V=0\n" + "V=$((V+1))\n" * 12000 + "echo $V"
+    [r] = run_all(shell, script)
+    assert r.output == "12000\n"
+
+
+def test_syntax_error_keeps_state(shell: Shell) -> None:
+    r1, r2, r3 = run_all(shell, "Q=1", "if then", "echo $Q")
+    assert r2.exit_code == 2 and "syntax error" in r2.output and r2.state == r1.state
+    assert r3.output == "1\n"
+
+
+def test_state_json_round_trip(shell: Shell) -> None:
+    [r] = run_all(
+        shell, "W=$'tab\\there\\nnl \\'q\\' \"dq\" $ ` \\\\ é \\xff'; export W; f() { :; }; export -f f"
+    )
+    s = r.state
+    assert s.variables["W"] == "tab\there\nnl 'q' \"dq\" $ ` \\ é \udcff"
+    assert "export -f f" in s.functions
+    assert SessionState.from_json(s.to_json()) == s
+    [r2] = [
+        shell.run("printf '%s' \"$W\" | od -An -tx1 | tr -d ' \\n'; echo; bash -c f && echo fn-exported", s)
+    ]
+    assert r2.output.split("\n")[0].endswith("c3a920ff") and "fn-exported" in r2.output
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.text(min_size=0, max_size=20).filter(lambda s: "\0" not in s), min_size=1, max_size=5))
+def test_declare_p_parser_round_trips_bash_quoting(values: list[str]) -> None:
+    env = {f"V{i}": v for i, v in enumerate(values)}
+    env["PATH"] = BASE_ENV["PATH"]
+    script = "declare -p " + " ".join(f"V{i}" for i in range(len(values)))
+    out = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", script],
+        env={k: v.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for k, v in env.items()},
+        capture_output=True,
+        check=True,
+    ).stdout.decode("utf-8", "surrogateescape")
+    parsed = {name: value for name, _flags, value, _ in parse_declare_p(out)}
+    for i, v in enumerate(values):
+        assert parsed[f"V{i}"] == v.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+INTERACTIVE_CHILD = textwrap.dedent(
+    """
+    import os, sys
+    from director.shell import Shell
+    with Shell(dict(os.environ), ".", interactive=True) as sh:
+        r = sh.run('read -r -p "Are you sure? " ans; echo "answer=$ans"', sh.initial_state(),
+                   on_output=lambda t: (sys.stdout.write(t), sys.stdout.flush()))
+    print("exit", r.exit_code, r.waited_for_input)
+    """
+)
+
+
+def test_interactive_block_reads_the_operators_terminal(tmp_path: Path) -> None:
+    import pexpect  # type: ignore[import-untyped]
+
+    child = pexpect.spawn(sys.executable, ["-c", INTERACTIVE_CHILD], cwd=str(tmp_path), timeout=10)
+    try:
+        child.expect("Are you sure\\? ")
+        child.sendline("yes")
+        child.expect("answer=yes")
+        child.expect("exit 0 False")
+    finally:
+        child.close(force=True)
