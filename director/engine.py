@@ -60,7 +60,7 @@ class RunConfig:
     auto_approve: bool = False
     operator: str = "unknown"
     step_timeout_s: float = 1800.0
-    max_recoveries: int = 3
+    max_recoveries: int = 5
     target: str = "cloudflare"
     sets: dict[str, str] = field(default_factory=dict)
 
@@ -144,6 +144,7 @@ class Engine:
         self._done_steps: dict[str, _Done] = {}
         self._completed_sections: dict[str, str] = {}
         self._rerun_keys: set[str] = set()
+        self._recovering = False
         self._applied: list[str] = []
         self._verified: list[str] = []
 
@@ -223,6 +224,7 @@ class Engine:
                     f"run {latest.id} died {latest.recoveries} times without progress; "
                     "inspect it with `director audit`, then start over with --restart"
                 )
+            self._recovering = latest.recoveries > 0
             return latest.id
         if latest is not None and latest.state in RESUMABLE:
             self.journal.transition(latest.id, RunState.CANCELLED, "superseded by --restart")
@@ -524,6 +526,10 @@ class Engine:
             self._drain_target()
             if ok:
                 self._done_steps[key] = _Done(fp, res.output)
+                if self._recovering and role == "act":
+                    # Real progress: a step finished since the last recovery, so the crash-loop count restarts.
+                    self.journal.reset_recoveries(self.run_id)
+                    self._recovering = False
                 return res
             if self.interrupted or role == "observe" or attempt == attempts:
                 break
