@@ -28,7 +28,8 @@ the block's session in /proc: a thread whose `/proc/PID/task/TID/syscall` shows 
 17, 19; aarch64: 63, 65, 67) on a descriptor that is that pipe (`pipe:[inode]`) -- or the block's own
 pseudo-terminal (`/dev/tty`, which nobody types into) -- is waiting for input that cannot come: the
 block's processes are killed and the result says `waited_for_input`. Readers that poll (epoll) are
-not seen; they end at the block's timeout. On kernels without /proc this probe is off.
+not seen; they end at the block's timeout. `read -t N` counts as waiting too. Without /proc (not
+Linux) this probe is off.
 
 Killing (timeout, `stop()`, waiting for input) sends SIGTERM to the block's process group and every
 process of its session, then SIGKILL after `kill_grace_s`, and waits until none is left.
@@ -191,15 +192,6 @@ class SessionState:
         """Values of the secret-named scalars (to extend a Redactor)."""
         return [v for k, v in self.variables.items() if is_secret(k) and v]
 
-    def merged_with(self, newer: SessionState) -> SessionState:
-        """`newer`, with in-memory secrets of `self` kept where `newer` (a persisted copy) lacks them."""
-        variables = {
-            **{k: v for k, v in self.variables.items() if k not in newer.variables},
-            **newer.variables,
-        }
-        exported = newer.exported | (self.exported - newer.exported.union(newer.variables))
-        return SessionState(variables, exported, newer.functions, newer.cwd, newer.attributes, newer.arrays)
-
 
 @dataclass(frozen=True)
 class BlockResult:
@@ -361,7 +353,7 @@ def _parse_state_file(
     attributes: dict[str, str] = {}
     arrays: dict[str, str] = {}
     for name, flags, value, stmt in parse_declare_p(declared):
-        if name in _BASH_OWNED or name.startswith(("BASH", "__director")) or not _NAME.fullmatch(name):
+        if name in _BASH_OWNED or name.startswith(("BASH_", "__director")) or not _NAME.fullmatch(name):
             continue
         if "a" in flags or "A" in flags:
             arrays[name] = stmt
@@ -710,6 +702,7 @@ class Shell:
 
         child: Any = None
         pidfd: int | None = None
+        stdin_open = pipe_w is not None  # our copy of the pipe's read end, closed once the child has it
         try:
             child = _Spawn(
                 argv[0],
@@ -723,7 +716,8 @@ class Shell:
             )
             child.ptyproc.delayafterclose = 0  # its default sleeps 0.1 s on every close
             child.ptyproc.delayafterterminate = 0
-            if pipe_w is not None:
+            if stdin_open:
+                stdin_open = False
                 os.close(stdin_fd)  # the child has it; we keep only the write end, never written
             pid: int = child.pid
             cur.pid = pid
@@ -745,7 +739,10 @@ class Shell:
             if child is not None and child.isalive():
                 self._kill_all(child.pid, child, None, lambda _t: None)  # on_output raised: never leak
             if child is not None:
-                child.close(force=True)
+                with contextlib.suppress(Exception):  # an unkillable (D-state) child: report, don't raise
+                    child.close(force=True)
+            if stdin_open:
+                os.close(stdin_fd)
             if pidfd is not None:
                 os.close(pidfd)
             if pipe_w is not None:
@@ -760,8 +757,9 @@ class Shell:
                 new_state = parsed
         except FileNotFoundError:
             pass
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._prelude_path)
+        for leftover in (self._prelude_path, os.path.join(self._tmp, "block.bash")):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)  # the prelude holds the session's secrets in clear
 
         sig: int | None = child.signalstatus
         code: int | None = child.exitstatus if sig is None else 128 + sig
