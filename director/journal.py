@@ -4,8 +4,8 @@ One database per plan (the caller chooses the path, e.g. `.director/<plan>.db`).
 `journal_mode=WAL`, `synchronous=FULL`, `busy_timeout` 10 s; every write is one `BEGIN IMMEDIATE`
 transaction that changes the row(s) and the audit event together, so a crash leaves either all or
 none of a transition. Structured columns hold JSON text (never pickle). Timestamps are UTC ISO-8601
-strings from an injectable clock. Measured on the development VM: ~1 ms per durable commit
-(`python bench/bench_shell.py --journal`).
+strings from an injectable clock. Measured on the development VM (virtio disk): median 0.26 ms per
+durable commit when idle, up to ~4 ms when the machine is busy (`python bench/bench_shell.py --journal`).
 
 Schema (PRAGMA user_version = 1, PRAGMA application_id = 0x44495230 "DIR0"):
 
