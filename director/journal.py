@@ -870,11 +870,15 @@ class Journal:
         """All runs, transitions, steps, approvals, events (and the holder) as JSON or JSON Lines text."""
         data = self.export_data()
         if fmt == "json":
-            return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        if fmt == "jsonl":
+            text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        elif fmt == "jsonl":
             lines = [json.dumps({"type": "journal", "schema_version": SCHEMA_VERSION}, sort_keys=True)]
             for table in _TABLES:
                 for row in data[table]:
                     lines.append(json.dumps({"type": table, **row}, sort_keys=True, ensure_ascii=False))
-            return "\n".join(lines) + "\n"
-        raise ValueError(f"export format must be json or jsonl, not {fmt!r}")
+            text = "\n".join(lines) + "\n"
+        else:
+            raise ValueError(f"export format must be json or jsonl, not {fmt!r}")
+        # Shell values may hold bytes that are not UTF-8 (lone surrogates here): write them as the
+        # JSON escape "\udcff" so the text can always be printed or saved.
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")

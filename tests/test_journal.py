@@ -204,6 +204,13 @@ def test_export_json_and_jsonl(journal: Journal) -> None:
     lines = [json.loads(x) for x in journal.export("jsonl").splitlines()]
     assert lines[0]["type"] == "journal"
     assert {x["type"] for x in lines[1:]} == {"runs", "transitions", "steps", "approvals", "events"}
+    sid2 = journal.step_started(rid, "1/1", "1", 1, "act", "f")
+    journal.step_finished(sid2, StepState.SUCCEEDED, 0, 0.1, "", {"variables": {"B": "\udcff é"}})
+    for fmt in ("json", "jsonl"):
+        text = journal.export(fmt)  # type: ignore[arg-type]
+        text.encode("utf-8")  # printable whatever the shell held
+        assert "\\udcff é" in text
+    assert json.loads(journal.export("json"))["steps"][1]["session"]["variables"]["B"] == "\udcff é"
     with pytest.raises(ValueError):
         journal.export("xml")  # type: ignore[arg-type]
 
