@@ -16,9 +16,10 @@ exports, functions, cwd) flows in document order through `SessionState`:
   those inherited unchanged from the operator's environment, and `PATH` without Director's
   `path_prepend` entries (they are put first again on restore). Scalars keep their attributes
   (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their `declare -p`
-  statement. Not carried: shell options (`set -e`, `shopt`), aliases, traps other than EXIT,
-  unsetting an inherited variable, and background jobs (they receive SIGHUP when the block's bash
-  exits, as when a terminal closes, unless `nohup`/`setsid` detached them).
+  statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
+  capture: that block's changes are lost. Not carried: shell options (`set -e`, `shopt`), aliases,
+  traps other than EXIT, unsetting an inherited variable, and background jobs (they receive SIGHUP
+  when the block's bash exits, as when a terminal closes, unless `nohup`/`setsid` detached them).
 
 stdin. Interactive (and Director's stdin is a TTY): the block's stdin is the operator's terminal, so
 a human can answer "Are you sure?". Otherwise stdin is a pipe that Director holds open and never
@@ -395,6 +396,9 @@ def _prelude(
     out = ["# Director session prelude: generated, sourced through BASH_ENV before the block"]
     out.append("unset BASH_ENV" if original_bash_env is None else f"export BASH_ENV={_q(original_bash_env)}")
     out.append(f"__director_state_file={_q(state_file)}")
+    # Arm the capture before restoring anything: a restored POSIXLY_CORRECT (posix mode forbids a
+    # function named `trap`) or a broken restored function must not cost the block its capture.
+    out.append(_PRELUDE_TAIL)
     for name, value in state.variables.items():
         if not _NAME.fullmatch(name):
             continue
@@ -405,7 +409,6 @@ def _prelude(
     out.extend(stmt for name, stmt in state.arrays.items() if _NAME.fullmatch(name))
     if state.functions:
         out.append(state.functions)
-    out.append(_PRELUDE_TAIL)
     return _enc("\n".join(out))
 
 

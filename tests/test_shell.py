@@ -105,6 +105,14 @@ def test_blocks_own_exit_trap_is_chained(shell: Shell, tmp_path: Path) -> None:
     assert r.output == "inner\ndone\n"
 
 
+def test_odd_shell_settings_do_not_break_later_blocks(shell: Shell) -> None:
+    r = run_all(
+        shell, "set -u; trap 'echo bye' EXIT; IFS=,; POSIXLY_CORRECT=1; A=1", "B=2; echo $A", "echo $A$B"
+    )
+    assert [x.exit_code for x in r] == [0, 0, 0]
+    assert r[0].output == "bye\n" and r[2].output == "12\n"
+
+
 def test_stdout_and_stderr_stream_live_and_are_captured(shell: Shell) -> None:
     seen: list[tuple[float, str]] = []
     t0 = time.monotonic()
