@@ -362,7 +362,7 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
         c.print(f"  lease          held by pid {out['lease'].get('pid')} on {out['lease'].get('host')}")
     t = Table("section", "title", "last success")
     for s in out["sections"]:
-        t.add_row(s["key"], s["title"], s["last_success"] or "—")
+        t.add_row(s["key"], s["title"], str(s["last_success"] or "—"))
     c.print(t)
     if out["sessions"]:
         st = Table("worker", "pid", "port", "url", "health", title="local sessions")

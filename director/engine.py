@@ -145,6 +145,8 @@ class Engine:
         self._completed_sections: dict[str, str] = {}
         self._rerun_keys: set[str] = set()
         self._recovering = False
+        self._warnings: list[str] = []
+        self._realized_rows: set[str] = set()  # key/value rows realized so far in this invocation
         self._applied: list[str] = []
         self._verified: list[str] = []
 
@@ -295,8 +297,12 @@ class Engine:
         }
 
     def _vars_for(self, text: str) -> dict[str, str]:
+        """Values of the variables a block reads (not those it assigns itself): part of its fingerprint."""
         out = {}
+        own = knobs_mod.assigned_vars(text)
         for name in knobs_mod.referenced_vars(text):
+            if name in own:
+                continue
             if name in self.session.variables and not is_secret_name(name):
                 out[name] = self.session.variables[name]
         return out
@@ -423,7 +429,16 @@ class Engine:
 
     def _verify_ok(self, section: Section, block: Block, res: BlockResult, record: bool = True) -> bool:
         lines = [ln.rstrip("\r") for ln in res.output.split("\n")]
-        outcomes = writeback.check_outcomes(block.checks, lines, res.exit_code == 0 and not res.timed_out)
+        exit_ok = res.ok or (
+            res.exit_code == 1 and not (res.timed_out or res.waited_for_input or res.interrupted)
+            and writeback.ends_with_guard(block.text)
+        )
+        outcomes = writeback.check_outcomes(block.checks, lines, exit_ok)
+        for w in outcomes[""].warnings:
+            self._warnings.append(w)
+            self.bus.emit("check.warning", section=section.key, text=w)
+            if self.run_id:
+                self.journal.record_event(self.run_id, "check-inconclusive", {"section": section.key, "line": w})
         if record or outcomes[""].ok:
             for label, o in outcomes.items():
                 if label:
@@ -451,6 +466,9 @@ class Engine:
     def _section_done(self, section: Section, fp: str, before: SessionState | None, record: bool = True) -> None:
         assert self.run_id is not None
         self._completed_sections[section.key] = fp
+        if self.plan.live_state is not None:
+            hints = list(section.hints) + [h for b in section.blocks for h in b.hints]
+            self._realized_rows.update(writeback.keys_named(hints, self.plan.live_state.kv_rows))
         if not record:
             return
         delta = _delta(before, self.session) if before is not None else _delta(None, self.session)
@@ -556,7 +574,9 @@ class Engine:
         assert self.run_id is not None
         for ev in self.target.drain_events():
             self.journal.record_event(self.run_id, "target", ev)
-            self.bus.emit("target", op=str(ev.get("op", "")), detail=ev)
+            what = str(ev.get("kind") or ev.get("op") or "change")
+            name = ev.get("worker") or ev.get("name")
+            self.bus.emit("target", op=f"{what} {name}" if name else what, detail=ev)
 
     def _realize_from(self, section: Section, output: str) -> None:
         """Keys this section realizes (its `→ Live State` hints): from the session, or a URL from output."""
@@ -728,6 +748,8 @@ class Engine:
             what = getattr(self, "_teardown_msg", None) if kind == "teardown" else self._summary_line()
             yaml["last_action"] = f"{stamp} {kind} run {self.run_id} on target {self.cfg.target}: " + (
                 what or final.value) + ("" if final is RunState.COMPLETED else f" — {final.value}")
+            if self._warnings:
+                yaml["last_action"] += " (inconclusive: " + "; ".join(dict.fromkeys(self._warnings)) + ")"
         passed = [r.name for r in ls.check_rows
                   if any(self.by_ref.get(ref) and self.by_ref[ref].ok for ref in r.fed_by)
                   and all(self.by_ref[ref].ok for ref in r.fed_by if ref in self.by_ref)]
@@ -746,9 +768,13 @@ class Engine:
         for row in ls.kv_rows:
             tmpl = templates.get(row.key, row.value)
             if kind == "teardown" and final is RunState.COMPLETED:
-                kv[row.key] = tmpl
-            elif kind == "apply":
-                kv[row.key] = writeback.realize_cell(tmpl, row.key, env, self.knobs, self.realized, discovered)
+                new = tmpl
+            elif kind == "apply" and (row.key in self._realized_rows or final is RunState.COMPLETED):
+                new = writeback.realize_cell(tmpl, row.key, env, self.knobs, self.realized, discovered)
+            else:
+                continue
+            if new.strip() != row.value.strip():
+                kv[row.key] = new
         checks = writeback.row_updates(ls.check_rows, self.by_ref, today) if kind == "apply" else {}
         update = LedgerUpdate(yaml=yaml, kv=kv, checks=checks)
         changed = self.pf.save(update)

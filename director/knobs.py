@@ -93,7 +93,7 @@ def is_check_section(section: Section, knobs: Mapping[str, str]) -> bool:
     """A ✔ section (or one with only verify blocks): read-only checks that always run."""
     if any(m.marker is Marker.VERIFY for m in markers(section, knobs)):
         return True
-    return bool(section.verify_blocks) and not section.act_blocks
+    return bool(section.verify_blocks) and not section.act_blocks and not section.template_blocks
 
 
 def _assignment_re(name: str) -> re.Pattern[str]:
@@ -162,6 +162,18 @@ def referenced_vars(text: str) -> list[str]:
     for m in _VAR.finditer(text):
         seen.setdefault(m.group(1) or m.group(2), None)
     return list(seen)
+
+
+_ASSIGN = re.compile(r"(?:^|[\s;(&|])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)*|readonly\s+)?"
+                     r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_LOOP_OR_READ = re.compile(r"\b(?:for|read(?:\s+-\w+)*)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def assigned_vars(text: str) -> set[str]:
+    """Names a block assigns (`X=…`, `export X=…`, `for X in`, `read X`): its outputs, not its inputs."""
+    names = {m.group(1) for m in _ASSIGN.finditer(text)}
+    names.update(m.group(1) for m in _LOOP_OR_READ.finditer(text))
+    return names
 
 
 class TemplateError(ValueError):

@@ -19,6 +19,7 @@ from rich.text import Text
 from director.approve import GateContent
 from director.events import Event
 from director.model import Input
+from director.writeback import strip_ansi
 
 VERDICT_STYLE = {
     "in-sync": ("✓ in sync", "green"),
@@ -67,12 +68,12 @@ class PlainReporter:
             *lines, rest = buf.split("\n")
             self._partial[key] = rest
             for ln in lines:
-                c.print(Text("     │ " + ln))
+                c.print(Text("     │ " + strip_ansi(ln)))
         elif t == "step.end":
             key = (ev["section"], ev["block"])
             rest = self._partial.pop(key, "")
             if rest:
-                c.print(Text("     │ " + rest))
+                c.print(Text("     │ " + strip_ansi(rest)))
             mark = "ok" if ev["ok"] else f"exit {ev['exit_code']}"
             if ev.get("timed_out"):
                 mark = "timed out"
@@ -91,6 +92,8 @@ class PlainReporter:
             c.print(f"   ⏸ {ev['marker']} gate: {ev['how']} (content sha256 {ev['sha256'][:12]}…)")
         elif t == "approval":
             c.print(f"   ✓ approved ({ev['how']}) sha256 {ev['sha256'][:12]}…")
+        elif t == "check.warning":
+            c.print(f"   ⚠ inconclusive: {ev['text']}")
         elif t == "target":
             c.print(f"   ⚙ target: {ev['op']}")
         elif t == "run.state" and ev["to"] not in ("running",):
@@ -150,7 +153,7 @@ class LiveReporter:
         elif t == "step.output":
             buf = self.partial + ev["text"].replace("\r\n", "\n").replace("\r", "\n")
             *lines, self.partial = buf.split("\n")
-            self.tail.extend(lines)
+            self.tail.extend(strip_ansi(ln) for ln in lines)
             self.tail = self.tail[-50:]
         elif t == "step.retry":
             if ev["section"] in self.rows:

@@ -19,6 +19,7 @@ class CheckOutcome:
 
     ok: bool
     observed: str
+    warnings: tuple[str, ...] = ()
 
 
 def excerpt(text: str, limit: int = 80) -> str:
@@ -84,17 +85,56 @@ def keys_named(hints: Iterable[str], rows: Iterable[KVRow]) -> list[str]:
     return out
 
 
+def ends_with_guard(text: str) -> bool:
+    """Whether a block's last statement is a guard (`[ -n "$X" ] && { … }`).
+
+    Bash gives such a block the guard's status, 1, when the guard is false: "nothing to check", not a
+    failed check. Director reads that exit as success when no failure line was printed (lint says so).
+    """
+    from director.checks import Simple, _argv0, parse_shell
+
+    stmts = parse_shell(text)
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if len(last.elements) < 2 or any(op != "&&" for op in last.ops[1:]):
+        return False
+    first = last.elements[0].commands
+    return len(first) == 1 and isinstance(first[0], Simple) and _argv0(first[0]) in ("[", "[[", "test")
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+_INCONCLUSIVE = re.compile(r"inconclusive|undetermined|unknown|could not (?:tell|determine)", re.IGNORECASE)
+
+
+def strip_ansi(text: str) -> str:
+    """Text without terminal control sequences (tools colour their output under a pty)."""
+    return _ANSI.sub("", text)
+
+
+def is_inconclusive(check: CheckLine) -> bool:
+    """An exit-0 alternative the author worded as "could not tell" rather than as a failure."""
+    return check.ambiguous and check.polarity is CheckPolarity.FAIL and bool(_INCONCLUSIVE.search(check.message))
+
+
 def check_outcomes(
     checks: Iterable[CheckLine], output_lines: list[str], exit_ok: bool
 ) -> dict[str, CheckOutcome]:
-    """Per label (`1`, `2a`…) and for the whole block (key ""), what the verify output shows."""
+    """Per label (`1`, `2a`…) and for the whole block (key ""), what the verify output shows.
+
+    The block holds when it exited 0 (or ended on a false guard), printed no failure line, and printed
+    each ambiguous pass line or, in its place, its inconclusive alternative (kept as a warning).
+    """
     from director.checks import match_check
 
+    lines = [strip_ansi(ln).rstrip() for ln in output_lines]
     out: dict[str, CheckOutcome] = {}
+    checks = tuple(checks)
     printed_pass: list[str] = []
     failed_line: str | None = None
+    warnings: list[str] = []
     for check in checks:
-        hit = next((ln for ln in output_lines if match_check(check, ln)), None)
+        hit = next((ln for ln in lines if match_check(check, ln)), None)
         if check.polarity is CheckPolarity.PASS:
             if hit is not None:
                 printed_pass.append(hit)
@@ -104,24 +144,29 @@ def check_outcomes(
                     out[check.label] = CheckOutcome(True, excerpt(hit))
                 elif hit is None:
                     out[check.label] = CheckOutcome(False, "")
+        elif hit is not None and is_inconclusive(check):
+            warnings.append(hit.strip())
         elif hit is not None:
             failed_line = hit
             if check.label:
                 out[check.label] = CheckOutcome(False, excerpt(hit))
+    warned_lines = {c.line for c in checks if is_inconclusive(c)
+                    and any(match_check(c, ln) for ln in lines)}
     ok = exit_ok and failed_line is None and all(
-        any(match_check(c, ln) for ln in output_lines)
+        any(match_check(c, ln) for ln in lines) or c.line in warned_lines
         for c in checks
         if c.polarity is CheckPolarity.PASS and c.ambiguous
     )
     if not ok:
-        tail = failed_line or next((ln for ln in reversed(output_lines) if ln.strip()), "")
+        tail = failed_line or next((ln for ln in reversed(lines) if ln.strip()), "")
         for label, o in list(out.items()):
             if not o.ok and not o.observed:
                 out[label] = CheckOutcome(False, excerpt(tail))
         observed = excerpt(tail)
     else:
-        observed = excerpt(" · ".join(printed_pass) if printed_pass else (output_lines[-1] if output_lines else ""))
-    out[""] = CheckOutcome(ok, observed)
+        shown = " · ".join(printed_pass + warnings) if printed_pass or warnings else (lines[-1] if lines else "")
+        observed = excerpt(shown)
+    out[""] = CheckOutcome(ok, observed, tuple(warnings))
     return out
 
 

@@ -47,7 +47,8 @@ BUG_NOTE = (
 # packages/wrangler/src/utils/worker-not-found-error.ts: the API's message for code 10007.
 WORKER_NOT_FOUND = "This Worker does not exist on your account."
 WORKER_NOT_FOUND_CODE = 10007
-# The API's not-found for a workflow (code 10200, packages/wrangler/src/deploy/check-workflow-conflicts.ts).
+# The API's not-found for a workflow: code 10200 (packages/wrangler/src/deploy/check-workflow-conflicts.ts);
+# the text is the API's own (not in wrangler's source), as quoted from live runs in public logs.
 WORKFLOW_NOT_FOUND = "workflows.api.error.workflow.not_found"
 WORKFLOW_NOT_FOUND_CODE = 10200
 # packages/wrangler/src/deploy/index.ts and versions/deployments/list.ts.
