@@ -113,7 +113,7 @@ def run_command(
         raise UsageError(f"PLAN: no such file: {plan_path}")
     if step_timeout <= 0:
         raise UsageError("--step-timeout must be > 0 seconds")
-    pf = PlanFile.load(plan_path)
+    pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
     plan = pf.plan
     given = knobs.parse_sets(plan, sets)
     interactive = (

@@ -777,8 +777,8 @@ class Engine:
                 kv[row.key] = new
         checks = writeback.row_updates(ls.check_rows, self.by_ref, today) if kind == "apply" else {}
         update = LedgerUpdate(yaml=yaml, kv=kv, checks=checks)
-        changed = self.pf.save(update)
-        self.bus.emit("ledger.write", path=str(self.pf.path), changed=bool(changed))
+        self.pf.save(update)
+        self.bus.emit("ledger.write", path=str(self.pf.path), changed=self.pf.last_save_wrote)
 
     def _kv_templates(self) -> dict[str, str]:
         """The key/value cells as the author wrote them (journaled the first time Director realizes them)."""
