@@ -444,7 +444,7 @@ class Journal:
         """One durable write transaction; sqlite errors become JournalError."""
         try:
             self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as e:
+        except sqlite3.Error as e:
             raise JournalError(f"journal {self.path} is busy or unwritable: {e}") from e
         try:
             yield self._db

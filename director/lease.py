@@ -90,7 +90,11 @@ def pid_alive(pid: int) -> bool:
 
 
 class Lease:
-    """A held plan lease; release it (or leave the `with` block) to let the next writer in."""
+    """A held plan lease; release it (or leave the `with` block) to let the next writer in.
+
+    Dropping the object without `release()` keeps the lock until the process exits: losing the lease
+    silently mid-run would be worse than holding it too long.
+    """
 
     def __init__(self, path: Path, fd: int, journal: Journal, holder: Holder) -> None:
         """Wrap an acquired lock; use `acquire`."""
@@ -144,12 +148,6 @@ class Lease:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.release()
-
-    def __del__(self) -> None:
-        # The kernel would drop the flock anyway; closing avoids a leaked fd in long test runs.
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
 
 def acquire(
