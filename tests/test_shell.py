@@ -279,6 +279,17 @@ def test_syntax_error_keeps_state(shell: Shell) -> None:
     assert r3.output == "1\n"
 
 
+def test_arrays_with_tricky_elements_flow(shell: Shell) -> None:
+    r1, r2 = run_all(
+        shell,
+        "A=($'x\\ny' ') (' '\"q\"' '' $'\\xff'); declare -A M=([$'k\\n']=') v' [\"a b\"]=2)",
+        'printf "<%s>" "${A[@]}" "${M[$\'k\\n\']}" "${M[a b]}"; echo " ${#A[@]}"',
+    )
+    assert r1.ok and r2.ok, (r1, r2)
+    assert r2.output == '<x\ny><) (><"q"><><\ufffd><) v><2> 5\n'
+    assert SessionState.from_json(r1.state.to_json()) == r1.state
+
+
 def test_state_json_round_trip(shell: Shell) -> None:
     [r] = run_all(
         shell, "W=$'tab\\there\\nnl \\'q\\' \"dq\" $ ` \\\\ é \\xff'; export W; f() { :; }; export -f f"
