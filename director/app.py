@@ -165,7 +165,9 @@ def run_command(
             tp.pause, tp.resume = live.pause, live.resume
         prompter = tp
 
-    journal = Journal.open(p.journal)
+    from director.secrets import secret_name_predicate
+
+    journal = Journal.open(p.journal, is_secret=secret_name_predicate(secrets))
     base_env = dict(os.environ)
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))
@@ -173,7 +175,7 @@ def run_command(
                   redactor=redactor)
     cfg = RunConfig(kind=kind, mode=mode, interactive=interactive, restart=restart, approve=tuple(approve),
                     auto_approve=auto_approve, operator=who, step_timeout_s=step_timeout, target=target,
-                    sets=given)
+                    sets=given, secret_names=tuple(secrets))
     engine = Engine(plan_file=pf, journal=journal, shell=shell, target=tgt, bus=bus, prompter=prompter,
                     config=cfg, workdir=p.workspace)
 

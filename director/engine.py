@@ -28,7 +28,7 @@ from director.journal import Journal
 from director.ledger import LedgerUpdate
 from director.model import Block, BlockRole, Marker, Plan, Section, SectionKind
 from director.planfile import PlanFile
-from director.secrets import is_secret_name
+from director.secrets import is_secret_name, secret_name_predicate
 from director.shell import BlockResult, SessionState, Shell
 from director.states import RunState, StepState
 from director.targets.base import Target
@@ -63,6 +63,7 @@ class RunConfig:
     max_recoveries: int = 5
     target: str = "cloudflare"
     sets: dict[str, str] = field(default_factory=dict)
+    secret_names: tuple[str, ...] = ()
 
 
 @dataclass
@@ -134,6 +135,7 @@ class Engine:
         self.workdir = workdir
         self.clock = clock or (lambda: datetime.now(UTC))
         self.sleeper = sleeper
+        self.is_secret = secret_name_predicate(config.secret_names)
         self.session = SessionState(variables={}, exported=frozenset(), functions="", cwd=str(workdir))
         self.knobs: dict[str, str] = {}
         self.realized: dict[str, str] = {}
@@ -146,6 +148,7 @@ class Engine:
         self._rerun_keys: set[str] = set()
         self._recovering = False
         self._warnings: list[str] = []
+        self._known_secrets: set[str] = set()
         self._realized_rows: set[str] = set()  # key/value rows realized so far in this invocation
         self._applied: list[str] = []
         self._verified: list[str] = []
@@ -303,7 +306,7 @@ class Engine:
         for name in knobs_mod.referenced_vars(text):
             if name in own:
                 continue
-            if name in self.session.variables and not is_secret_name(name):
+            if name in self.session.variables and not self.is_secret(name):
                 out[name] = self.session.variables[name]
         return out
 
@@ -477,7 +480,7 @@ class Engine:
         self.journal.reset_recoveries(self.run_id)
 
     def _persistable(self, state: SessionState) -> SessionState:
-        return state.persistable(is_secret_name)
+        return state.persistable(self.is_secret)
 
     def _write_templates(self, section: Section, templates: dict[int, tuple[str, str]]) -> None:
         for idx, (path, content) in templates.items():
@@ -536,6 +539,7 @@ class Engine:
                 StepState.INTERRUPTED if self.interrupted else StepState.FAILED
             )
             self.session = res.state
+            self._learn_secrets()
             self.journal.step_finished(sid, state, res.exit_code, res.duration_s, res.output,
                                        self._persistable(self.session).to_json())
             self.bus.emit("step.end", section=section.key, block=block.index, role=role, exit_code=res.exit_code,
@@ -570,6 +574,14 @@ class Engine:
             raise _Stop(self._fail_now(section, msg))
         return res
 
+    def _learn_secrets(self) -> None:
+        """Values a block put in secret-named variables are redacted from then on (screen, journal, file)."""
+        new = [v for v in self.session.secret_values(self.is_secret) if v not in self._known_secrets]
+        if new:
+            self._known_secrets.update(new)
+            self.shell.redactor = self.shell.redactor.extended(new)
+            self.pf.secret_values = [*self.pf.secret_values, *new]
+
     def _drain_target(self) -> None:
         assert self.run_id is not None
         for ev in self.target.drain_events():
@@ -586,7 +598,7 @@ class Engine:
         hints = list(section.hints) + [h for b in section.blocks for h in b.hints]
         found: dict[str, str] = {}
         for key in writeback.keys_named(hints, plan.live_state.kv_rows):
-            if key in self.session.variables and not is_secret_name(key):
+            if key in self.session.variables and not self.is_secret(key):
                 found[key] = self.session.variables[key]
             elif "URL" in key.upper():
                 cond = knobs_mod.kv_condition(next(r.value for r in plan.live_state.kv_rows if r.key == key))
