@@ -528,6 +528,15 @@ class _Running:
         self.stop_requested = False
 
 
+def _high_fd(fd: int) -> int:
+    """`fd` moved to 3 or above: in the child, pty.fork puts the pty on 0-2 before we dup2 stdin."""
+    if fd >= 3:
+        return fd
+    new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return new
+
+
 def _default_dimensions() -> tuple[int, int]:
     try:
         size = os.get_terminal_size(1)
@@ -579,7 +588,7 @@ class Shell:
         self._env = dict(self._base_env)
         self._env["PATH"] = ":".join([*self.path_prepend, base_path]) if self.path_prepend else base_path
         self._original_bash_env = self._base_env.get("BASH_ENV")
-        self._tty_fd: int | None = os.dup(0) if interactive and os.isatty(0) else None
+        self._tty_fd: int | None = _high_fd(os.dup(0)) if interactive and os.isatty(0) else None
         self.interactive = self._tty_fd is not None
         self._tmp = _private_tmp()
         self._prelude_path = os.path.join(self._tmp, "prelude.bash")
@@ -696,7 +705,8 @@ class Shell:
         if self._tty_fd is not None:
             stdin_fd = self._tty_fd
         else:
-            stdin_fd, pipe_w = os.pipe()
+            r, pipe_w = os.pipe()
+            stdin_fd = _high_fd(r)
         targets: set[str] = set()
         if pipe_w is not None:
             targets.add(f"pipe:[{os.fstat(stdin_fd).st_ino}]")
