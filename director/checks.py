@@ -568,6 +568,17 @@ def exit_code(cmd: Command) -> int | None:
         return 1  # `exit "$rc"`: a computed status is treated as a failure exit
 
 
+def _pipeline_exits(pl: Pipeline) -> bool:
+    """A pipeline that is a failure exit: `exit N`, or a `{ …; exit N; }` group ending the script."""
+    if len(pl.commands) != 1:
+        return False
+    cmd = pl.commands[0]
+    if isinstance(cmd, Simple):
+        code = exit_code(cmd)
+        return code is not None and code != 0
+    return cmd.kind != "function" and any(_has_exit(part) for _, part in cmd.parts)
+
+
 def _is_fail_exit(ao: AndOr) -> bool:
     """An and-or list that is exactly `exit N` with N ≠ 0 (or `false`)."""
     if len(ao.elements) != 1 or len(ao.elements[0].commands) != 1:
@@ -634,7 +645,8 @@ def _walk(stmts: StatementList, path: str, out: list[_Echo], pairs: list[tuple[i
         fail_ids: list[int] = []
         for k, (pl, op) in enumerate(zip(ao.elements, ao.ops, strict=True)):
             el_path = "fail" if op == "||" else path
-            if k == 0:
+            if k == 0 or (op == "||" and ao.ops[k - 1] == "&&" and _pipeline_exits(ao.elements[k - 1])):
+                # `A && { …; exit 1; } || C`: the && branch exits, so C is what runs when A is false.
                 el_path = path
             # An echo is a check only as the last command of its pipeline (otherwise it feeds a pipe).
             for ci, cmd in enumerate(pl.commands):
