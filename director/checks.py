@@ -880,7 +880,8 @@ def _issues(stmts: StatementList, final: bool, out: list[ShellIssue]) -> None:
                 nxt_exit = k + 1 < len(ao.elements) and any(
                     exit_code(c) not in (None, 0) for c in ao.elements[k + 1].commands
                 )
-                if msg is not None and not nxt_exit and not _pair_partner(ao, k):
+                after_exit = k >= 2 and ao.ops[k - 1] == "&&" and _pipeline_exits(ao.elements[k - 1])
+                if msg is not None and not nxt_exit and not after_exit and not _pair_partner(ao, k):
                     out.append(
                         ShellIssue(
                             pl.line,

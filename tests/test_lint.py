@@ -138,6 +138,7 @@ def test_verify_block_weaknesses() -> None:
     assert "unenforced-check" not in verify('probe && echo "1: ok" || { echo "1: bad"; exit 1; }\necho done')
     assert "fail-without-exit" in verify('probe || echo "probe failed"')
     assert "fail-without-exit" not in verify('probe || { echo "probe failed"; exit 1; }')
+    assert not verify('ls out/* >/dev/null 2>&1 && { echo "still there"; exit 1; } || echo "all gone"')
 
 
 def test_check_table_and_contract() -> None:

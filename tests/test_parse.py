@@ -291,6 +291,8 @@ def test_check_polarity_corpus() -> None:
         "else branch": ("fail", True),
         "with a flag: $X ${Y}": ("pass", False),
         "bare failure without exit": ("fail", False),
+        "out still present": ("fail", False),
+        "out gone": ("pass", False),  # `A && { …; exit 1; } || echo C`: C runs when A is false — success
     }
 
 
