@@ -201,6 +201,7 @@ def run_command(
                 if live is not None:
                     live.stop()
     finally:
+        shell.close()
         journal.close()
         if events_file is not None:
             events_file.close()
