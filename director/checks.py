@@ -409,7 +409,7 @@ class _Parser:
                 self.i += 1
                 if (n := self.peek()) is not None and n.kind == "word":
                     self.i += 1
-                if self.peek() is not None and self.peek().kind == "op" and self.peek().text == "(":  # type: ignore[union-attr]
+                if (p := self.peek()) is not None and p.kind == "op" and p.text == "(":
                     self.i += 1
                     self._eat(")")
                 return self._function_body(line)

@@ -674,6 +674,9 @@ class _PlanParser:
         live_state: LiveState | None = None
         contract: tuple[ContractItem, ...] = ()
         prompt_rules: tuple[str, ...] = ()
+        seen_numbered = False
+        # A contract may also stand in the preamble, before the first `##`.
+        contract = self._contract(0, raws[0].start - 3 if raws else len(toks))
         for r, kind, number, key, stitle, tail in classified:
             line0 = r.span.start
             markers = parse_markers(tail, ctx, line0, inputs) if tail else ()
@@ -700,12 +703,9 @@ class _PlanParser:
                     key = f"{base}-{k}"
                     k += 1
             seen_keys[key] = line0 + 1
-            if (
-                kind is SectionKind.PROSE
-                and not contract
-                and not any(s.kind in (SectionKind.VARIABLES, SectionKind.NUMBERED) for s in sections)
-            ):
-                contract = self._contract(r)
+            if kind is SectionKind.PROSE and not contract and not seen_numbered:
+                contract = self._contract(r.start, r.end)
+            seen_numbered = seen_numbered or number is not None
             if kind is SectionKind.PROMPT:
                 prompt_rules = self._bullets(r)
             blocks: list[Block] = []
@@ -840,18 +840,20 @@ class _PlanParser:
                 out.append(" ".join(t.content.split("\n")).strip())
         return tuple(out)
 
-    def _contract(self, r: _RawSection) -> tuple[ContractItem, ...]:
+    def _contract(self, start: int, end: int) -> tuple[ContractItem, ...]:
+        """The first ordered list of `N. **Title** — text` items in tokens[start:end]."""
         toks = self.tokens
-        for i in range(r.start, r.end):
+        r_end = end
+        for i in range(start, end):
             if toks[i].type != "ordered_list_open":
                 continue
             items: list[ContractItem] = []
             level = toks[i].level
             j = i + 1
-            while j < r.end and not (toks[j].type == "ordered_list_close" and toks[j].level == level):
+            while j < r_end and not (toks[j].type == "ordered_list_close" and toks[j].level == level):
                 t = toks[j]
                 if t.type == "list_item_open" and t.level == level + 1:
-                    inline = next((toks[k] for k in range(j, r.end) if toks[k].type == "inline"), None)
+                    inline = next((toks[k] for k in range(j, r_end) if toks[k].type == "inline"), None)
                     m = re.match(
                         r"^\*\*(.+?)\*\*\s*(?:—|–|-|:)\s*(.*)$", inline.content if inline else "", re.S
                     )

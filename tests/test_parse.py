@@ -317,3 +317,10 @@ def test_extract_checks_heredoc_and_labels() -> None:
 )
 def test_match_check(message: str, line: str, ok: bool) -> None:
     assert match_check(CheckLine(message, CheckPolarity.PASS, 0), line) is ok
+
+
+def test_contract_in_preamble_and_not_after_numbered_sections() -> None:
+    plan = parse("# T\n\n1. **Fast** — quick.\n2. **Safe** — careful.\n\n## 1. Go  🟢\n")
+    assert [(c.number, c.title, c.line) for c in plan.contract] == [(1, "Fast", 2), (2, "Safe", 3)]
+    late = parse("# T\n\n## 1. Go  🟢\n\n## Notes\n\n1. **Late** — not a contract.\n")
+    assert late.contract == ()
