@@ -193,10 +193,22 @@ def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
             for issue in checks.verify_issues(b.text):
                 out.append(Finding(b.body_start + issue.line + 1, issue.code, issue.message))
             amb = [c for c in b.checks if c.ambiguous]
-            for k in range(0, len(amb) - 1, 2):
-                a, z = amb[k], amb[k + 1]
-                p = next(c for c in (a, z) if c.polarity is CheckPolarity.PASS)
-                f = next(c for c in (a, z) if c.polarity is CheckPolarity.FAIL)
+            k = 0
+            while k < len(amb):
+                a = amb[k]
+                z = amb[k + 1] if k + 1 < len(amb) and amb[k + 1].polarity is not a.polarity else None
+                k += 2 if z is not None else 1
+                if z is None:
+                    out.append(
+                        Finding(
+                            a.line + 1,
+                            "ambiguous-check",
+                            f'"{a.message}" is one side of a ternary that exits 0 either way; read '
+                            f"by wording as {a.polarity.value} (end the failure branch with `exit 1`)",
+                        )
+                    )
+                    continue
+                p, f = (a, z) if a.polarity is CheckPolarity.PASS else (z, a)
                 out.append(
                     Finding(
                         a.line + 1,
