@@ -35,8 +35,12 @@ def paths_for(plan_path: Path, state_dir: Path | None, workdir: Path | None) -> 
     else:
         root = state_dir.resolve()
         state = root
-    return Paths(state, state / "journal.sqlite3", state / "lease.lock",
-                 (workdir.resolve() if workdir else state / "workspace"))
+    return Paths(
+        state,
+        state / "journal.sqlite3",
+        state / "lease.lock",
+        (workdir.resolve() if workdir else state / "workspace"),
+    )
 
 
 def _prepare_dirs(p: Paths) -> None:
@@ -71,9 +75,7 @@ def uses_wrangler(plan: Any) -> bool:
     import re
 
     return any(
-        re.search(r"(?<![\w-])wrangler(?![\w-])", b.text)
-        for s in plan.sections
-        for b in s.executable_blocks
+        re.search(r"(?<![\w-])wrangler(?![\w-])", b.text) for s in plan.sections for b in s.executable_blocks
     )
 
 
@@ -120,8 +122,7 @@ def run_command(
         not non_interactive and not os.environ.get("CI") and sys.stdin.isatty() and sys.stdout.isatty()
     )
     events_to_stdout = events == "-"
-    console = make_console(plain or events_to_stdout or not interactive and not sys.stdout.isatty(),
-                           stderr=events_to_stdout)
+    console = make_console(plain or events_to_stdout or not sys.stdout.isatty(), stderr=events_to_stdout)
     p = paths_for(plan_path, state_dir, workdir)
     _prepare_dirs(p)
     who = operator_name(operator)
@@ -143,10 +144,18 @@ def run_command(
     live: LiveReporter | None = None
     use_live = interactive and not plain and console.is_terminal and not os.environ.get("NO_COLOR")
     if use_live:
-        live = LiveReporter(console, [(s.key, f"§{s.key}" if s.number is not None else s.key, s.title)
-                                      for s in plan.executable_sections]
-                            + ([(plan.teardown.key, "teardown", plan.teardown.title)]
-                               if kind == "teardown" and plan.teardown else []))
+        live = LiveReporter(
+            console,
+            [
+                (s.key, f"§{s.key}" if s.number is not None else s.key, s.title)
+                for s in plan.executable_sections
+            ]
+            + (
+                [(plan.teardown.key, "teardown", plan.teardown.title)]
+                if kind == "teardown" and plan.teardown
+                else []
+            ),
+        )
         bus.subscribe(live)
     else:
         bus.subscribe(PlainReporter(console))
@@ -171,13 +180,32 @@ def run_command(
     base_env = dict(os.environ)
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))
-    shell = Shell(base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend,
-                  redactor=redactor)
-    cfg = RunConfig(kind=kind, mode=mode, interactive=interactive, restart=restart, approve=tuple(approve),
-                    auto_approve=auto_approve, operator=who, step_timeout_s=step_timeout, target=target,
-                    sets=given, secret_names=tuple(secrets))
-    engine = Engine(plan_file=pf, journal=journal, shell=shell, target=tgt, bus=bus, prompter=prompter,
-                    config=cfg, workdir=p.workspace)
+    shell = Shell(
+        base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor
+    )
+    cfg = RunConfig(
+        kind=kind,
+        mode=mode,
+        interactive=interactive,
+        restart=restart,
+        approve=tuple(approve),
+        auto_approve=auto_approve,
+        operator=who,
+        step_timeout_s=step_timeout,
+        target=target,
+        sets=given,
+        secret_names=tuple(secrets),
+    )
+    engine = Engine(
+        plan_file=pf,
+        journal=journal,
+        shell=shell,
+        target=tgt,
+        bus=bus,
+        prompter=prompter,
+        config=cfg,
+        workdir=p.workspace,
+    )
 
     def resolve(previous: dict[str, str] | None) -> knobs.Resolution:
         ask = prompter.ask_input if prompter is not None else None
@@ -207,8 +235,11 @@ def run_command(
             events_file.close()
 
     if result.sections and (mode != "run" or not events_to_stdout):
-        summary_table(console, result.sections,
-                      title={"preview": "plan", "check": "check"}.get(mode, f"{kind} run {result.run_id}"))
+        summary_table(
+            console,
+            result.sections,
+            title={"preview": "plan", "check": "check"}.get(mode, f"{kind} run {result.run_id}"),
+        )
     return _report(console, result, mode, kind)
 
 
@@ -265,7 +296,9 @@ def approve_command(plan_path: Path, selector: str, *, operator: str | None, sta
     try:
         run = journal.latest_run("teardown" if section.kind.value == "teardown" else "apply")
         if run is None:
-            raise DirectorError(f"{plan_path}: no run has reached {selector!r} yet; run `director apply` first")
+            raise DirectorError(
+                f"{plan_path}: no run has reached {selector!r} yet; run `director apply` first"
+            )
         kn = dict(run.inputs or {})
         if knobs.gate_of(section, kn) is None:
             raise UsageError(f"SECTION: {selector!r} is not gated for inputs {kn}")
@@ -273,7 +306,9 @@ def approve_command(plan_path: Path, selector: str, *, operator: str | None, sta
         gate_panel(console, content)
         who = operator_name(operator)
         r = make_receipt(content, who, "approve-command")
-        journal.record_approval(None, r.section_key, r.sha256, r.operator, "approve-command", content.to_json())
+        journal.record_approval(
+            None, r.section_key, r.sha256, r.operator, "approve-command", content.to_json()
+        )
         console.print(f"approved §{section.key} for {who}@{r.host} at {r.at}: sha256 {r.sha256}")
         assert isinstance(content, GateContent)
     finally:
@@ -311,7 +346,9 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
     out: dict[str, Any] = {
         "plan": str(plan_path),
         "title": plan.title,
-        "live_state": {k: ls.data.get(k) for k in ("status", "last_action", "last_verified", "target")} if ls else {},
+        "live_state": {k: ls.data.get(k) for k in ("status", "last_action", "last_verified", "target")}
+        if ls
+        else {},
         "last_run": None,
         "sections": [],
         "lease": None,
@@ -326,13 +363,22 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
                 if run.state == "awaiting-approval":
                     evs = [e for e in journal.events(kind="gate-waiting") if e.run_id == run.id]
                     waiting = evs[-1].data.get("section") if evs else None
-                out["last_run"] = {"id": run.id, "kind": run.kind, "state": run.state, "target": run.target,
-                                   "operator": run.operator, "created_at": run.created_at,
-                                   "updated_at": run.updated_at, "waiting_on": waiting, "inputs": run.inputs}
+                out["last_run"] = {
+                    "id": run.id,
+                    "kind": run.kind,
+                    "state": run.state,
+                    "target": run.target,
+                    "operator": run.operator,
+                    "created_at": run.created_at,
+                    "updated_at": run.updated_at,
+                    "waiting_on": waiting,
+                    "inputs": run.inputs,
+                }
             for s in plan.executable_sections + ((plan.teardown,) if plan.teardown else ()):
                 last = journal.last_success(f"{s.key}/section")
-                out["sections"].append({"key": s.key, "title": s.title,
-                                        "last_success": last.finished_at if last else None})
+                out["sections"].append(
+                    {"key": s.key, "title": s.title, "last_success": last.finished_at if last else None}
+                )
             holder = journal.lease_holder()
             out["lease"] = holder
         finally:
@@ -370,13 +416,20 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
     if out["sessions"]:
         st = Table("worker", "pid", "port", "url", "health", title="local sessions")
         for s in out["sessions"]:
-            st.add_row(str(s.get("name")), str(s.get("pid")), str(s.get("port")), str(s.get("url")),
-                       "healthy" if s.get("healthy") else ("alive" if s.get("alive") else "dead"))
+            st.add_row(
+                str(s.get("name")),
+                str(s.get("pid")),
+                str(s.get("port")),
+                str(s.get("url")),
+                "healthy" if s.get("healthy") else ("alive" if s.get("alive") else "dead"),
+            )
         c.print(st)
     return codes.EXIT_OK
 
 
-def diff_command(plan_path: Path, *, against: str, last_run: bool, state_dir: Path | None, as_json: bool) -> int:
+def diff_command(
+    plan_path: Path, *, against: str, last_run: bool, state_dir: Path | None, as_json: bool
+) -> int:
     """`director diff`."""
     from director.diff import live_state_diff, text_at_revision
     from director.render import make_console
@@ -421,7 +474,10 @@ def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jso
             journal.close()
     for ev in data.get("events", []):
         if ev.get("kind") == "plan-before-run":
-            ev["data"] = {"kind": ev["data"].get("kind"), "text": f"<{len(ev['data'].get('text', ''))} chars>"}
+            ev["data"] = {
+                "kind": ev["data"].get("kind"),
+                "text": f"<{len(ev['data'].get('text', ''))} chars>",
+            }
     if as_json:
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
         return codes.EXIT_OK

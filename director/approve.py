@@ -78,7 +78,9 @@ def make_receipt(content: GateContent, operator: str, how: str, now: datetime | 
 def matches(selector: str, section_key: str, slug: str, title: str) -> bool:
     """Whether an `--approve SECTION` selector (number, key or slug) names this section."""
     s = selector.strip().lstrip("§").lower()
-    return s in {section_key.lower(), slug.lower(), title.lower()} or (bool(slug) and slug.startswith(s + "-"))
+    return s in {section_key.lower(), slug.lower(), title.lower()} or (
+        bool(slug) and slug.startswith(s + "-")
+    )
 
 
 class Prompter(Protocol):

@@ -20,17 +20,26 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
         c.print("no runs recorded")
     for run in runs:
         rid = run["id"]
-        c.print(f"[bold]run {rid}[/] {run['kind']} on {run.get('target')} by {run.get('operator')}: "
-                f"[bold]{run['state']}[/] (created {run.get('created_at')})")
+        c.print(
+            f"[bold]run {rid}[/] {run['kind']} on {run.get('target')} by {run.get('operator')}: "
+            f"[bold]{run['state']}[/] (created {run.get('created_at')})"
+        )
         for tr in (t for t in data.get("transitions", []) if t["run_id"] == rid):
             c.print(f"  {tr['at']}  {tr['frm'] or '∅'} → {tr['to']}  {_cut(tr.get('reason'), 90)}")
         steps = [s for s in data.get("steps", []) if s["run_id"] == rid]
         if steps:
             t = Table("step", "role", "attempt", "state", "exit", "secs", "flags", "output", box=None)
             for s in steps:
-                t.add_row(s["step_key"], s["role"], str(s["attempt"]), s["state"], str(s.get("exit_code")),
-                          f"{(s.get('duration_s') or 0):.2f}", _cut(s.get("flags"), 30),
-                          _cut(s.get("output"), 50))
+                t.add_row(
+                    s["step_key"],
+                    s["role"],
+                    str(s["attempt"]),
+                    s["state"],
+                    str(s.get("exit_code")),
+                    f"{(s.get('duration_s') or 0):.2f}",
+                    _cut(s.get("flags"), 30),
+                    _cut(s.get("output"), 50),
+                )
             c.print(t)
         for ev in (e for e in data.get("events", []) if e.get("run_id") == rid):
             c.print(f"  event {ev['at']} {ev['kind']}: {_cut(ev.get('data'), 100)}")

@@ -43,7 +43,9 @@ app = typer.Typer(
 PlanArg = Annotated[Path, typer.Argument(help="The plan (a Markdown file).", show_default=False)]
 StateDirOpt = Annotated[
     Path | None,
-    typer.Option("--state-dir", help="Journal, lease and local account (default: .director/<plan>/ beside the plan)."),
+    typer.Option(
+        "--state-dir", help="Journal, lease and local account (default: .director/<plan>/ beside the plan)."
+    ),
 ]
 WorkdirOpt = Annotated[
     Path | None, typer.Option("--workdir", help="Where blocks run (default: <state-dir>/workspace).")
@@ -52,15 +54,19 @@ TargetOpt = Annotated[
     str, typer.Option("--target", help="cloudflare (blocks run as written) or local (real wrangler dev).")
 ]
 SetOpt = Annotated[
-    list[str] | None, typer.Option("--set", help="Answer an input: KNOB=value (repeatable, case-insensitive).")
+    list[str] | None,
+    typer.Option("--set", help="Answer an input: KNOB=value (repeatable, case-insensitive)."),
 ]
 ApproveOpt = Annotated[
     list[str] | None,
     typer.Option("--approve", help="Approve a gated section by number or slug (repeatable); 💥 needs this."),
 ]
-OperatorOpt = Annotated[str | None, typer.Option("--operator", help="Who is running this (default: login name).")]
+OperatorOpt = Annotated[
+    str | None, typer.Option("--operator", help="Who is running this (default: login name).")
+]
 SecretOpt = Annotated[
-    list[str] | None, typer.Option("--secret", help="Treat this variable as a secret (never stored or shown).")
+    list[str] | None,
+    typer.Option("--secret", help="Treat this variable as a secret (never stored or shown)."),
 ]
 EventsOpt = Annotated[
     str | None, typer.Option("--events", help="Write JSONL events to FILE ('-' for stdout).", metavar="FILE")
@@ -87,7 +93,9 @@ def _load(plan: Path) -> Any:
 
 
 @app.command()
-def show(plan: PlanArg, as_json: Annotated[bool, typer.Option("--json", help="Print the model as JSON.")] = False) -> None:
+def show(
+    plan: PlanArg, as_json: Annotated[bool, typer.Option("--json", help="Print the model as JSON.")] = False
+) -> None:
     """Show the parsed plan: sections, markers, gates, blocks, inputs, Live State.
 
     Example: director show plans/workflow.cloudflare.md --json | jq '.sections[].key'
@@ -148,18 +156,25 @@ def apply(
     target: TargetOpt = "cloudflare",
     set_: SetOpt = None,
     approve: ApproveOpt = None,
-    auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).")] = False,
-    non_interactive: Annotated[
-        bool, typer.Option("--non-interactive", help="Never prompt (also when CI is set or there is no terminal).")
+    auto_approve: Annotated[
+        bool, typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).")
     ] = False,
-    restart: Annotated[bool, typer.Option("--restart", help="Begin a fresh run instead of resuming.")] = False,
+    non_interactive: Annotated[
+        bool,
+        typer.Option("--non-interactive", help="Never prompt (also when CI is set or there is no terminal)."),
+    ] = False,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Begin a fresh run instead of resuming.")
+    ] = False,
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
     step_timeout: Annotated[float, typer.Option("--step-timeout", help="Seconds a block may run.")] = 1800.0,
     secret: SecretOpt = None,
     events: EventsOpt = None,
-    plain: Annotated[bool, typer.Option("--plain", help="Line-oriented output, no live view or colours.")] = False,
+    plain: Annotated[
+        bool, typer.Option("--plain", help="Line-oriented output, no live view or colours.")
+    ] = False,
 ) -> None:
     """Apply a plan: observe before act, stop at gates, resume where a previous run stopped.
 
@@ -167,9 +182,24 @@ def apply(
       director apply plans/workflow.cloudflare.md --target local --set trigger=cli --auto-approve
       director apply plan.md --non-interactive --approve 3     # CI: approve §3's gate by flag
     """
-    _run("apply", "run", plan, target=target, sets=set_ or [], approve=approve or [], auto_approve=auto_approve,
-         non_interactive=non_interactive, restart=restart, operator=operator, state_dir=state_dir,
-         workdir=workdir, step_timeout=step_timeout, secrets=secret or [], events=events, plain=plain)
+    _run(
+        "apply",
+        "run",
+        plan,
+        target=target,
+        sets=set_ or [],
+        approve=approve or [],
+        auto_approve=auto_approve,
+        non_interactive=non_interactive,
+        restart=restart,
+        operator=operator,
+        state_dir=state_dir,
+        workdir=workdir,
+        step_timeout=step_timeout,
+        secrets=secret or [],
+        events=events,
+        plain=plain,
+    )
 
 
 @app.command()
@@ -192,9 +222,24 @@ def teardown(
 
     Example: director teardown plans/workflow.cloudflare.md --target local --approve teardown
     """
-    _run("teardown", "run", plan, target=target, sets=set_ or [], approve=approve or [], auto_approve=False,
-         non_interactive=non_interactive, restart=restart, operator=operator, state_dir=state_dir,
-         workdir=workdir, step_timeout=step_timeout, secrets=secret or [], events=events, plain=plain)
+    _run(
+        "teardown",
+        "run",
+        plan,
+        target=target,
+        sets=set_ or [],
+        approve=approve or [],
+        auto_approve=False,
+        non_interactive=non_interactive,
+        restart=restart,
+        operator=operator,
+        state_dir=state_dir,
+        workdir=workdir,
+        step_timeout=step_timeout,
+        secrets=secret or [],
+        events=events,
+        plain=plain,
+    )
 
 
 @app.command("plan")
@@ -213,9 +258,24 @@ def plan_cmd(
 
     Example: director plan plans/workflow.cloudflare.md --target local
     """
-    _run("teardown" if teardown_ else "apply", "preview", plan, target=target, sets=set_ or [], approve=[],
-         auto_approve=False, non_interactive=True, restart=False, operator=None, state_dir=state_dir,
-         workdir=workdir, step_timeout=600.0, secrets=secret or [], events=events, plain=plain)
+    _run(
+        "teardown" if teardown_ else "apply",
+        "preview",
+        plan,
+        target=target,
+        sets=set_ or [],
+        approve=[],
+        auto_approve=False,
+        non_interactive=True,
+        restart=False,
+        operator=None,
+        state_dir=state_dir,
+        workdir=workdir,
+        step_timeout=600.0,
+        secrets=secret or [],
+        events=events,
+        plain=plain,
+    )
 
 
 @app.command()
@@ -232,9 +292,24 @@ def check(
 
     Example: director check plans/workflow.cloudflare.md --target local
     """
-    _run("apply", "check", plan, target=target, sets=[], approve=[], auto_approve=False, non_interactive=True,
-         restart=False, operator=None, state_dir=state_dir, workdir=workdir, step_timeout=600.0,
-         secrets=secret or [], events=events, plain=plain)
+    _run(
+        "apply",
+        "check",
+        plan,
+        target=target,
+        sets=[],
+        approve=[],
+        auto_approve=False,
+        non_interactive=True,
+        restart=False,
+        operator=None,
+        state_dir=state_dir,
+        workdir=workdir,
+        step_timeout=600.0,
+        secrets=secret or [],
+        events=events,
+        plain=plain,
+    )
 
 
 @app.command("approve")
@@ -243,7 +318,9 @@ def approve_cmd(
     section: Annotated[str, typer.Argument(help="The gated section: number (3) or slug (teardown).")],
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Do not ask to confirm after showing the content.")] = True,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Do not ask to confirm after showing the content.")
+    ] = True,
 ) -> None:
     """Record an approval receipt for a gate as it stands now (shows what is approved first).
 
@@ -281,7 +358,9 @@ def status(
 def diff(
     plan: PlanArg,
     against: Annotated[str, typer.Option("--against", help="A git revision to compare with.")] = "HEAD",
-    last_run: Annotated[bool, typer.Option("--last-run", help="Compare with the state before the last run.")] = False,
+    last_run: Annotated[
+        bool, typer.Option("--last-run", help="Compare with the state before the last run.")
+    ] = False,
     state_dir: StateDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable.")] = False,
 ) -> None:
@@ -292,8 +371,11 @@ def diff(
     from director import app as runner
 
     try:
-        raise typer.Exit(runner.diff_command(plan, against=against, last_run=last_run, state_dir=state_dir,
-                                             as_json=as_json))
+        raise typer.Exit(
+            runner.diff_command(
+                plan, against=against, last_run=last_run, state_dir=state_dir, as_json=as_json
+            )
+        )
     except DirectorError as exc:
         _fail(exc)
 

@@ -173,27 +173,37 @@ class Engine:
         res = resolve_inputs(self._previous_inputs())
         self.knobs = dict(res.values)
         if resume_id is None:
-            run_id = self.journal.create_run(self.cfg.kind, str(self.pf.path), self.cfg.target,  # type: ignore[arg-type]
-                                             self.cfg.operator, res.values)
+            run_id = self.journal.create_run(
+                self.cfg.kind,  # type: ignore[arg-type]
+                str(self.pf.path),
+                self.cfg.target,
+                self.cfg.operator,
+                res.values,
+            )
         else:
             run_id = resume_id
         self.run_id = run_id
-        self.bus.emit("run.start", run_id=run_id, kind=self.cfg.kind, resumed=resumed, target=self.cfg.target,
-                      plan=str(self.pf.path))
+        self.bus.emit(
+            "run.start",
+            run_id=run_id,
+            kind=self.cfg.kind,
+            resumed=resumed,
+            target=self.cfg.target,
+            plan=str(self.pf.path),
+        )
         self.journal.record_event(
             run_id, "inputs-resolved", {"values": res.values, "how": res.how, "operator": self.cfg.operator}
         )
         self.bus.emit("inputs", values=res.values, how=res.how, operator=self.cfg.operator)
         self.journal.transition(run_id, RunState.RUNNING, "resumed" if resumed else "started")
-        self.bus.emit("run.state", run_id=run_id, to=RunState.RUNNING.value, reason="resumed" if resumed else "started")
+        self.bus.emit(
+            "run.state", run_id=run_id, to=RunState.RUNNING.value, reason="resumed" if resumed else "started"
+        )
         self._load_realized()
         if resumed:
             self._restore_from_journal(run_id)
         try:
-            if self.cfg.kind == "teardown":
-                result = self._teardown()
-            else:
-                result = self._apply()
+            result = self._teardown() if self.cfg.kind == "teardown" else self._apply()
         except _Stop as stop:
             result = stop.result
         except KeyboardInterrupt:
@@ -207,7 +217,7 @@ class Engine:
     def _open_run(self) -> int | None:
         """The latest stopped run of this kind to resume, or None for a new run."""
         kind = self.cfg.kind
-        latest = self.journal.latest_run(kind)
+        latest = self.journal.latest_run(kind)  # type: ignore[arg-type]
         if latest is not None and latest.state == RunState.RUNNING.value:
             # We hold the lease, so the process that was running it is gone: outcome unknown.
             for step in self.journal.unfinished_steps(latest.id):
@@ -222,7 +232,9 @@ class Engine:
                 apply_run = self.journal.run(apply_run.id)
             if apply_run is not None and apply_run.state in RESUMABLE:
                 self.journal.transition(apply_run.id, RunState.CANCELLED, "cancelled by teardown")
-                self.bus.emit("run.state", run_id=apply_run.id, to="cancelled", reason="cancelled by teardown")
+                self.bus.emit(
+                    "run.state", run_id=apply_run.id, to="cancelled", reason="cancelled by teardown"
+                )
         if latest is not None and latest.state in RESUMABLE and not self.cfg.restart:
             if latest.recoveries > self.cfg.max_recoveries:
                 raise CrashLoop(
@@ -296,7 +308,8 @@ class Engine:
 
     def _texts(self, section: Section) -> dict[int, str]:
         return {
-            b.index: knobs_mod.block_text(section, b, self.knobs, self.realized) for b in section.executable_blocks
+            b.index: knobs_mod.block_text(section, b, self.knobs, self.realized)
+            for b in section.executable_blocks
         }
 
     def _vars_for(self, text: str) -> dict[str, str]:
@@ -320,7 +333,9 @@ class Engine:
         except knobs_mod.TemplateError as exc:
             raise _Stop(self._fail_now(section, f"file template: {exc}")) from exc
 
-    def _section_fp(self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]]) -> str:
+    def _section_fp(
+        self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]]
+    ) -> str:
         return _sha(
             {
                 "steps": [self._step_fp(texts[i]) for i in sorted(texts)],
@@ -433,7 +448,8 @@ class Engine:
     def _verify_ok(self, section: Section, block: Block, res: BlockResult, record: bool = True) -> bool:
         lines = [ln.rstrip("\r") for ln in res.output.split("\n")]
         exit_ok = res.ok or (
-            res.exit_code == 1 and not (res.timed_out or res.waited_for_input or res.interrupted)
+            res.exit_code == 1
+            and not (res.timed_out or res.waited_for_input or res.interrupted)
             and writeback.ends_with_guard(block.text)
         )
         outcomes = writeback.check_outcomes(block.checks, lines, exit_ok)
@@ -441,7 +457,9 @@ class Engine:
             self._warnings.append(w)
             self.bus.emit("check.warning", section=section.key, text=w)
             if self.run_id:
-                self.journal.record_event(self.run_id, "check-inconclusive", {"section": section.key, "line": w})
+                self.journal.record_event(
+                    self.run_id, "check-inconclusive", {"section": section.key, "line": w}
+                )
         if record or outcomes[""].ok:
             for label, o in outcomes.items():
                 if label:
@@ -450,8 +468,14 @@ class Engine:
         return outcomes[""].ok
 
     def _check_failed(self, section: Section, block: Block, res: BlockResult) -> None:
-        why = "timed out" if res.timed_out else (
-            "waited for keyboard input in a non-interactive run" if res.waited_for_input else f"exit {res.exit_code}"
+        why = (
+            "timed out"
+            if res.timed_out
+            else (
+                "waited for keyboard input in a non-interactive run"
+                if res.waited_for_input
+                else f"exit {res.exit_code}"
+            )
         )
         tail = [ln for ln in res.output.splitlines() if ln.strip()][-3:]
         msg = f"{self._label(section)} verify failed ({why}) at plan line {block.span.first_line}"
@@ -461,12 +485,19 @@ class Engine:
 
     def _fail_now(self, section: Section, message: str) -> RunResult:
         self.reports.append(SectionReport(section.key, section.title, "failed", message))
-        self.bus.emit("section.verdict", section=section.key, label=self._label(section), verdict="failed",
-                      detail=message)
+        self.bus.emit(
+            "section.verdict",
+            section=section.key,
+            label=self._label(section),
+            verdict="failed",
+            detail=message,
+        )
         self._failed_at = self._label(section)
         return self._finish(RunState.FAILED, section.key, message)
 
-    def _section_done(self, section: Section, fp: str, before: SessionState | None, record: bool = True) -> None:
+    def _section_done(
+        self, section: Section, fp: str, before: SessionState | None, record: bool = True
+    ) -> None:
         assert self.run_id is not None
         self._completed_sections[section.key] = fp
         if self.plan.live_state is not None:
@@ -475,7 +506,9 @@ class Engine:
         if not record:
             return
         delta = _delta(before, self.session) if before is not None else _delta(None, self.session)
-        sid = self.journal.step_started(self.run_id, f"{section.key}/section", section.key, -1, "section", fp, 1)
+        sid = self.journal.step_started(
+            self.run_id, f"{section.key}/section", section.key, -1, "section", fp, 1
+        )
         self.journal.step_finished(sid, StepState.SUCCEEDED, 0, 0.0, "", self._persistable(delta).to_json())
         self.journal.reset_recoveries(self.run_id)
 
@@ -494,8 +527,14 @@ class Engine:
             tmp.replace(p)
             assert self.run_id is not None
             self.journal.record_event(
-                self.run_id, "template-written",
-                {"section": section.key, "block": idx, "path": path, "sha256": hashlib.sha256(content.encode()).hexdigest()},
+                self.run_id,
+                "template-written",
+                {
+                    "section": section.key,
+                    "block": idx,
+                    "path": path,
+                    "sha256": hashlib.sha256(content.encode()).hexdigest(),
+                },
             )
             self.bus.emit("target", op="template-written", detail=path)
 
@@ -510,10 +549,17 @@ class Engine:
         fp = self._step_fp(text)
         prior = self._done_steps.get(key)
         if memo and role in ("act", "verify") and prior is not None and prior.fingerprint == fp:
-            self.bus.emit("step.skip", section=section.key, block=block.index, role=role, reason="finished earlier")
+            self.bus.emit(
+                "step.skip", section=section.key, block=block.index, role=role, reason="finished earlier"
+            )
             return BlockResult(
-                exit_code=0, output=prior.output or "", duration_s=0.0,
-                state=self.session, timed_out=False, waited_for_input=False, signal=None,
+                exit_code=0,
+                output=prior.output or "",
+                duration_s=0.0,
+                state=self.session,
+                timed_out=False,
+                waited_for_input=False,
+                signal=None,
             )
         policy = block.retry
         attempts = 1 + (policy.retries if policy else 0)
@@ -527,45 +573,79 @@ class Engine:
             sid = self.journal.step_started(
                 self.run_id, key, section.key, block.index, role, fp, attempt, flags
             )
-            self.bus.emit("step.start", section=section.key, block=block.index, role=role, attempt=attempt,
-                          line=block.span.first_line, rerun=bool(flags))
+            self.bus.emit(
+                "step.start",
+                section=section.key,
+                block=block.index,
+                role=role,
+                attempt=attempt,
+                line=block.span.first_line,
+                rerun=bool(flags),
+            )
 
             def on_output(chunk: str, _s: str = section.key, _b: int = block.index) -> None:
                 self.bus.emit("step.output", section=_s, block=_b, text=chunk)
 
             res = self.shell.run(text, self.session, timeout_s=timeout, on_output=on_output)
             ok = res.ok
-            state = StepState.SUCCEEDED if ok else (
-                StepState.INTERRUPTED if self.interrupted else StepState.FAILED
+            state = (
+                StepState.SUCCEEDED
+                if ok
+                else (StepState.INTERRUPTED if self.interrupted else StepState.FAILED)
             )
             self.session = res.state
             self._learn_secrets()
-            self.journal.step_finished(sid, state, res.exit_code, res.duration_s, res.output,
-                                       self._persistable(self.session).to_json())
-            self.bus.emit("step.end", section=section.key, block=block.index, role=role, exit_code=res.exit_code,
-                          duration_s=round(res.duration_s, 3), ok=ok, timed_out=res.timed_out,
-                          waited_for_input=res.waited_for_input)
+            self.journal.step_finished(
+                sid,
+                state,
+                res.exit_code,
+                res.duration_s,
+                res.output,
+                self._persistable(self.session).to_json(),
+            )
+            self.bus.emit(
+                "step.end",
+                section=section.key,
+                block=block.index,
+                role=role,
+                exit_code=res.exit_code,
+                duration_s=round(res.duration_s, 3),
+                ok=ok,
+                timed_out=res.timed_out,
+                waited_for_input=res.waited_for_input,
+            )
             self._drain_target()
             if ok:
                 self._done_steps[key] = _Done(fp, res.output)
                 if self._recovering and role == "act":
-                    # Real progress: a step finished since the last recovery, so the crash-loop count restarts.
+                    # Real progress since the last recovery: the crash-loop count restarts.
                     self.journal.reset_recoveries(self.run_id)
                     self._recovering = False
                 return res
             if self.interrupted or role == "observe" or attempt == attempts:
                 break
-            delay = _backoff(policy.delay_s if policy else 1.0, policy.backoff if policy else "constant", attempt)
-            self.bus.emit("step.retry", section=section.key, block=block.index, attempt=attempt, delay_s=delay)
+            delay = _backoff(
+                policy.delay_s if policy else 1.0, policy.backoff if policy else "constant", attempt
+            )
+            self.bus.emit(
+                "step.retry", section=section.key, block=block.index, attempt=attempt, delay_s=delay
+            )
             self.sleeper(delay)
         assert res is not None or self.interrupted
         if self.interrupted:
-            raise _Stop(self._finish(RunState.INTERRUPTED, section.key, "interrupted by the operator (Ctrl-C)"))
+            raise _Stop(
+                self._finish(RunState.INTERRUPTED, section.key, "interrupted by the operator (Ctrl-C)")
+            )
         assert res is not None
         if role in ("act",):
-            why = "timed out" if res.timed_out else (
-                "waited for keyboard input in a non-interactive run (stdin is not a terminal)"
-                if res.waited_for_input else f"exit {res.exit_code}"
+            why = (
+                "timed out"
+                if res.timed_out
+                else (
+                    "waited for keyboard input in a non-interactive run (stdin is not a terminal)"
+                    if res.waited_for_input
+                    else f"exit {res.exit_code}"
+                )
             )
             tail = [ln for ln in res.output.splitlines() if ln.strip()][-3:]
             msg = f"{self._label(section)} block at plan line {block.span.first_line} failed ({why})"
@@ -614,8 +694,9 @@ class Engine:
 
     # ------------------------------------------------------------------ gates
 
-    def gate_content(self, section: Section, texts: dict[int, str],
-                     templates: dict[int, tuple[str, str]]) -> GateContent | None:
+    def gate_content(
+        self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]]
+    ) -> GateContent | None:
         return gate_content(self.plan, section, self.knobs, texts, templates, self.session.variables)
 
     def _gate(self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]]) -> None:
@@ -627,14 +708,24 @@ class Engine:
         how = None
         receipt = self.journal.find_approval(section.key, content.sha256)
         if receipt is not None:
-            how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {receipt.at:%Y-%m-%dT%H:%M:%S})"
+            at = f"{receipt.at:%Y-%m-%dT%H:%M:%S}"
+            how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at})"
         elif any(matches(sel, section.key, section.slug, section.title) for sel in self.cfg.approve):
             how = "flag"
         elif self.cfg.auto_approve and not destructive:
             how = "auto"
         elif self.prompter is not None:
-            self.bus.emit("gate", section=section.key, title=section.title, marker=content.marker, note=content.note,
-                          sha256=content.sha256, approved=None, how="prompt", content=content.to_json())
+            self.bus.emit(
+                "gate",
+                section=section.key,
+                title=section.title,
+                marker=content.marker,
+                note=content.note,
+                sha256=content.sha256,
+                approved=None,
+                how="prompt",
+                content=content.to_json(),
+            )
             if self.prompter.ask_go(content):
                 how = "prompt"
             else:
@@ -643,19 +734,37 @@ class Engine:
             self._await(section, content, "needs a human go")
         if receipt is None:
             r = make_receipt(content, self.cfg.operator, how or "flag", self.clock())
-            self.journal.record_approval(self.run_id, r.section_key, r.sha256, r.operator,
-                                         r.how,  # type: ignore[arg-type]
-                                         content.to_json())
-        self.bus.emit("approval", section=section.key, sha256=content.sha256, operator=self.cfg.operator,
-                      how=how)
+            self.journal.record_approval(
+                self.run_id,
+                r.section_key,
+                r.sha256,
+                r.operator,
+                r.how,  # type: ignore[arg-type]
+                content.to_json(),
+            )
+        self.bus.emit(
+            "approval", section=section.key, sha256=content.sha256, operator=self.cfg.operator, how=how
+        )
 
     def _await(self, section: Section, content: GateContent, why: str) -> None:
         assert self.run_id is not None
         hint = f"director approve {self.pf.path} {section.key}"
-        self.journal.record_event(self.run_id, "gate-waiting",
-                                  {"section": section.key, "sha256": content.sha256, "content": content.to_json()})
-        self.bus.emit("gate", section=section.key, title=section.title, marker=content.marker, note=content.note,
-                      sha256=content.sha256, approved=False, how=why, content=content.to_json())
+        self.journal.record_event(
+            self.run_id,
+            "gate-waiting",
+            {"section": section.key, "sha256": content.sha256, "content": content.to_json()},
+        )
+        self.bus.emit(
+            "gate",
+            section=section.key,
+            title=section.title,
+            marker=content.marker,
+            note=content.note,
+            sha256=content.sha256,
+            approved=False,
+            how=why,
+            content=content.to_json(),
+        )
         self.reports.append(SectionReport(section.key, section.title, "awaiting-approval", why))
         msg = f"{self._label(section)} {content.marker} {section.title}: {why}"
         result = self._finish(RunState.AWAITING_APPROVAL, section.key, msg)
@@ -681,9 +790,12 @@ class Engine:
             holds = self._observe(td, texts, fp) if td.verify_blocks else False
             if holds:
                 self._section_done(td, fp, before=None)
-                self.reports.append(SectionReport(td.key, td.title, "in-sync", "already gone: nothing to delete"))
-                self.bus.emit("section.verdict", section=td.key, label=label, verdict="in-sync",
-                              detail="already gone")
+                self.reports.append(
+                    SectionReport(td.key, td.title, "in-sync", "already gone: nothing to delete")
+                )
+                self.bus.emit(
+                    "section.verdict", section=td.key, label=label, verdict="in-sync", detail="already gone"
+                )
                 self._teardown_msg = "observed already gone; no destructive command ran"
                 return self._finish(RunState.COMPLETED, None, self._teardown_msg)
         self._gate(td, texts, {})
@@ -696,8 +808,11 @@ class Engine:
         self._section_done(td, fp, before=None)
         self.reports.append(SectionReport(td.key, td.title, "applied", "torn down"))
         self.bus.emit("section.verdict", section=td.key, label=label, verdict="applied", detail="torn down")
-        existed = [f"{r.key}={_first_tick(r.value)}" for r in (plan.live_state.kv_rows if plan.live_state else ())
-                   if _first_tick(r.value) not in ("", "—") and "$" not in _first_tick(r.value)]
+        existed = [
+            f"{r.key}={_first_tick(r.value)}"
+            for r in (plan.live_state.kv_rows if plan.live_state else ())
+            if _first_tick(r.value) not in ("", "—") and "$" not in _first_tick(r.value)
+        ]
         self._teardown_msg = "torn down " + (", ".join(existed) if existed else "what the plan created")
         return self._finish(RunState.COMPLETED, None, self._teardown_msg)
 
@@ -724,13 +839,13 @@ class Engine:
                 if not code.strip():
                     continue
                 for var, val in names.items():
-                    uses_var = not var.startswith("bound:") and re.search(
-                        rf"\$\{{?{re.escape(var)}\b", code)
+                    uses_var = not var.startswith("bound:") and re.search(rf"\$\{{?{re.escape(var)}\b", code)
                     uses_val = re.search(rf"(?<![\w-]){re.escape(val)}(?![\w-])", code)
                     if uses_var or uses_val:
                         raise UpstreamGuard(
-                            f"{self.pf.path}:{b.body_start + off + 1}: teardown command names the bound upstream "
-                            f"resource {val!r} ({var.removeprefix('bound:')}, discovered in Requires-discovery, "
+                            f"{self.pf.path}:{b.body_start + off + 1}: teardown command names the bound "
+                            f"upstream resource {val!r} ({var.removeprefix('bound:')}, discovered in "
+                            "Requires-discovery, "
                             "not created by this plan); Director will not run it"
                         )
 
@@ -758,19 +873,25 @@ class Engine:
         stamp = now.isoformat(timespec="seconds")
         if final is not None:
             what = getattr(self, "_teardown_msg", None) if kind == "teardown" else self._summary_line()
-            yaml["last_action"] = f"{stamp} {kind} run {self.run_id} on target {self.cfg.target}: " + (
-                what or final.value) + ("" if final is RunState.COMPLETED else f" — {final.value}")
+            yaml["last_action"] = (
+                f"{stamp} {kind} run {self.run_id} on target {self.cfg.target}: "
+                + (what or final.value)
+                + ("" if final is RunState.COMPLETED else f" — {final.value}")
+            )
             if self._warnings:
                 yaml["last_action"] += " (inconclusive: " + "; ".join(dict.fromkeys(self._warnings)) + ")"
-        passed = [r.name for r in ls.check_rows
-                  if any(self.by_ref.get(ref) and self.by_ref[ref].ok for ref in r.fed_by)
-                  and all(self.by_ref[ref].ok for ref in r.fed_by if ref in self.by_ref)]
+        passed = [
+            r.name
+            for r in ls.check_rows
+            if any(self.by_ref.get(ref) and self.by_ref[ref].ok for ref in r.fed_by)
+            and all(self.by_ref[ref].ok for ref in r.fed_by if ref in self.by_ref)
+        ]
         if passed and kind == "apply":
             yaml["last_verified"] = f"{today} — " + " · ".join(passed)
         ri: dict[str, Any] = {k.lower(): v for k, v in self.knobs.items()}
         ri["resolved_by"] = self.cfg.operator
         ri["resolved_at"] = stamp
-        if self.knobs and "resolved_inputs" in ls.data or self.knobs:
+        if self.knobs:
             yaml["resolved_inputs"] = ri
         yaml["target"] = self.cfg.target
         kv: dict[str, str] = {}
@@ -805,7 +926,9 @@ class Engine:
 
     # ------------------------------------------------------------------ plan / check
 
-    def _observe_only(self, resolve_inputs: Callable[[dict[str, str] | None], knobs_mod.Resolution]) -> RunResult:
+    def _observe_only(
+        self, resolve_inputs: Callable[[dict[str, str] | None], knobs_mod.Resolution]
+    ) -> RunResult:
         """`director plan` / `director check`: run §0 and the observation blocks; never act, never write."""
         res = resolve_inputs(self._previous_inputs())
         self.knobs = dict(res.values)
@@ -824,20 +947,29 @@ class Engine:
             texts = self._texts(section)
             if section.kind is SectionKind.VARIABLES:
                 for b in section.act_blocks:
-                    r = self.shell.run(texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s,
-                                       on_output=None)
+                    r = self.shell.run(
+                        texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None
+                    )
                     self.session = r.state
                 self.reports.append(SectionReport(section.key, section.title, "observed", "variables"))
                 continue
             if knobs_mod.is_check_section(section, self.knobs) and section.kind is not SectionKind.DISCOVERY:
-                self.reports.append(SectionReport(section.key, section.title, "will-verify",
-                                                  "acceptance checks run on apply (they act), not here"))
+                self.reports.append(
+                    SectionReport(
+                        section.key,
+                        section.title,
+                        "will-verify",
+                        "acceptance checks run on apply (they act), not here",
+                    )
+                )
                 continue
             templates = {} if section.kind is SectionKind.TEARDOWN else self._render_templates(section)
             fp = self._section_fp(section, texts, templates)
             holds = True
             for b in section.verify_blocks:
-                r = self.shell.run(texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None)
+                r = self.shell.run(
+                    texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None
+                )
                 self.session = r.state
                 lines = r.output.split("\n")
                 outs = writeback.check_outcomes(b.checks, lines, r.exit_code == 0 and not r.timed_out)
@@ -845,13 +977,23 @@ class Engine:
                 self.by_ref[f"section:{section.key}"] = outs[""]
                 if not holds:
                     break
-            template_drift = [p for p, c in templates.values()
-                              if not Path(p).exists() or Path(p).read_text(encoding="utf-8") != c]
+            template_drift = [
+                p
+                for p, c in templates.values()
+                if not Path(p).exists() or Path(p).read_text(encoding="utf-8") != c
+            ]
             last = self.journal.last_success(f"{section.key}/section")
             in_sync = holds and not template_drift and last is not None and last.fingerprint == fp
             if section.kind is SectionKind.TEARDOWN:
-                verdict = "in-sync" if holds else ("needs-approval" if self.journal.find_approval(
-                    section.key, self._gate_sha(section, texts)) is None else "will-apply")
+                verdict = (
+                    "in-sync"
+                    if holds
+                    else (
+                        "needs-approval"
+                        if self.journal.find_approval(section.key, self._gate_sha(section, texts)) is None
+                        else "will-apply"
+                    )
+                )
                 detail = "already gone" if holds else "would tear down"
                 result.changes = result.changes or not holds
             elif section.kind is SectionKind.DISCOVERY:
@@ -879,9 +1021,14 @@ class Engine:
                     detail = f"behind {blocked_by}; " + detail
                 else:
                     gate = knobs_mod.gate_of(section, self.knobs)
-                    needs = gate is not None and self.journal.find_approval(
-                        section.key, self._gate_sha(section, texts, templates)) is None and not any(
-                        matches(s, section.key, section.slug, section.title) for s in self.cfg.approve)
+                    needs = (
+                        gate is not None
+                        and self.journal.find_approval(section.key, self._gate_sha(section, texts, templates))
+                        is None
+                        and not any(
+                            matches(s, section.key, section.slug, section.title) for s in self.cfg.approve
+                        )
+                    )
                     verdict = "needs-approval" if needs else "will-apply"
                     blocked_by = blocked_by or label
                 if status.startswith("live") and (not holds or template_drift):
@@ -893,15 +1040,18 @@ class Engine:
                 for ref in row.fed_by:
                     o = self.by_ref.get(ref)
                     if o is not None and row.result.startswith("✅") and not o.ok:
-                        result.drift.append(f"check row {row.name!r}: ledger says {row.result}, observed: "
-                                            f"{o.observed or 'fails'}")
+                        result.drift.append(
+                            f"check row {row.name!r}: ledger says {row.result}, observed: "
+                            f"{o.observed or 'fails'}"
+                        )
         result.sections = self.reports
         if self.cfg.mode == "check":
             result.changes = bool(result.drift)
         return result
 
-    def _gate_sha(self, section: Section, texts: dict[int, str],
-                  templates: dict[int, tuple[str, str]] | None = None) -> str:
+    def _gate_sha(
+        self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]] | None = None
+    ) -> str:
         c = self.gate_content(section, texts, templates or {})
         return c.sha256 if c is not None else ""
 
@@ -978,8 +1128,17 @@ def gate_content(
     context: dict[str, str] = {}
     if section.kind is SectionKind.TEARDOWN and plan.live_state is not None:
         context = {row.key: row.value for row in plan.live_state.kv_rows}
-    return GateContent(section.key, section.title, gate.marker.value, gate.note, section.quotes,
-                       tuple(commands), variables, dict(knobs), context)
+    return GateContent(
+        section.key,
+        section.title,
+        gate.marker.value,
+        gate.note,
+        section.quotes,
+        tuple(commands),
+        variables,
+        dict(knobs),
+        context,
+    )
 
 
 def _first_tick(cell: str) -> str:

@@ -107,7 +107,7 @@ def substitute_knobs(text: str, knobs: Mapping[str, str]) -> str:
     for line in text.split("\n"):
         code, hashmark, comment = _split_comment(line)
         for knob, value in knobs.items():
-            code = _assignment_re(knob).sub(lambda _m, k=knob, v=value: f'{k}="{v}"', code)
+            code = _assignment_re(knob).sub(f'{knob}="{value}"'.replace("\\", "\\\\"), code)
         out_lines.append(code + hashmark + comment)
     return "\n".join(out_lines)
 
@@ -137,9 +137,8 @@ def substitute_realizations(block: Block, realized: Mapping[str, str]) -> str:
             continue
         idx = r.line - block.body_start
         if 0 <= idx < len(lines):
-            lines[idx] = _assignment_re(r.var).sub(
-                lambda _m, v=r.var, val=value: f"{v}={_dq(val)}", lines[idx], count=1
-            )
+            replacement = f"{r.var}={_dq(value)}".replace("\\", "\\\\")
+            lines[idx] = _assignment_re(r.var).sub(replacement, lines[idx], count=1)
     return "\n".join(lines)
 
 
@@ -164,8 +163,10 @@ def referenced_vars(text: str) -> list[str]:
     return list(seen)
 
 
-_ASSIGN = re.compile(r"(?:^|[\s;(&|])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)*|readonly\s+)?"
-                     r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_ASSIGN = re.compile(
+    r"(?:^|[\s;(&|])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)*|readonly\s+)?"
+    r"([A-Za-z_][A-Za-z0-9_]*)\+?="
+)
 _LOOP_OR_READ = re.compile(r"\b(?:for|read(?:\s+-\w+)*)\s+([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -241,7 +242,7 @@ def _split_js_comment(line: str) -> tuple[str, str]:
 
 
 def _replace_value(code: str, key: str | None, literal: str) -> str:
-    """Replace the value of `key` on this line (the last pair's value, or the bare string, when key is None)."""
+    """Replace the value of `key` on this line (without a key: the last pair's value or the bare string)."""
     pairs = list(_PAIR.finditer(code))
     target = None
     if key is not None:

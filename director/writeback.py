@@ -114,7 +114,9 @@ def strip_ansi(text: str) -> str:
 
 def is_inconclusive(check: CheckLine) -> bool:
     """An exit-0 alternative the author worded as "could not tell" rather than as a failure."""
-    return check.ambiguous and check.polarity is CheckPolarity.FAIL and bool(_INCONCLUSIVE.search(check.message))
+    return (
+        check.ambiguous and check.polarity is CheckPolarity.FAIL and bool(_INCONCLUSIVE.search(check.message))
+    )
 
 
 def check_outcomes(
@@ -150,12 +152,15 @@ def check_outcomes(
             failed_line = hit
             if check.label:
                 out[check.label] = CheckOutcome(False, excerpt(hit))
-    warned_lines = {c.line for c in checks if is_inconclusive(c)
-                    and any(match_check(c, ln) for ln in lines)}
-    ok = exit_ok and failed_line is None and all(
-        any(match_check(c, ln) for ln in lines) or c.line in warned_lines
-        for c in checks
-        if c.polarity is CheckPolarity.PASS and c.ambiguous
+    warned_lines = {c.line for c in checks if is_inconclusive(c) and any(match_check(c, ln) for ln in lines)}
+    ok = (
+        exit_ok
+        and failed_line is None
+        and all(
+            any(match_check(c, ln) for ln in lines) or c.line in warned_lines
+            for c in checks
+            if c.polarity is CheckPolarity.PASS and c.ambiguous
+        )
     )
     if not ok:
         tail = failed_line or next((ln for ln in reversed(lines) if ln.strip()), "")
@@ -164,7 +169,9 @@ def check_outcomes(
                 out[label] = CheckOutcome(False, excerpt(tail))
         observed = excerpt(tail)
     else:
-        shown = " · ".join(printed_pass + warnings) if printed_pass or warnings else (lines[-1] if lines else "")
+        shown = (
+            " · ".join(printed_pass + warnings) if printed_pass or warnings else (lines[-1] if lines else "")
+        )
         observed = excerpt(shown)
     out[""] = CheckOutcome(ok, observed, tuple(warnings))
     return out
@@ -180,6 +187,8 @@ def row_updates(
         if not seen:
             continue
         ok = all(o.ok for o in seen)
-        observed = excerpt(" · ".join(o.observed for o in seen if o.observed)) or ("—" if ok else "not observed")
+        observed = excerpt(" · ".join(o.observed for o in seen if o.observed)) or (
+            "—" if ok else "not observed"
+        )
         updates[row.name] = (observed.replace("|", "/"), f"{'✅' if ok else '❌'} {date}")
     return updates

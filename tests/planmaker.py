@@ -122,7 +122,9 @@ class CounterPlan:
             parts.append(SECTION.format(i=i, marker=st.marker, extra=st.extra, info=st.info))
         n = len(self.steps) + 1
         kv = "\n".join(f"| V{i}    | `${{V{i}}}` |" for i in range(1, n))
-        rows = "\n".join(f"| s{i} exists       | s{i} present        | —        | —      |" for i in range(1, n))
+        rows = "\n".join(
+            f"| s{i} exists       | s{i} present        | —        | —      |" for i in range(1, n)
+        )
         parts.append(FOOTER.format(n=n, steps=len(self.steps), kv=kv, rows=rows))
         return "\n".join(parts)
 
@@ -142,7 +144,11 @@ def director(
     if env:
         e.update(env)
     return subprocess.run(
-        [sys.executable, "-m", "director", *args], cwd=cwd, env=e, capture_output=True, text=True,
+        [sys.executable, "-m", "director", *args],
+        cwd=cwd,
+        env=e,
+        capture_output=True,
+        text=True,
         timeout=timeout,
     )
 

@@ -23,7 +23,9 @@ SECTIONS = 5
 
 def _plan(tmp: Path) -> Path:
     # Each act block logs its start and its end; between them it sleeps, so kills land inside blocks too.
-    steps = [Step(extra=f'sleep 0.{2 + i % 3}\necho "end-s{i}" >> "$OUT/acts"') for i in range(1, SECTIONS + 1)]
+    steps = [
+        Step(extra=f'sleep 0.{2 + i % 3}\necho "end-s{i}" >> "$OUT/acts"') for i in range(1, SECTIONS + 1)
+    ]
     return write_plan(tmp, CounterPlan(steps))
 
 
@@ -60,8 +62,12 @@ def _episode(tmp: Path, rng: random.Random) -> int:
         finished = _finished_acts(db_path)
         seen = len(_lines(out))
         proc = subprocess.Popen(
-            [sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp, env=_env(out),
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-m", "director", "apply", str(plan)],
+            cwd=tmp,
+            env=_env(out),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         time.sleep(rng.uniform(0.1, 0.9))
         done = proc.poll() is not None
@@ -115,8 +121,13 @@ def test_two_concurrent_applies_one_runs_the_other_gets_the_lease_message(tmp_pa
     out = tmp_path / "out"
     out.mkdir()
     plan = write_plan(tmp_path, CounterPlan([Step(extra="sleep 3")]))
-    first = subprocess.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path,
-                             env=_env(out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "director", "apply", str(plan)],
+        cwd=tmp_path,
+        env=_env(out),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.time() + 20
         while not (out / "acts").exists() and time.time() < deadline:

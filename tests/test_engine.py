@@ -35,7 +35,9 @@ def test_apply_runs_every_act_once_then_is_in_sync(tmp_path: Path, out: Path) ->
     ls = parse_file(str(plan)).live_state
     assert ls is not None and ls.data["status"] == "live"
     rows = {row.name: row for row in ls.check_rows}
-    assert rows["chain complete"].result.startswith("✅") and rows["chain complete"].observed == "1: chain holds"
+    assert (
+        rows["chain complete"].result.startswith("✅") and rows["chain complete"].observed == "1: chain holds"
+    )
     assert rows["s2 exists"].observed == "s2 present"
     kv = {row.key: row.value for row in ls.kv_rows}
     assert kv["NAME"] == "`chain-a` (the chain)" and kv["V2"] == "`value-2-a`"
@@ -46,11 +48,15 @@ def test_apply_runs_every_act_once_then_is_in_sync(tmp_path: Path, out: Path) ->
 
 
 def test_session_state_flows_across_blocks_and_sections(tmp_path: Path, out: Path) -> None:
-    cp = CounterPlan([
-        Step(extra='greet() { echo "hi $1"; }\nCOUNT=41\ncd "$OUT"'),
-        Step(extra='[ "$V1" = "value-1-a" ] || exit 7\n[ "$(greet x)" = "hi x" ] || exit 8\n'
-                   '[ "$PWD" = "$OUT" ] || exit 9\n[ "$COUNT" = 41 ] || exit 10'),
-    ])
+    cp = CounterPlan(
+        [
+            Step(extra='greet() { echo "hi $1"; }\nCOUNT=41\ncd "$OUT"'),
+            Step(
+                extra='[ "$V1" = "value-1-a" ] || exit 7\n[ "$(greet x)" = "hi x" ] || exit 8\n'
+                '[ "$PWD" = "$OUT" ] || exit 9\n[ "$COUNT" = 41 ] || exit 10'
+            ),
+        ]
+    )
     plan = write_plan(tmp_path, cp)
     r = director("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -186,13 +192,18 @@ def test_teardown_needs_a_named_approval_and_clears_the_ledger(tmp_path: Path, o
 
 
 def test_retry_policy_from_the_fence_is_journaled_attempt_by_attempt(tmp_path: Path, out: Path) -> None:
-    flaky = 'n=$(cat "$OUT/tries" 2>/dev/null || echo 0); echo $((n+1)) > "$OUT/tries"; [ "$n" -ge 2 ] || exit 1'
+    flaky = (
+        'n=$(cat "$OUT/tries" 2>/dev/null || echo 0); echo $((n+1)) > "$OUT/tries"; [ "$n" -ge 2 ] || exit 1'
+    )
     cp = CounterPlan([Step(extra=flaky, info="bash {retries=3 backoff=constant delay=100ms}")])
     plan = write_plan(tmp_path, cp)
     r = director("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 0, r.stdout + r.stderr
-    rows = _journal(plan).execute(
-        "SELECT attempt, state FROM steps WHERE step_key = '1/0' AND role = 'act' ORDER BY id").fetchall()
+    rows = (
+        _journal(plan)
+        .execute("SELECT attempt, state FROM steps WHERE step_key = '1/0' AND role = 'act' ORDER BY id")
+        .fetchall()
+    )
     assert [(x["attempt"], x["state"]) for x in rows] == [(1, "failed"), (2, "failed"), (3, "succeeded")]
 
 

@@ -26,8 +26,20 @@ from director.model import (
 
 
 def _plan(*inputs: Input) -> Plan:
-    return Plan(title="t", path=None, source="", newline="\n", preamble=(), prompt_rules=(), legend="",
-                inputs=inputs, resolved_inputs_template={}, sections=(), contract=(), live_state=None)
+    return Plan(
+        title="t",
+        path=None,
+        source="",
+        newline="\n",
+        preamble=(),
+        prompt_rules=(),
+        legend="",
+        inputs=inputs,
+        resolved_inputs_template={},
+        sections=(),
+        contract=(),
+        live_state=None,
+    )
 
 
 TRIGGER = Input(1, "How?", ("cli", "http", "binding"), "http", "TRIGGER", "", 0)
@@ -56,13 +68,28 @@ def test_resolve_order_flag_previous_prompt_default() -> None:
 
 
 def _section(markers: tuple[MarkerSpec, ...], kind: SectionKind = SectionKind.NUMBERED) -> Section:
-    return Section(key="3", number=3, title="Deploy", heading="", kind=kind, markers=markers, blocks=(),
-                   quotes=(), hints=(), span=Span(0, 1), slug="3-deploy")
+    return Section(
+        key="3",
+        number=3,
+        title="Deploy",
+        heading="",
+        kind=kind,
+        markers=markers,
+        blocks=(),
+        quotes=(),
+        hints=(),
+        span=Span(0, 1),
+        slug="3-deploy",
+    )
 
 
 def test_conditional_gate() -> None:
-    s = _section((MarkerSpec(Marker.GATE, Condition("TRIGGER", ("http",)), "outward-facing"),
-                  MarkerSpec(Marker.CONFIG, Condition("TRIGGER", ("cli", "binding")))))
+    s = _section(
+        (
+            MarkerSpec(Marker.GATE, Condition("TRIGGER", ("http",)), "outward-facing"),
+            MarkerSpec(Marker.CONFIG, Condition("TRIGGER", ("cli", "binding"))),
+        )
+    )
     gate = knobs.gate_of(s, {"TRIGGER": "http"})
     assert gate is not None and gate.marker is Marker.GATE and gate.note == "outward-facing"
     assert knobs.gate_of(s, {"TRIGGER": "cli"}) is None
@@ -72,7 +99,9 @@ def test_conditional_gate() -> None:
 
 
 def test_substitute_knobs_only_touches_knob_assignments() -> None:
-    text = 'export ENV="dev" TRIGGER="http"\nexport WORKER="${SVC}-${ENV}"   # ENV=x in a comment\nBIND_ENV=""'
+    text = (
+        'export ENV="dev" TRIGGER="http"\nexport WORKER="${SVC}-${ENV}"   # ENV=x in a comment\nBIND_ENV=""'
+    )
     out = knobs.substitute_knobs(text, {"ENV": "prod", "TRIGGER": "cli"})
     assert out.split("\n")[0] == 'export ENV="prod" TRIGGER="cli"'
     assert out.split("\n")[1] == 'export WORKER="${SVC}-${ENV}"   # ENV=x in a comment'
@@ -81,34 +110,69 @@ def test_substitute_knobs_only_touches_knob_assignments() -> None:
 
 def test_realization_replaces_the_placeholder() -> None:
     text = 'if true; then\n  URL="https://${WORKER}.<subdomain>.workers.dev"   # realized in §3\nfi'
-    b = Block(0, "bash", "bash", BlockRole.VERIFY, text, Span(9, 14), 10,
-              realizations=(Realization("URL", "3", 11, "https://${WORKER}.<subdomain>.workers.dev"),))
+    b = Block(
+        0,
+        "bash",
+        "bash",
+        BlockRole.VERIFY,
+        text,
+        Span(9, 14),
+        10,
+        realizations=(Realization("URL", "3", 11, "https://${WORKER}.<subdomain>.workers.dev"),),
+    )
     out = knobs.substitute_realizations(b, {"URL": "http://127.0.0.1:8787"})
     assert out.split("\n")[1] == '  URL="http://127.0.0.1:8787"   # realized in §3'
     assert knobs.substitute_realizations(b, {}) == text
 
 
 def test_render_template_regenerates_annotated_literals() -> None:
-    text = "\n".join([
-        "// every literal below is a pure function of the knobs",
-        "{",
-        '  "name": "orders-dev",                   // = ${WORKER} (${SVC}-${ENV})',
-        '  "workers_dev": true,                    // TRIGGER=http → true; cli/binding → false',
-        '  "workflows": [',
-        '    { "name": "orders-wf-dev", "binding": "WF", "class_name": "OrderWorkflow" }   // name = ${WF}; class_name = ${CLASS}',
-        "  ]",
-        "}",
-    ])
-    b = Block(0, "jsonc", "jsonc", BlockRole.TEMPLATE, text, Span(0, 10), 1, template_lines=(
-        TemplateLine(2, (TemplateRule("expr", expr="${WORKER}"),)),
-        TemplateLine(3, (TemplateRule("knob", knob="TRIGGER",
-                                      mapping=(("http", "true"), ("cli", "false"), ("binding", "false"))),)),
-        TemplateLine(5, (TemplateRule("expr", key="name", expr="${WF}"),
-                         TemplateRule("expr", key="class_name", expr="${CLASS}"))),
-    ), template_target="${SVC}.jsonc")
+    text = "\n".join(
+        [
+            "// every literal below is a pure function of the knobs",
+            "{",
+            '  "name": "orders-dev",                   // = ${WORKER} (${SVC}-${ENV})',
+            '  "workers_dev": true,                    // TRIGGER=http → true; cli/binding → false',
+            '  "workflows": [',
+            '    { "name": "orders-wf-dev", "binding": "WF", "class_name": "OrderWorkflow" }   // name = ${WF}; class_name = ${CLASS}',
+            "  ]",
+            "}",
+        ]
+    )
+    b = Block(
+        0,
+        "jsonc",
+        "jsonc",
+        BlockRole.TEMPLATE,
+        text,
+        Span(0, 10),
+        1,
+        template_lines=(
+            TemplateLine(2, (TemplateRule("expr", expr="${WORKER}"),)),
+            TemplateLine(
+                3,
+                (
+                    TemplateRule(
+                        "knob",
+                        knob="TRIGGER",
+                        mapping=(("http", "true"), ("cli", "false"), ("binding", "false")),
+                    ),
+                ),
+            ),
+            TemplateLine(
+                5,
+                (
+                    TemplateRule("expr", key="name", expr="${WF}"),
+                    TemplateRule("expr", key="class_name", expr="${CLASS}"),
+                ),
+            ),
+        ),
+        template_target="${SVC}.jsonc",
+    )
     env = {"WORKER": "billing-prod", "WF": "billing-wf-prod", "CLASS": "BillFlow"}
     out = knobs.render_template(b, env, {"TRIGGER": "cli"}).split("\n")
-    assert out[2].startswith('  "name": "billing-prod",') and out[2].endswith("// = ${WORKER} (${SVC}-${ENV})")
+    assert out[2].startswith('  "name": "billing-prod",') and out[2].endswith(
+        "// = ${WORKER} (${SVC}-${ENV})"
+    )
     assert '"workers_dev": false,' in out[3]
     assert '"name": "billing-wf-prod"' in out[5] and '"class_name": "BillFlow"' in out[5]
     assert '"binding": "WF"' in out[5]
