@@ -178,6 +178,7 @@ def apply(
 ) -> None:
     """Apply a plan: observe before act, stop at gates, resume where a previous run stopped.
 
+    \b
     Examples:
       director apply plans/workflow.cloudflare.md --target local --set trigger=cli --auto-approve
       director apply plan.md --non-interactive --approve 3     # CI: approve §3's gate by flag
