@@ -94,6 +94,7 @@ def run_command(
     state_dir: Path | None,
     workdir: Path | None,
     step_timeout: float,
+    max_recoveries: int = 5,
     secrets: list[str],
     events: str | None,
     plain: bool,
@@ -115,6 +116,8 @@ def run_command(
         raise UsageError(f"PLAN: no such file: {plan_path}")
     if step_timeout <= 0:
         raise UsageError("--step-timeout must be > 0 seconds")
+    if max_recoveries < 0:
+        raise UsageError("--max-recoveries must be >= 0")
     pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
     plan = pf.plan
     given = knobs.parse_sets(plan, sets)
@@ -192,6 +195,7 @@ def run_command(
         auto_approve=auto_approve,
         operator=who,
         step_timeout_s=step_timeout,
+        max_recoveries=max_recoveries,
         target=target,
         sets=given,
         secret_names=tuple(secrets),

@@ -170,6 +170,9 @@ def apply(
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
     step_timeout: Annotated[float, typer.Option("--step-timeout", help="Seconds a block may run.")] = 1800.0,
+    max_recoveries: Annotated[
+        int, typer.Option("--max-recoveries", help="Crash recoveries without progress before giving up.")
+    ] = 5,
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: Annotated[
@@ -197,6 +200,7 @@ def apply(
         state_dir=state_dir,
         workdir=workdir,
         step_timeout=step_timeout,
+        max_recoveries=max_recoveries,
         secrets=secret or [],
         events=events,
         plain=plain,
@@ -215,6 +219,9 @@ def teardown(
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
     step_timeout: Annotated[float, typer.Option("--step-timeout", help="Seconds a block may run.")] = 1800.0,
+    max_recoveries: Annotated[
+        int, typer.Option("--max-recoveries", help="Crash recoveries without progress before giving up.")
+    ] = 5,
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: Annotated[bool, typer.Option("--plain", help="Line-oriented output.")] = False,
@@ -237,6 +244,7 @@ def teardown(
         state_dir=state_dir,
         workdir=workdir,
         step_timeout=step_timeout,
+        max_recoveries=max_recoveries,
         secrets=secret or [],
         events=events,
         plain=plain,
