@@ -149,6 +149,7 @@ class Engine:
         self._recovering = False
         self._warnings: list[str] = []
         self._known_secrets: set[str] = set()
+        self._gate_receipts: dict[str, int] = {}  # section -> approval that let it act (used on success)
         self._realized_rows: set[str] = set()  # key/value rows realized so far in this invocation
         self._applied: list[str] = []
         self._verified: list[str] = []
@@ -272,12 +273,13 @@ class Engine:
         for ev in self.journal.events(kind="realized"):
             self.realized.update(ev.data.get("values", {}))
 
-    def _finish(self, state: RunState, section: str | None, message: str) -> RunResult:
+    def _finish(self, state: RunState, section: str | None, message: str, ledger: bool = True) -> RunResult:
         assert self.run_id is not None
         self.journal.transition(self.run_id, state, message)
         outcome = state.value
         self.bus.emit("run.state", run_id=self.run_id, to=outcome, reason=message)
-        self._write_ledger(final=state)
+        if ledger:
+            self._write_ledger(final=state)
         return RunResult(outcome, self.run_id, section, message)
 
     # ------------------------------------------------------------------ apply
@@ -503,6 +505,9 @@ class Engine:
         if self.plan.live_state is not None:
             hints = list(section.hints) + [h for b in section.blocks for h in b.hints]
             self._realized_rows.update(writeback.keys_named(hints, self.plan.live_state.kv_rows))
+        used = self._gate_receipts.pop(section.key, None)
+        if used is not None:
+            self.journal.record_event(self.run_id, "approval-used", {"approval_id": used, "section": section.key})
         if not record:
             return
         delta = _delta(before, self.session) if before is not None else _delta(None, self.session)
@@ -707,6 +712,8 @@ class Engine:
         destructive = content.marker == Marker.DESTRUCTIVE.value
         how = None
         receipt = self.journal.find_approval(section.key, content.sha256)
+        if receipt is not None and self._consumed(receipt.id):
+            receipt = None  # an approval is for one application of the section, not for every later one
         if receipt is not None:
             at = f"{receipt.at:%Y-%m-%dT%H:%M:%S}"
             how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at})"
@@ -732,9 +739,11 @@ class Engine:
                 self._await(section, content, "declined at the prompt")
         else:
             self._await(section, content, "needs a human go")
-        if receipt is None:
+        if receipt is not None:
+            self._gate_receipts[section.key] = receipt.id
+        else:
             r = make_receipt(content, self.cfg.operator, how or "flag", self.clock())
-            self.journal.record_approval(
+            self._gate_receipts[section.key] = self.journal.record_approval(
                 self.run_id,
                 r.section_key,
                 r.sha256,
@@ -745,6 +754,9 @@ class Engine:
         self.bus.emit(
             "approval", section=section.key, sha256=content.sha256, operator=self.cfg.operator, how=how
         )
+
+    def _consumed(self, approval_id: int) -> bool:
+        return any(e.data.get("approval_id") == approval_id for e in self.journal.events(kind="approval-used"))
 
     def _await(self, section: Section, content: GateContent, why: str) -> None:
         assert self.run_id is not None
@@ -782,7 +794,12 @@ class Engine:
             if section.kind is SectionKind.VARIABLES:
                 self._section(section)
         texts = self._texts(td)
-        self._guard_upstream(td, texts)
+        try:
+            self._guard_upstream(td, texts)
+        except UpstreamGuard as exc:
+            # Refused before anything ran: the run ends `failed`, the ledger is left as it was.
+            self._finish(RunState.FAILED, td.key, str(exc), ledger=False)
+            raise
         fp = self._section_fp(td, texts, {})
         label = "teardown"
         self.bus.emit("section.start", section=td.key, title=td.title, label=label)
@@ -908,7 +925,13 @@ class Engine:
                 continue
             if new.strip() != row.value.strip():
                 kv[row.key] = new
-        checks = writeback.row_updates(ls.check_rows, self.by_ref, today) if kind == "apply" else {}
+        if kind == "apply":
+            checks = writeback.row_updates(ls.check_rows, self.by_ref, today)
+        elif final is RunState.COMPLETED:
+            # What was verified is gone: the rows say so instead of keeping yesterday's ✅.
+            checks = {r.name: ("—", f"— torn down {today}") for r in ls.check_rows}
+        else:
+            checks = {}
         update = LedgerUpdate(yaml=yaml, kv=kv, checks=checks)
         self.pf.save(update)
         self.bus.emit("ledger.write", path=str(self.pf.path), changed=self.pf.last_save_wrote)

@@ -28,15 +28,25 @@ def excerpt(text: str, limit: int = 80) -> str:
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
+_WHOLE_WORD_VAR = re.compile(r"""(?:^|(?<=[\s;|&(]))(["']?)\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\1(?=[\s;|&)]|$)""")
+
+
 def discovered_vars(plan: Plan) -> list[str]:
-    """Variables the Requires-discovery section reads: the names of upstream (bound) resources."""
+    """Variables Requires-discovery probes as resource names: upstream (bound) resources.
+
+    A variable counts when it is a whole shell word there (`wrangler d1 info "$BIND_D1"`,
+    `[ -n "$BIND_KV" ]`), not when it only helps build a path or a message (`"$OUT/x"`).
+    """
     names: list[str] = []
     for s in plan.sections:
         if s.kind is SectionKind.DISCOVERY:
             for b in s.executable_blocks:
-                for v in knobs_mod.referenced_vars(b.text):
-                    if v not in names:
-                        names.append(v)
+                for line in b.text.split("\n"):
+                    if line.lstrip().startswith("#"):
+                        continue
+                    for m in _WHOLE_WORD_VAR.finditer(line):
+                        if m.group(2) not in names:
+                            names.append(m.group(2))
     return names
 
 
