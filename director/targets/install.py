@@ -250,10 +250,28 @@ def resolve_wrangler(
     if on_path is not None:
         return on_path
     _say(progress, f"{why_not}; using wrangler {PINNED_VERSION}")
-    node_version()
+    node = node_version()
     cached = pinned_bin(cache)
     if cached.exists():
+        # `wrangler --version` costs a Node start-up (~1.5 s): remember a good probe for this Node and
+        # this install, so that every run does not pay it again.
+        stamp = pinned_dir(cache) / ".director-probe"
+        key = f"{'.'.join(map(str, node))} {_install_mtime(cache)}"
+        with contextlib.suppress(OSError, ValueError):
+            seen_key, seen_version = stamp.read_text().rsplit(" ", 1)
+            if seen_key == key:
+                return Wrangler(path=cached, version=seen_version.strip(), source="cache")
         version, _ = probe_wrangler(cached)
         if version is not None:
+            with contextlib.suppress(OSError):
+                stamp.write_text(f"{key} {version}\n")
             return Wrangler(path=cached, version=version, source="cache")
     return install_pinned(progress, cache)
+
+
+def _install_mtime(cache: Path | None) -> int:
+    """When the pinned wrangler was installed (its launcher's target), in ns; 0 if unknown."""
+    try:
+        return pinned_bin(cache).stat().st_mtime_ns
+    except OSError:
+        return 0
