@@ -149,6 +149,7 @@ class Engine:
         self._recovering = False
         self._warnings: list[str] = []
         self._known_secrets: set[str] = set()
+        self._last_update: LedgerUpdate | None = None
         self._gate_receipts: dict[str, int] = {}  # section -> approval that let it act (used on success)
         self._realized_rows: set[str] = set()  # key/value rows realized so far in this invocation
         self._applied: list[str] = []
@@ -933,6 +934,9 @@ class Engine:
         else:
             checks = {}
         update = LedgerUpdate(yaml=yaml, kv=kv, checks=checks)
+        if update == self._last_update and final is None:
+            return  # nothing new since the last write: skip the re-read/splice/re-parse (~15 ms)
+        self._last_update = update
         self.pf.save(update)
         self.bus.emit("ledger.write", path=str(self.pf.path), changed=self.pf.last_save_wrote)
 
