@@ -150,6 +150,7 @@ class Engine:
         self._warnings: list[str] = []
         self._known_secrets: set[str] = set()
         self._last_update: LedgerUpdate | None = None
+        self._resolved_at = ""
         self._gate_receipts: dict[str, int] = {}  # section -> approval that let it act (used on success)
         self._realized_rows: set[str] = set()  # key/value rows realized so far in this invocation
         self._applied: list[str] = []
@@ -174,6 +175,7 @@ class Engine:
         resumed = resume_id is not None
         res = resolve_inputs(self._previous_inputs())
         self.knobs = dict(res.values)
+        self._resolved_at = self.clock().isoformat(timespec="seconds")
         if resume_id is None:
             run_id = self.journal.create_run(
                 self.cfg.kind,  # type: ignore[arg-type]
@@ -908,7 +910,7 @@ class Engine:
             yaml["last_verified"] = f"{today} — " + " · ".join(passed)
         ri: dict[str, Any] = {k.lower(): v for k, v in self.knobs.items()}
         ri["resolved_by"] = self.cfg.operator
-        ri["resolved_at"] = stamp
+        ri["resolved_at"] = self._resolved_at or stamp
         if self.knobs:
             yaml["resolved_inputs"] = ri
         yaml["target"] = self.cfg.target
