@@ -1,43 +1,129 @@
-"""Rich output only: the operator's view of a run, the gate panel, prompts, summaries."""
+"""Rich output only: the operator's view of a run, the gate panel, prompts, summaries.
+
+Two views subscribe to the event bus (`director.events`):
+- `PlainReporter`: one line per event that matters, block output indented; never a control sequence
+  (CI logs, pipes, `NO_COLOR`, `--plain`);
+- `LiveReporter`: a rich `Live` board at a terminal: every section with its state, the running block with a
+  spinner and its elapsed time, the tail of its output, ⏳ retry waits. Prompts pause it (the board is erased,
+  the question is printed and stays in the scrollback) and it resumes below the answer.
+
+Only the cheap parts of rich are imported at module level: `Live`, `Spinner`, `Prompt` and `Syntax` (which
+pulls in pygments) are imported where they are used, since `status`/`audit`/`diff` import this module too.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
-from rich.live import Live
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
-from rich.prompt import Prompt
-from rich.spinner import Spinner
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from director.approve import GateContent
-from director.events import Event
-from director.model import Input
-from director.writeback import strip_ansi
+if TYPE_CHECKING:
+    from rich.live import Live
+
+    from director.approve import GateContent
+    from director.events import Event
+    from director.model import Input
 
 VERDICT_STYLE = {
+    "pending": ("· pending", "dim"),
+    "running": ("▶ running", "cyan"),
     "in-sync": ("✓ in sync", "green"),
     "applied": ("✓ applied", "bold green"),
     "verified": ("✓ verified", "bold green"),
     "observed": ("· observed", "dim"),
     "failed": ("✗ failed", "bold red"),
+    "interrupted": ("✗ interrupted", "bold red"),
     "awaiting-approval": ("⏸ awaiting approval", "bold yellow"),
     "will-apply": ("→ will apply", "yellow"),
     "needs-approval": ("⏸ needs approval", "bold yellow"),
     "blocked": ("… blocked", "dim yellow"),
     "will-verify": ("✔ will verify", "cyan"),
+    "skipped": ("· skipped", "dim"),
 }
+
+# Run states after which nothing runs any more in this invocation.
+FINAL_RUN_STATES = frozenset({"completed", "failed", "interrupted", "awaiting-approval", "cancelled"})
+
+# Terminal control sequences a block may print under its pseudo-terminal: CSI (colours, cursor moves), OSC
+# (titles, hyperlinks; ended by BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes such as the charset
+# designation `ESC ( B` that `tput sgr0` emits, 8-bit CSI, and every other C0/C1 control except tab/newline.
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x1b"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+
+def clean(text: str) -> str:
+    """Text safe to show on any screen: no control sequences, tabs expanded (a line stays one line)."""
+    return _CONTROL.sub("", text.replace("\r", "")).expandtabs(8)
+
+
+class LineBuffer:
+    """Splits a block's output stream into lines; chunks may cut a line, a CRLF or an escape in two.
+
+    A bare CR rewrites the line (progress bars): with `overwrite` only what a terminal would finally show
+    is kept; without it every rewrite is its own line, so a log loses nothing.
+    """
+
+    def __init__(self, overwrite: bool = False) -> None:
+        self.overwrite = overwrite
+        self._rest = ""
+
+    def feed(self, chunk: str) -> list[str]:
+        """The lines this chunk completes (cleaned)."""
+        buf = (self._rest + chunk).replace("\r\n", "\n")
+        *lines, self._rest = buf.split("\n")
+        out: list[str] = []
+        for ln in lines:
+            out.extend(self._split(ln))
+        return out
+
+    def flush(self) -> list[str]:
+        """The last line if the output did not end with a newline."""
+        rest, self._rest = self._rest, ""
+        return self._split(rest) if rest.strip("\r") else []
+
+    @property
+    def partial(self) -> str:
+        """The line being written now (cleaned), as a terminal would show it."""
+        segs = [s for s in self._rest.split("\r") if s]
+        return clean(segs[-1]) if segs else ""
+
+    def _split(self, line: str) -> list[str]:
+        segs = line.split("\r")
+        if len(segs) == 1:
+            return [clean(line)]
+        segs = [s for s in segs if s]
+        if not segs:
+            return [""]
+        return [clean(segs[-1])] if self.overwrite else [clean(s) for s in segs]
 
 
 def verdict_text(verdict: str) -> Text:
+    """A section verdict as a short styled label."""
     label, style = VERDICT_STYLE.get(verdict, (verdict, ""))
     return Text(label, style=style)
+
+
+def _label_of(key: str) -> str:
+    return f"§{key}" if key[:1].isdigit() else key
 
 
 class PlainReporter:
@@ -45,128 +131,361 @@ class PlainReporter:
 
     def __init__(self, console: Console) -> None:
         self.c = console
-        self._partial: dict[tuple[str, int], str] = {}
+        self._buffers: dict[tuple[str, int], LineBuffer] = {}
+
+    def _say(self, line: str) -> None:
+        # Never markup: titles, details and block output may contain `[...]`, which rich would eat or reject.
+        self.c.print(Text(clean(line)), markup=False, highlight=False, soft_wrap=True)
+
+    def _out(self, line: str) -> None:
+        self._say("     │ " + line)
 
     def __call__(self, ev: Event) -> None:
         t = ev["type"]
-        c = self.c
+        say = self._say
         if t == "run.start":
             how = "resuming" if ev.get("resumed") else "starting"
-            c.print(f"director: {how} {ev['kind']} run {ev['run_id']} (target {ev.get('target')})")
+            say(f"director: {how} {ev['kind']} run {ev['run_id']} (target {ev.get('target')})")
         elif t == "inputs":
             vals = ", ".join(f"{k}={v} ({ev['how'].get(k)})" for k, v in ev["values"].items())
-            c.print(f"inputs: {vals or '(none)'}")
+            say(f"inputs: {vals or '(none)'}")
         elif t == "section.start":
-            c.print(f"── {ev['label']} {ev['title']}")
+            say(f"── {ev.get('label') or _label_of(ev['section'])} {ev['title']}")
         elif t == "step.start":
             rerun = " (re-run: it was running when Director died)" if ev.get("rerun") else ""
             attempt = f" attempt {ev['attempt']}" if ev.get("attempt", 1) > 1 else ""
-            c.print(f"   ▶ {ev['role']} block (line {ev['line']}){attempt}{rerun}")
+            say(f"   ▶ {ev['role']} block (line {ev['line']}){attempt}{rerun}")
         elif t == "step.output":
-            key = (ev["section"], ev["block"])
-            buf = self._partial.get(key, "") + ev["text"].replace("\r\n", "\n").replace("\r", "\n")
-            *lines, rest = buf.split("\n")
-            self._partial[key] = rest
-            for ln in lines:
-                c.print(Text("     │ " + strip_ansi(ln)))
+            buf = self._buffers.setdefault((ev["section"], ev["block"]), LineBuffer())
+            for ln in buf.feed(ev["text"]):
+                self._out(ln)
         elif t == "step.end":
-            key = (ev["section"], ev["block"])
-            rest = self._partial.pop(key, "")
-            if rest:
-                c.print(Text("     │ " + strip_ansi(rest)))
+            buf = self._buffers.pop((ev["section"], ev["block"]), LineBuffer())
+            for ln in buf.flush():
+                self._out(ln)
             mark = "ok" if ev["ok"] else f"exit {ev['exit_code']}"
             if ev.get("timed_out"):
                 mark = "timed out"
             if ev.get("waited_for_input"):
                 mark = "waited for keyboard input (non-interactive run)"
-            c.print(f"   ■ {ev['role']} {mark} in {ev['duration_s']:.2f}s")
+            say(f"   ■ {ev['role']} {mark} in {ev['duration_s']:.2f}s")
         elif t == "step.skip":
-            c.print(f"   · {ev['role']} block {ev['block']}: {ev['reason']}")
+            say(f"   · {ev['role']} block {ev['block']}: {ev['reason']}")
         elif t == "step.retry":
-            c.print(f"   ⏳ retrying in {ev['delay_s']:.1f}s (attempt {ev['attempt']} failed)")
+            say(f"   ⏳ retrying in {ev['delay_s']:.1f}s (attempt {ev['attempt']} failed)")
         elif t == "section.verdict":
             label, _style = VERDICT_STYLE.get(ev["verdict"], (ev["verdict"], ""))
             detail = f" — {ev['detail']}" if ev.get("detail") else ""
-            c.print(f"   {label}{detail}")
+            say(f"   {label}{detail}")
         elif t == "gate" and ev.get("approved") is False:
-            c.print(f"   ⏸ {ev['marker']} gate: {ev['how']} (content sha256 {ev['sha256'][:12]}…)")
+            say(f"   ⏸ {ev['marker']} gate: {ev['how']} (content sha256 {ev['sha256'][:12]}…)")
         elif t == "approval":
-            c.print(f"   ✓ approved ({ev['how']}) sha256 {ev['sha256'][:12]}…")
+            say(f"   ✓ approved ({ev['how']}) sha256 {ev['sha256'][:12]}…")
         elif t == "check.warning":
-            c.print(f"   ⚠ inconclusive: {ev['text']}")
+            say(f"   ⚠ inconclusive: {ev['text']}")
         elif t == "target":
-            c.print(f"   ⚙ target: {ev['op']}")
-        elif t == "run.state" and ev["to"] not in ("running",):
-            c.print(f"run {ev['run_id']}: {ev['to']} — {ev.get('reason', '')}")
+            say(f"   ⚙ target: {ev['op']}")
+        elif t == "run.state" and ev["to"] != "running":
+            say(f"run {ev['run_id']}: {ev['to']} — {ev.get('reason', '')}")
+
+
+@dataclass
+class _Row:
+    """One section on the board."""
+
+    key: str
+    label: str
+    title: str
+    state: str = "pending"
+    detail: str = ""
+    started: float | None = None
+    duration: float | None = None
+
+
+@dataclass
+class _Block:
+    """The block running now (or the last one, until its section's verdict)."""
+
+    section: str
+    block: int
+    role: str
+    line: int
+    attempt: int
+    started: float
+    ended: float | None = None
+    output: LineBuffer = field(default_factory=lambda: LineBuffer(overwrite=True))
+    tail: list[str] = field(default_factory=list)
+
+
+TAIL_LINES = 8
 
 
 class LiveReporter:
-    """A live view at a terminal: sections with their state, the running block's spinner and output tail."""
+    """A live view at a terminal: sections with their state, the running block's spinner and output tail.
 
-    def __init__(self, console: Console, sections: list[tuple[str, str, str]]) -> None:
+    Events arrive on the engine's thread, rich refreshes on its own: state changes happen under a lock and
+    the board is rendered from that state, so a refresh never sees half an update.
+    """
+
+    def __init__(self, console: Console, sections: list[tuple[str, str, str]],
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.c = console
-        self.rows: dict[str, list[str]] = {k: [label, title, "pending", ""] for k, label, title in sections}
-        self.order = [k for k, _l, _t in sections]
-        self.current: tuple[str, int, str] | None = None
-        self.started = 0.0
-        self.tail: list[str] = []
-        self.partial = ""
-        self.live = Live(console=console, refresh_per_second=8, transient=False,
-                         get_renderable=self._render)  # type: ignore[call-arg]
+        self.clock = clock
+        self.rows: dict[str, _Row] = {k: _Row(k, label, title) for k, label, title in sections}
+        self.current: _Block | None = None
+        self.retry: tuple[str, float, int] | None = None  # section, until (clock), attempt that failed
+        self.header = ""
+        self.note = ""
+        self.outcome: str | None = None
+        self.run_started: float | None = None
+        self.run_id: int | None = None
+        self._lock = threading.RLock()
+        self.live: Live = self._new_live()
+
+    def _new_live(self) -> Live:
+        from rich.live import Live
+
+        return Live(console=self.c, refresh_per_second=8, transient=False, get_renderable=self._render)
+
+    # -------------------------------------------------------------- lifecycle
 
     def start(self) -> None:
-        self.live.start()
+        """Show the board."""
+        if self.live.is_started:
+            return
+        # A fresh Live each time: a stopped one remembers the height it last drew (and would move the cursor
+        # up over the prompt and answer printed since) and leaves its overflow "visible".
+        self.live = self._new_live()
+        self.live.start(refresh=True)
 
     def stop(self) -> None:
+        """Leave the final board on the screen (the summary table follows it)."""
+        with self._lock:
+            if self.outcome != "failed":  # a failed block's tail stays on the final board: it says why
+                self.current = None
         self.live.stop()
 
     def pause(self) -> None:
-        self.live.stop()
+        """Erase the board so a prompt has the screen; `resume` draws it again below the answer."""
+        if not self.live.is_started:
+            return
+        self.live.transient = True
+        try:
+            self.live.stop()
+        finally:
+            self.live.transient = False
 
     def resume(self) -> None:
-        self.live.start()
+        """Draw the board again after a prompt."""
+        self.start()
 
-    def _render(self) -> Group:
-        table = Table(show_header=False, box=None, padding=(0, 1))
-        for key in self.order:
-            label, title, state, detail = self.rows[key]
-            if state == "running" and self.current and self.current[0] == key:
-                el = time.monotonic() - self.started
-                cell: Any = Spinner("dots", text=Text(f"{self.current[2]} {el:4.1f}s", style="cyan"))
-            else:
-                cell = verdict_text(state) if state != "pending" else Text("· pending", style="dim")
-            table.add_row(Text(label, style="bold"), Text(title), cell, Text(detail, style="dim"))
-        parts: list[Any] = [table]
-        if self.current and self.tail:
-            parts.append(Panel(Text("\n".join(self.tail[-8:])), title="output", border_style="dim"))
+    # -------------------------------------------------------------- rendering
+
+    def _row_cell(self, row: _Row, now: float) -> RenderableType:
+        from rich.spinner import Spinner
+
+        cur = self.current
+        if self.retry is not None and self.retry[0] == row.key and row.state == "running":
+            left = max(0.0, self.retry[1] - now)
+            return Spinner("dots", text=Text(f"⏳ retry {self.retry[2] + 1} in {left:.1f}s", style="yellow"))
+        if row.state == "running" and cur is not None and cur.section == row.key and cur.ended is None:
+            attempt = f" (attempt {cur.attempt})" if cur.attempt > 1 else ""
+            return Spinner("dots", text=Text(f"{cur.role}{attempt} {now - cur.started:4.1f}s", style="cyan"))
+        if row.state == "running":
+            return Text("▶ running", style="cyan")
+        return verdict_text(row.state)
+
+    def _board_rows(self, budget: int) -> list[_Row | str]:
+        """The rows that fit in `budget` lines: finished sections fold first, then those not reached yet."""
+        rows: list[_Row | str] = list(self.rows.values())
+        if len(rows) <= budget:
+            return rows
+        lead = 0
+        for r in self.rows.values():
+            if r.state in ("pending", "running", "awaiting-approval"):
+                break
+            lead += 1
+        fold = min(lead, len(rows) - budget + 1)
+        if fold > 1:
+            rows = [f"✓ {fold} sections done", *rows[fold:]]
+        if len(rows) > budget:
+            keep = max(1, budget - 1)
+            hidden = len(rows) - keep
+            rows = [*rows[:keep], f"· {hidden} more not reached yet"]
+        return rows
+
+    def _render(self) -> RenderableType:
+        with self._lock:
+            return self._render_locked()
+
+    def _render_locked(self) -> RenderableType:
+        now = self.clock()
+        height = max(6, self.c.size.height - 2)  # keep a line for the cursor and the prompt that may follow
+        cur = self.current
+        tail = (cur.tail + ([cur.output.partial] if cur.output.partial else [])) if cur else []
+        tail = tail[-TAIL_LINES:]
+        panel_h = len(tail) + 2 if tail else 0
+        board_budget = height - 1 - (1 if self.note else 0)
+        if panel_h and board_budget - panel_h < min(len(self.rows), 3):
+            tail = tail[-max(0, board_budget - min(len(self.rows), 3) - 2):] if board_budget > 5 else []
+            panel_h = len(tail) + 2 if tail else 0
+        board_budget -= panel_h
+
+        parts: list[RenderableType] = []
+        elapsed = f" · {now - self.run_started:.0f}s" if self.run_started is not None else ""
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append("director ", style="bold")
+        head.append((self.header or "starting") + elapsed, style="dim")
+        if self.outcome:
+            head.append(f" · {self.outcome}", style=_outcome_style(self.outcome))
+        parts.append(head)
+
+        table = Table.grid(padding=(0, 1))
+        table.add_column(no_wrap=True)
+        table.add_column(no_wrap=True, overflow="ellipsis", max_width=40)
+        table.add_column(no_wrap=True, overflow="ellipsis")
+        table.add_column(no_wrap=True, overflow="ellipsis", style="dim")
+        for row in self._board_rows(max(1, board_budget)):
+            if isinstance(row, str):
+                table.add_row(Text(""), Text(row, style="dim"), Text(""), Text(""))
+                continue
+            dur = f"{row.duration:.1f}s " if row.duration is not None and row.state != "running" else ""
+            table.add_row(Text(row.label, style="bold"), Text(clean(row.title)), self._row_cell(row, now),
+                          Text(dur + clean(row.detail)))
+        parts.append(table)
+        if self.note:
+            parts.append(Text(clean(self.note), style="dim", no_wrap=True, overflow="ellipsis"))
+        if cur is not None and tail:
+            body = Text("\n".join(tail), no_wrap=True, overflow="ellipsis")
+            label = self.rows[cur.section].label if cur.section in self.rows else _label_of(cur.section)
+            title = f"{label} {cur.role} · plan line {cur.line}" + ("" if cur.ended is None else " · done")
+            parts.append(Panel(body, title=title, title_align="left", border_style="dim",
+                               height=len(tail) + 2))
         return Group(*parts)
+
+    # -------------------------------------------------------------- events
+
+    def _row(self, key: str, title: str = "", label: str | None = None) -> _Row:
+        if key not in self.rows:
+            self.rows[key] = _Row(key, label or _label_of(key), title)
+        return self.rows[key]
 
     def __call__(self, ev: Event) -> None:
         t = ev["type"]
-        if t == "section.start" and ev["section"] in self.rows:
-            self.rows[ev["section"]][2] = "running"
-            self.rows[ev["section"]][3] = ""
+        with self._lock:
+            changed = self._apply(t, ev)
+        if changed and self.live.is_started:
+            self.live.refresh()
+
+    def _apply(self, t: str, ev: Event) -> bool:
+        now = self.clock()
+        if t == "run.start":
+            resumed = " (resumed)" if ev.get("resumed") else ""
+            self.header = f"{ev['kind']} run {ev['run_id']}{resumed} · target {ev.get('target')}"
+            self.run_started, self.run_id, self.outcome = now, ev.get("run_id"), None
+        elif t == "inputs":
+            vals = " ".join(f"{k}={v}" for k, v in ev.get("values", {}).items())
+            if vals:
+                self.header += f" · {vals}"
+        elif t == "section.start":
+            row = self._row(ev["section"], ev.get("title", ""), ev.get("label"))
+            row.state, row.detail, row.started, row.duration = "running", "", now, None
         elif t == "step.start":
-            self.current = (ev["section"], ev["block"], ev["role"])
-            self.started = time.monotonic()
-            self.tail, self.partial = [], ""
+            self.retry = None
+            self.current = _Block(ev["section"], ev["block"], ev["role"], ev.get("line", 0),
+                                  ev.get("attempt", 1), now)
+            row = self._row(ev["section"])
+            if row.state != "running":
+                row.state, row.started = "running", row.started or now
+            row.detail = ""
         elif t == "step.output":
-            buf = self.partial + ev["text"].replace("\r\n", "\n").replace("\r", "\n")
-            *lines, self.partial = buf.split("\n")
-            self.tail.extend(strip_ansi(ln) for ln in lines)
-            self.tail = self.tail[-50:]
+            cur = self.current
+            if cur is None or (cur.section, cur.block) != (ev["section"], ev["block"]):
+                return False
+            cur.tail = [*cur.tail, *cur.output.feed(ev["text"])][-50:]
+            return False  # the refresh thread draws it: a refresh per chunk costs more than the block
+        elif t == "step.end":
+            cur = self.current
+            if cur is not None and (cur.section, cur.block) == (ev["section"], ev["block"]):
+                cur.ended = now
+                cur.tail = [*cur.tail, *cur.output.flush()][-50:]
+            if not ev.get("ok"):
+                why = "timed out" if ev.get("timed_out") else f"exit {ev.get('exit_code')}"
+                if ev.get("waited_for_input"):
+                    why = "waited for keyboard input"
+                note = "not in place yet" if ev.get("role") == "observe" else "failed"
+                self._row(ev["section"]).detail = f"{ev.get('role')} {why}: {note}"
+        elif t == "step.skip":
+            self._row(ev["section"]).detail = f"{ev.get('role')} block {ev.get('block')}: {ev.get('reason')}"
         elif t == "step.retry":
-            if ev["section"] in self.rows:
-                self.rows[ev["section"]][3] = f"⏳ retry in {ev['delay_s']:.0f}s"
-        elif t == "section.verdict" and ev["section"] in self.rows:
-            self.rows[ev["section"]][2] = ev["verdict"]
-            self.rows[ev["section"]][3] = ev.get("detail", "")[:60]
+            self.retry = (ev["section"], now + float(ev.get("delay_s", 0.0)), int(ev.get("attempt", 1)))
+            self._row(ev["section"]).detail = f"attempt {ev.get('attempt')} failed"
+        elif t == "section.verdict":
+            row = self._row(ev["section"], label=ev.get("label"))
+            row.state, row.detail = ev["verdict"], ev.get("detail") or ""
+            row.duration = now - row.started if row.started is not None else None
+            cur = self.current
+            if cur is not None and cur.section == ev["section"] and ev["verdict"] != "failed":
+                self.current = None
+            if self.retry is not None and self.retry[0] == ev["section"]:
+                self.retry = None
+        elif t == "gate":
+            row = self._row(ev["section"], ev.get("title", ""))
+            row.state = "awaiting-approval"
+            row.detail = "waiting for a typed go" if ev.get("approved") is None else str(ev.get("how", ""))
             self.current = None
-        self.live.refresh()
+        elif t == "approval":
+            row = self._row(ev["section"])
+            row.state, row.detail = "running", f"approved ({ev.get('how')})"
+        elif t == "check.warning":
+            self._row(ev["section"]).detail = f"⚠ inconclusive: {ev.get('text')}"
+        elif t == "target":
+            self.note = f"⚙ target: {ev.get('op')}"
+        elif t == "run.state":
+            to = str(ev.get("to"))
+            if to not in FINAL_RUN_STATES or ev.get("run_id") != self.run_id:
+                return False
+            self.outcome = to
+            for row in self.rows.values():
+                if row.state == "running":
+                    row.state = {"interrupted": "interrupted", "failed": "failed"}.get(to, row.state)
+                    row.duration = now - row.started if row.started is not None else None
+            self.retry = None
+            if to != "failed":
+                self.current = None
+        else:
+            return False
+        return True
+
+
+def _outcome_style(outcome: str) -> str:
+    return {"completed": "bold green", "awaiting-approval": "bold yellow"}.get(outcome, "bold red")
+
+
+@contextmanager
+def _cancellable() -> Iterator[None]:
+    """Ctrl-C at a prompt cancels it (the run's own handler only stops a running block, and would leave the
+    operator stuck at the question)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def cancel(_sig: int, _frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, cancel)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class TerminalPrompter:
-    """Asks at a terminal: the interview (closed options, default on Enter) and the gate's typed `go`."""
+    """Asks at a terminal: the interview (closed options, default on Enter) and the gate's typed `go`.
+
+    Ctrl-C (or end of input) at the interview cancels the command; at a gate, Ctrl-C interrupts the run and
+    end of input declines. `pause`/`resume` are set by the caller to get the live view out of the way.
+    """
 
     def __init__(self, console: Console, around: Callable[[], Any] | None = None) -> None:
         self.c = console
@@ -174,63 +493,114 @@ class TerminalPrompter:
         self.resume: Callable[[], None] = lambda: None
 
     def ask_input(self, inp: Input) -> str:
+        """One Provisioning Inputs question; re-asked until the answer is one of its options."""
+        from rich.prompt import Prompt
+
         self.pause()
         try:
-            opts = " / ".join(f"[bold]{o}[/]" if o == inp.default else o for o in inp.options)
-            self.c.print(f"[bold]{inp.number}. {inp.question}[/]  ({opts}; sets {inp.knob})")
-            return Prompt.ask("  choose", choices=list(inp.options), default=inp.default, console=self.c)
+            q = Text()
+            q.append(f"{inp.number}. {clean(inp.question)}", style="bold")
+            q.append("  (")
+            for i, o in enumerate(inp.options):
+                q.append(" / " if i else "")
+                q.append(o, style="bold" if o == inp.default else "")
+            q.append(f"; sets {inp.knob}")
+            if inp.gates and inp.gates.strip() not in ("—", "-"):
+                q.append(f"; {clean(inp.gates)}", style="dim")
+            q.append(")")
+            self.c.print(q)
+            with _cancellable():
+                try:
+                    return Prompt.ask("  choose", choices=list(inp.options), default=inp.default,
+                                      console=self.c, case_sensitive=False)
+                except EOFError:
+                    raise KeyboardInterrupt from None
         finally:
             self.resume()
 
     def ask_go(self, content: GateContent) -> bool:
+        """Show the gate; only a typed `go` approves."""
+        from rich.prompt import Prompt
+
         self.pause()
         try:
             gate_panel(self.c, content)
-            answer = Prompt.ask("Type [bold]go[/] to run these commands (anything else declines)", console=self.c,
-                                default="", show_default=False)
+            with _cancellable():
+                try:
+                    answer = Prompt.ask(
+                        "Type [bold]go[/] to run these commands (anything else declines: the run stops here)",
+                        console=self.c, default="", show_default=False)
+                except EOFError:
+                    return False
             return answer.strip() == "go"
         finally:
             self.resume()
 
 
 def gate_panel(c: Console, content: GateContent) -> None:
-    """The gate: why it is gated, the plan's note, what exists, and the exact commands."""
-    kind = "destructive" if content.marker == "💥" else "gate"
-    note = f" — {content.note}" if content.note else ""
-    parts: list[Any] = [Text(f"{content.marker} {kind}: §{content.section_key} {content.title}{note}", style="bold")]
+    """The gate: which section, why it is gated, the plan's note, what exists, and the exact commands."""
+    from rich.syntax import Syntax
+
+    destructive = content.marker == "💥"
+    kind = "DESTRUCTIVE" if destructive else "GATE"
+    parts: list[RenderableType] = []
+    why = Text()
+    why.append("why gated: ", style="bold")
+    if content.note:
+        why.append(clean(content.note))
+    else:
+        why.append("the plan marks this section " + ("💥 destructive" if destructive else "🔴 (a human go)"))
+    parts.append(why)
     for q in content.quotes:
-        parts.append(Text("> " + q.replace("\n", "\n> "), style="italic"))
+        parts.append(Text("> " + clean(q).replace("\n", "\n> "), style="italic"))
     if content.context:
-        t = Table(title="what the ledger says exists", show_header=False, box=None)
+        t = Table(title="what the ledger says exists", show_header=False, box=None, title_justify="left")
         for k, v in content.context.items():
-            t.add_row(k, v)
+            t.add_row(Text(clean(k)), Text(clean(v)))
         parts.append(t)
     if content.inputs:
         parts.append(Text("inputs: " + ", ".join(f"{k}={v}" for k, v in content.inputs.items())))
     if content.variables:
-        parts.append(Text("variables: " + ", ".join(f"{k}={v}" for k, v in content.variables.items()), style="dim"))
-    for cmd in content.commands:
+        parts.append(Text("variables: " + ", ".join(f"{k}={clean(v)}" for k, v in content.variables.items()),
+                          style="dim"))
+    n = len(content.commands)
+    for i, cmd in enumerate(content.commands, start=1):
+        parts.append(Text(f"commands about to run{f' ({i} of {n})' if n > 1 else ''}:", style="bold"))
         parts.append(Syntax(cmd.rstrip("\n"), "bash", theme="ansi_dark", word_wrap=True))
+    if not content.commands:
+        parts.append(Text("no command: the approval covers the section as written", style="dim"))
     parts.append(Text(f"content sha256 {content.sha256}", style="dim"))
-    c.print(Panel(Group(*parts), border_style="red" if content.marker == "💥" else "yellow"))
+    c.print(Panel(Group(*parts), title=Text(f"{content.marker} {kind} · §{content.section_key} "
+                                            f"{clean(content.title)}", style="bold"),
+                  title_align="left", border_style="red" if destructive else "yellow"))
 
 
 def summary_table(c: Console, reports: list[Any], title: str = "summary") -> None:
-    """The end-of-run table: section, outcome, duration, attempts."""
-    t = Table(title=title)
-    t.add_column("section")
-    t.add_column("outcome")
+    """The end-of-run table: section, outcome, detail, duration; a caption counts the outcomes."""
+    timed = any(float(r.duration_s or 0.0) > 0 for r in reports)  # a preview times nothing: no column
+    t = Table(title=title, title_justify="left")
+    t.add_column("section", overflow="ellipsis", max_width=48)
+    t.add_column("outcome", no_wrap=True)
     t.add_column("detail", overflow="fold")
-    t.add_column("time", justify="right")
+    if timed:
+        t.add_column("time", justify="right", no_wrap=True)
+    counts: dict[str, int] = {}
+    total = 0.0
     for r in reports:
-        t.add_row(f"{r.key} {r.title}"[:48], verdict_text(r.verdict), r.detail, f"{r.duration_s:.1f}s")
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+        total += float(r.duration_s or 0.0)
+        cells: list[RenderableType] = [Text(f"{_label_of(str(r.key))} {clean(str(r.title))}"),
+                                       verdict_text(r.verdict), Text(clean(str(r.detail or "")))]
+        if timed:
+            cells.append(f"{float(r.duration_s or 0.0):.1f}s")
+        t.add_row(*cells)
+    t.caption = " · ".join(f"{n} {VERDICT_STYLE.get(v, (v, ''))[0].split(' ', 1)[-1]}"
+                           for v, n in counts.items()) + (f" · {total:.1f}s" if total else "")
     c.print(t)
 
 
 def make_console(plain: bool, stderr: bool = False) -> Console:
-    """A console that is plain (no colour, no control sequences) without a terminal or with NO_COLOR/--plain."""
-    import os
-
+    """A plain console (no colour, no control sequences) without a terminal or with NO_COLOR/--plain."""
     stream = sys.stderr if stderr else sys.stdout
     if plain or os.environ.get("NO_COLOR") or not stream.isatty():
         return Console(file=stream, no_color=True, force_terminal=False, highlight=False, emoji=False,

@@ -1,0 +1,370 @@
+"""What an operator sees at a real terminal: the real CLI under a pseudo-terminal, read through a terminal
+emulator (pyte), so the assertions are about the screen, not about the bytes rich used to draw it.
+
+The live view redraws itself in place (cursor up, erase line), so only an emulated screen tells which frame
+is on display; the raw stream is kept too, for what scrolled away.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+
+from director.parse import parse_file
+from tests.planmaker import CounterPlan, Step, acts, director, write_plan
+
+GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
+ROWS, COLS = 40, 140
+TIMEOUT = 30.0  # generous: a loaded 2-core machine; every wait ends as soon as the screen shows what it needs
+
+
+class Term:
+    """The CLI at a pseudo-terminal of ROWS x COLS, its output fed to an emulated screen."""
+
+    def __init__(self, args: list[str], cwd: Path, out: Path, env: dict[str, str] | None = None) -> None:
+        e = {k: v for k, v in os.environ.items()
+             if k not in ("CI", "NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM")}
+        e.update({"TERM": "xterm-256color", "COUNTER_OUT": str(out)})
+        e.update(env or {})
+        self.screen = pyte.Screen(COLS, ROWS)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = b""
+        self.child = pexpect.spawn(sys.executable, ["-m", "director", *args], cwd=str(cwd), env=e,
+                                   dimensions=(ROWS, COLS))
+        self.eof = False
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display).rstrip()
+
+    def _pump(self, wait: float) -> None:
+        if self.eof:
+            return
+        try:
+            data = self.child.read_nonblocking(65536, timeout=wait)
+        except pexpect.TIMEOUT:
+            return
+        except pexpect.EOF:
+            self.eof = True
+            return
+        self.raw += data
+        self.stream.feed(data)
+
+    def wait(self, what: str | re.Pattern[str] | Callable[[str], object], timeout: float = TIMEOUT) -> str:
+        """Read until the screen shows `what` (a substring, a regex or a predicate); return the screen."""
+        if isinstance(what, str):
+            ok: Callable[[str], object] = lambda s: what in s  # noqa: E731
+        elif isinstance(what, re.Pattern):
+            ok = what.search
+        else:
+            ok = what
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.text()
+            if ok(screen):
+                return screen
+            if self.eof or time.monotonic() > deadline:
+                raise AssertionError(f"screen never showed {what!r} (eof={self.eof}):\n{screen}")
+            self._pump(0.1)
+
+    def send(self, line: str) -> None:
+        self.child.sendline(line)
+
+    def finish(self, timeout: float = TIMEOUT) -> int:
+        """Read to the end; the exit code."""
+        deadline = time.monotonic() + timeout
+        while not self.eof:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the command did not end:\n{self.text()}")
+            self._pump(0.2)
+        self.child.close()
+        assert self.child.exitstatus is not None, f"killed by signal {self.child.signalstatus}"
+        return int(self.child.exitstatus)
+
+    def kill(self) -> None:
+        """Never leave a process behind: SIGTERM lets Director stop its block and journal; then force."""
+        if self.child.isalive():
+            self.child.kill(signal.SIGTERM)
+            for _ in range(50):
+                if not self.child.isalive():
+                    break
+                time.sleep(0.1)
+            self.child.terminate(force=True)
+        self.child.close(force=True)
+
+    def seen(self) -> str:
+        """Everything printed so far, control sequences removed (what scrolled off the screen too)."""
+        return re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][0-~]", "",
+                      self.raw.decode("utf-8", "replace"))
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    d = tmp_path / "out"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def term(tmp_path: Path, out: Path) -> Iterator[Callable[..., Term]]:
+    made: list[Term] = []
+
+    def spawn(*args: str, env: dict[str, str] | None = None) -> Term:
+        t = Term(list(args), tmp_path, out, env)
+        made.append(t)
+        return t
+
+    yield spawn
+    for t in made:
+        t.kill()
+
+
+def status(plan: Path, out: Path) -> dict[str, object]:
+    r = director("status", str(plan), "--json", cwd=plan.parent, out=out)
+    assert r.returncode == 0, r.stderr
+    return dict(json.loads(r.stdout))
+
+
+def audit(plan: Path, out: Path) -> dict[str, list[dict[str, object]]]:
+    r = director("audit", str(plan), "--json", cwd=plan.parent, out=out)
+    assert r.returncode == 0, r.stderr
+    return dict(json.loads(r.stdout))
+
+
+def row(screen: str, label: str) -> str:
+    """The board's line for a section (`§1`), from the last frame on the screen."""
+    lines = [ln for ln in screen.splitlines() if ln.startswith(label + " ")]
+    assert lines, f"no {label} row on screen:\n{screen}"
+    return lines[-1]
+
+
+# ---------------------------------------------------------------------------------------------- interview
+
+
+def two_input_plan(tmp: Path) -> Path:
+    """The counter plan with a second question (Size: s / m / l, default m) that an act block records."""
+    text = CounterPlan([Step(extra='echo "$SIZE" > "$OUT/size"')]).text()
+    first = "| 1 | Mode | `a` / `b` | `a` | `MODE` | §2 gate severity |"
+    assert first in text
+    text = text.replace(first, first + "\n| 2 | Size | `s` / `m` / `l` | `m` | `SIZE` | — |")
+    text = text.replace('export MODE="a"\n', 'export MODE="a"\nexport SIZE="m"\n')
+    text = text.replace("resolved_inputs: { mode: a }", "resolved_inputs: { mode: a, size: m }")
+    path = tmp / "counter.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_interview_rejects_an_invalid_choice_takes_typed_and_default_answers(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = two_input_plan(tmp_path)
+    t = term("apply", str(plan))
+    screen = t.wait("choose [a/b] (a):")
+    assert "1. Mode" in screen and "a / b; sets MODE" in screen
+    t.send("z")
+    screen = t.wait(lambda s: s.count("choose [a/b] (a):") == 2)  # the question is asked again
+    assert "choose [a/b] (a): z\nPlease select one of the available options\n  choose [a/b] (a):" in screen
+    t.send("B")  # options are matched case-insensitively and recorded as written in the plan
+    t.wait("choose [s/m/l] (m):")
+    t.send("")  # Enter: the default
+    assert t.finish() == 0, t.text()
+    final = t.text()
+    # the live view resumed below the answers instead of drawing over them
+    assert "choose [a/b] (a): B" in final and "choose [s/m/l] (m):" in final
+    assert final.index("choose [s/m/l] (m):") < final.index("director apply run 1")
+    assert (out / "size").read_text().strip() == "m"
+    ls = parse_file(str(plan)).live_state
+    assert ls is not None
+    assert ls.data["resolved_inputs"]["mode"] == "b" and ls.data["resolved_inputs"]["size"] == "m"
+    last_run = status(plan, out)["last_run"]
+    assert isinstance(last_run, dict) and last_run["inputs"] == {"MODE": "b", "SIZE": "m"}
+    resolved = [e["data"] for e in audit(plan, out)["events"] if e["kind"] == "inputs-resolved"]
+    assert resolved[-1]["values"] == {"MODE": "b", "SIZE": "m"}
+    assert resolved[-1]["how"] == {"MODE": "prompt", "SIZE": "prompt"}
+
+
+def test_ctrl_c_at_the_interview_cancels_before_anything_runs(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = write_plan(tmp_path, CounterPlan())
+    before = plan.read_bytes()
+    t = term("apply", str(plan))
+    t.wait("choose [a/b] (a):")
+    t.child.sendintr()
+    assert t.finish() == 130
+    assert acts(out) == [] and plan.read_bytes() == before
+
+
+# ---------------------------------------------------------------------------------------------- gates
+
+
+def test_gate_shows_title_reason_and_exact_commands_and_go_proceeds(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE), Step()]))
+    t = term("apply", str(plan), "--set", "mode=a", "--operator", "alice")
+    screen = t.wait("Type go to run these commands")
+    assert acts(out) == ["s1"], "nothing of the gated section runs before the answer"
+    assert "🔴 GATE · §2 Step 2" in screen
+    assert "why gated: outward-facing" in screen
+    for command in ('echo "s2" >> "$OUT/acts"', 'touch "$OUT/s2"', 'export V2="value-2-$MODE"'):
+        assert command in screen, f"the gate shows the exact command {command!r}"
+    assert "inputs: MODE=a" in screen and re.search(r"content sha256 [0-9a-f]{64}", screen)
+    t.send("go")
+    assert t.finish() == 0, t.text()
+    assert acts(out) == ["s1", "s2", "s3"]
+    final = t.text()
+    assert "(anything else declines: the run stops here): go" in final, "the answer stays in the scrollback"
+    assert final.index("🔴 GATE · §2 Step 2") < final.index("director apply run 1") < final.index("apply run 1\n")
+    assert "✓ applied" in row(final, "§2")
+    approvals = audit(plan, out)["approvals"]
+    assert [(a["section_key"], a["operator"], a["how"]) for a in approvals] == [("2", "alice", "prompt")]
+
+
+@pytest.mark.parametrize("answer", ["no", "yes", "Go", ""])
+def test_anything_but_go_declines_and_runs_nothing_of_the_section(
+        tmp_path: Path, out: Path, term: Callable[..., Term], answer: str) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE), Step()]))
+    t = term("apply", str(plan), "--set", "mode=a")
+    t.wait("Type go to run these commands")
+    t.send(answer)
+    assert t.finish() == 4, t.text()
+    assert acts(out) == ["s1"], f"answer {answer!r}: nothing of §2 (or after it) ran"
+    assert not (out / "s2").exists()
+    last_run = status(plan, out)["last_run"]
+    assert isinstance(last_run, dict)
+    assert last_run["state"] == "awaiting-approval" and last_run["waiting_on"] == "2"
+    assert audit(plan, out)["approvals"] == []
+    assert f"director approve {plan} 2" in t.seen()
+
+
+def test_ctrl_c_at_the_gate_prompt_interrupts_without_an_approval(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
+    t = term("apply", str(plan), "--set", "mode=a")
+    t.wait("Type go to run these commands")
+    t.child.sendintr()
+    assert t.finish() == 130, t.text()
+    assert acts(out) == ["s1"]
+    assert audit(plan, out)["approvals"] == []
+    last_run = status(plan, out)["last_run"]
+    assert isinstance(last_run, dict) and last_run["state"] == "interrupted"
+
+
+# ---------------------------------------------------------------------------------------------- live view
+
+ELAPSED = re.compile(r"act\s+(\d+\.\d)s")
+
+
+def test_live_view_shows_states_a_growing_elapsed_time_the_output_tail_and_the_summary(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    # runs until the test has seen enough (at most 60 s): no fixed sleep decides what the screen shows
+    long_block = 'echo "warming up"\nfor i in $(seq 240); do [ -f "$OUT/go-on" ] && break; sleep 0.25; done'
+    plan = write_plan(tmp_path, CounterPlan([Step(extra=long_block), Step()]))
+    t = term("apply", str(plan), "--set", "mode=a")
+
+    def elapsed(screen: str) -> float | None:
+        m = ELAPSED.search(row(screen, "§1")) if "§1 " in screen else None
+        return float(m.group(1)) if m else None
+
+    first = t.wait(lambda s: (elapsed(s) or 0) >= 0.3 and "warming up" in s)
+    e1 = elapsed(first)
+    assert e1 is not None
+    assert "✓ applied" in row(first, "§0")
+    assert "· pending" in row(first, "§2") and "· pending" in row(first, "§3")
+    assert "warming up" in first, "the running block's output tail is on the board"
+    assert re.search(r"§1 act · plan line \d+", first)
+    assert "director apply run 1 · target cloudflare · MODE=a" in first
+    second = t.wait(lambda s: (elapsed(s) or 0) >= e1 + 1.0)
+    assert "✓ applied" in row(second, "§0"), "the same board, redrawn in place"
+    assert second.count("§1 ") == 1 + second.count("§1 act"), "one §1 row, not a new frame below the old"
+    (out / "go-on").touch()
+    assert t.finish() == 0, t.text()
+    final = t.text()
+    assert "· completed" in final
+    assert "✓ applied" in row(final, "§1") and "✓ verified" in row(final, "§3")
+    summary = final[final.index("apply run 1\n"):]
+    lines = {m.group(1): m for m in re.finditer(r"│ (§\d) [^│]*│ (✓ \w+(?: \w+)?)\s*│[^│]*│\s*(\d+\.\d)s │", summary)}
+    assert set(lines) == {"§0", "§1", "§2", "§3"}, summary
+    assert lines["§1"].group(2) == "✓ applied" and float(lines["§1"].group(3)) >= e1 + 1.0
+    assert lines["§2"].group(2) == "✓ applied" and lines["§3"].group(2) == "✓ verified"
+    assert "3 applied · 1 verified" in summary
+    assert "apply completed" in final
+
+
+def test_retry_wait_is_shown_with_its_countdown(tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    flaky = 'n=$(cat "$OUT/tries" 2>/dev/null || echo 0); echo $((n+1)) > "$OUT/tries"; [ "$n" -ge 1 ] || exit 1'
+    plan = write_plan(tmp_path, CounterPlan([Step(extra=flaky, info="bash {retries=2 backoff=constant delay=2s}")]))
+    t = term("apply", str(plan), "--set", "mode=a")
+    screen = t.wait(re.compile(r"⏳ retry 2 in \d\.\ds"))
+    assert "attempt 1 failed" in row(screen, "§1")
+    assert t.finish() == 0, t.text()
+    assert (out / "tries").read_text().strip() == "2"
+
+
+def test_ctrl_c_during_a_long_block_interrupts_and_a_later_apply_resumes(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    slow = 'echo "long job started"\n[ -f "$OUT/fast" ] || sleep 60'
+    plan = write_plan(tmp_path, CounterPlan([Step(extra=slow), Step()]))
+    t = term("apply", str(plan), "--set", "mode=a")
+    t.wait(lambda s: "long job started" in s and ELAPSED.search(s))
+    started = time.monotonic()
+    t.child.sendintr()
+    assert t.finish() == 130, t.text()
+    assert time.monotonic() - started < 15, "Ctrl-C stops the block, it does not wait for it"
+    screen = t.text()
+    assert "✗ interrupted" in row(screen, "§1") and "· interrupted" in screen
+    assert "`director apply` resumes" in t.seen()
+    last_run = status(plan, out)["last_run"]
+    assert isinstance(last_run, dict) and last_run["state"] == "interrupted"
+    ls = parse_file(str(plan)).live_state
+    assert ls is not None and ls.data["status"] == "interrupted"
+
+    (out / "fast").touch()
+    r = director("apply", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "resuming apply run 1" in r.stdout
+    assert acts(out) == ["s1", "s1", "s2"], "the interrupted block runs again (at-least-once), then the rest"
+    last_run = status(plan, out)["last_run"]
+    assert isinstance(last_run, dict) and last_run["state"] == "completed" and last_run["id"] == 1
+
+
+# ---------------------------------------------------------------------------------------------- plain at a terminal
+
+ANSI_BLOCK = r"""printf '\033[31mred\033[0m\n'; printf '\033]0;title\007osc\n'; printf '\033(Bcharset\033[m\n'"""
+
+
+@pytest.mark.parametrize("how", ["--plain", "NO_COLOR"])
+def test_plain_and_no_color_at_a_terminal_print_no_escape_sequences(
+        tmp_path: Path, out: Path, term: Callable[..., Term], how: str) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(extra=ANSI_BLOCK), Step()]))
+    args = ["apply", str(plan), "--set", "mode=a"] + (["--plain"] if how == "--plain" else [])
+    t = term(*args, env={"NO_COLOR": "1"} if how == "NO_COLOR" else None)
+    assert t.finish() == 0, t.text()
+    assert b"\x1b" not in t.raw, t.raw.decode("utf-8", "replace")[-2000:]
+    text = t.raw.decode()
+    for word in ("│ red", "│ osc", "│ charset", "apply completed"):
+        assert word in text
+
+
+def test_no_process_is_left_behind(tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    """A killed Director (SIGTERM, as the fixture does) stops its block too."""
+    plan = write_plan(tmp_path, CounterPlan([Step(extra='echo "$$" > "$OUT/pid"; echo ready; sleep 60')]))
+    t = term("apply", str(plan), "--set", "mode=a")
+    t.wait("ready")
+    pid = int((out / "pid").read_text())
+    t.kill()
+    for _ in range(100):
+        if subprocess.run(["kill", "-0", str(pid)], capture_output=True).returncode != 0:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the block outlived Director")
