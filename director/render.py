@@ -239,6 +239,7 @@ class LiveReporter:
         self.outcome: str | None = None
         self.run_started: float | None = None
         self.run_id: int | None = None
+        self.kind = ""
         self._lock = threading.RLock()
         self.live: Live = self._new_live()
 
@@ -298,11 +299,13 @@ class LiveReporter:
     def _board_rows(self, budget: int) -> list[_Row | str]:
         """The rows that fit in `budget` lines: finished sections fold first, then those not reached yet."""
         rows: list[_Row | str] = list(self.rows.values())
+        if self.kind == "teardown":  # a teardown runs §0 and the Teardown section, not the numbered steps
+            rows = [r for r in self.rows.values() if r.state != "pending" or r.key == "teardown"]
         if len(rows) <= budget:
             return rows
         lead = 0
-        for r in self.rows.values():
-            if r.state in ("pending", "running", "awaiting-approval"):
+        for r in rows:
+            if isinstance(r, str) or r.state in ("pending", "running", "awaiting-approval"):
                 break
             lead += 1
         fold = min(lead, len(rows) - budget + 1)
@@ -383,6 +386,7 @@ class LiveReporter:
             resumed = " (resumed)" if ev.get("resumed") else ""
             self.header = f"{ev['kind']} run {ev['run_id']}{resumed} · target {ev.get('target')}"
             self.run_started, self.run_id, self.outcome = now, ev.get("run_id"), None
+            self.kind = str(ev.get("kind", ""))
         elif t == "inputs":
             vals = " ".join(f"{k}={v}" for k, v in ev.get("values", {}).items())
             if vals:
@@ -487,7 +491,7 @@ class TerminalPrompter:
     end of input declines. `pause`/`resume` are set by the caller to get the live view out of the way.
     """
 
-    def __init__(self, console: Console, around: Callable[[], Any] | None = None) -> None:
+    def __init__(self, console: Console) -> None:
         self.c = console
         self.pause: Callable[[], None] = lambda: None
         self.resume: Callable[[], None] = lambda: None
@@ -570,7 +574,7 @@ def gate_panel(c: Console, content: GateContent) -> None:
     if not content.commands:
         parts.append(Text("no command: the approval covers the section as written", style="dim"))
     parts.append(Text(f"content sha256 {content.sha256}", style="dim"))
-    c.print(Panel(Group(*parts), title=Text(f"{content.marker} {kind} · §{content.section_key} "
+    c.print(Panel(Group(*parts), title=Text(f"{content.marker} {kind} · {_label_of(content.section_key)} "
                                             f"{clean(content.title)}", style="bold"),
                   title_align="left", border_style="red" if destructive else "yellow"))
 

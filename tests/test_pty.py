@@ -258,6 +258,25 @@ def test_ctrl_c_at_the_gate_prompt_interrupts_without_an_approval(
     assert isinstance(last_run, dict) and last_run["state"] == "interrupted"
 
 
+def test_teardown_gate_shows_what_exists_and_the_board_shows_only_what_a_teardown_runs(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step()]))
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    t = term("teardown", str(plan))
+    screen = t.wait("Type go to run these commands")
+    assert "💥 DESTRUCTIVE · teardown Teardown (observe-first, resumable)" in screen
+    assert "what the ledger says exists" in screen and "`value-1-a`" in screen
+    assert 'rm -f "$OUT"/s[0-9]*' in screen
+    assert acts(out, "teardown-acts") == []
+    t.send("go")
+    assert t.finish() == 0, t.text()
+    assert acts(out, "teardown-acts") == ["td"]
+    board = t.text().split("(anything else declines: the run stops here): go\n", 1)[1].split("teardown run 2\n")[0]
+    assert "director teardown run 2" in board and "· completed" in board
+    assert "✓ applied" in row(board, "§0") and "torn down" in row(board, "teardown")
+    assert "§1 " not in board, "the numbered steps do not run in a teardown: not on its board"
+
+
 # ---------------------------------------------------------------------------------------------- live view
 
 ELAPSED = re.compile(r"act\s+(\d+\.\d)s")
