@@ -61,8 +61,14 @@ def _secret_values(names: list[str]) -> list[str]:
 @contextmanager
 def _sigint(handler: Any) -> Iterator[None]:
     """Route Ctrl-C (and SIGTERM) to the engine so the running block stops and the run is journaled."""
-    old_int = signal.signal(signal.SIGINT, lambda *_: handler())
-    old_term = signal.signal(signal.SIGTERM, lambda *_: handler())
+
+    def on_signal(*_: Any) -> None:
+        if not handler():
+            # No block is running (a prompt, a journal write…): stop here, the engine journals it.
+            raise KeyboardInterrupt
+
+    old_int = signal.signal(signal.SIGINT, on_signal)
+    old_term = signal.signal(signal.SIGTERM, on_signal)
     try:
         yield
     finally:
@@ -131,7 +137,9 @@ def run_command(
     who = operator_name(operator)
 
     def progress(msg: str) -> None:
-        console.print(f"[dim]{msg}[/]" if not plain else msg)
+        from rich.text import Text
+
+        console.print(Text(msg, style="" if plain else "dim"))
 
     tgt = get_target(target, p.state, progress=progress)
     if uses_wrangler(plan):
@@ -232,11 +240,13 @@ def run_command(
             finally:
                 if live is not None:
                     live.stop()
+    except BaseException:
+        if events_file is not None:
+            events_file.close()
+        raise
     finally:
         shell.close()
         journal.close()
-        if events_file is not None:
-            events_file.close()
 
     if result.sections and (mode != "run" or not events_to_stdout):
         summary_table(
@@ -244,30 +254,51 @@ def run_command(
             result.sections,
             title={"preview": "plan", "check": "check"}.get(mode, f"{kind} run {result.run_id}"),
         )
-    return _report(console, result, mode, kind)
+    code = _report(console, result, mode, kind)
+    bus.emit("run.end", **_end_fields(result, mode, code))
+    if events_file is not None:
+        events_file.close()
+    return code
+
+
+def _end_fields(result: Any, mode: str, code: int) -> dict[str, Any]:
+    return {
+        "run_id": result.run_id,
+        "mode": mode,
+        "outcome": result.outcome,
+        "section": result.section,
+        "message": result.message,
+        "exit_code": code,
+    }
 
 
 def _report(console: Any, result: Any, mode: str, kind: str) -> int:
+    from director.render import clean
+
+    def say(line: str) -> None:
+        # Messages carry block output: never read them as rich markup.
+        console.print(clean(line), markup=False, highlight=False)
+
     if mode == "preview":
-        console.print("changes pending" if result.changes else "no changes: everything is in sync")
+        say("changes pending" if result.changes else "no changes: everything is in sync")
         return codes.EXIT_CHANGES if result.changes else codes.EXIT_OK
     if mode == "check":
         for d in result.drift:
-            console.print(f"drift: {d}")
-        console.print("drift found" if result.drift else "in sync with the ledger")
+            say(f"drift: {d}")
+        say("drift found" if result.drift else "in sync with the ledger")
         return codes.EXIT_CHANGES if result.drift else codes.EXIT_OK
     outcome = result.outcome
     if outcome == "completed":
-        console.print(f"{kind} completed: {result.message}")
+        say(f"{kind} completed: {result.message}")
         return codes.EXIT_OK
     if outcome == "awaiting-approval":
-        console.print(f"awaiting approval: {result.message}")
-        console.print(f"approve with:  {result.approve_hint}   (or re-run with --approve {result.section})")
+        say(f"awaiting approval: {result.message}")
+        say(f"approve with:  {result.approve_hint}   (or re-run with --approve {result.section})")
         return codes.EXIT_AWAITING_APPROVAL
     if outcome == "interrupted":
-        console.print(f"interrupted: {result.message}; `director {kind}` resumes")
+        say(f"interrupted: {result.message}; `director {kind}` resumes")
         return codes.EXIT_INTERRUPTED
-    console.print(f"failed: {result.message}")
+    say(f"failed: {result.message}")
     return codes.EXIT_STEP_FAILED
 
 

@@ -162,10 +162,12 @@ class Engine:
     def plan(self) -> Plan:
         return self.pf.plan
 
-    def interrupt(self) -> None:
-        """Ctrl-C: stop the running block; the loop ends the run as `interrupted`."""
+    def interrupt(self) -> bool:
+        """Ctrl-C: stop the running block (True) or say that none runs (False); the run ends `interrupted`."""
         self.interrupted = True
+        running = self.shell.busy
         self.shell.interrupt()
+        return running
 
     def execute(self, resolve_inputs: Callable[[dict[str, str] | None], knobs_mod.Resolution]) -> RunResult:
         """Run (or resume) the plan; `resolve_inputs(previous)` does the interview."""
@@ -301,7 +303,9 @@ class Engine:
         parts = []
         if self._applied:
             parts.append("applied " + ", ".join(self._applied))
-        insync = [r.key for r in self.reports if r.verdict == "in-sync"]
+        insync = [
+            f"§{r.key}" if r.key[:1].isdigit() else r.key for r in self.reports if r.verdict == "in-sync"
+        ]
         if insync:
             parts.append("in sync " + ", ".join(insync))
         if self._verified:
@@ -510,7 +514,9 @@ class Engine:
             self._realized_rows.update(writeback.keys_named(hints, self.plan.live_state.kv_rows))
         used = self._gate_receipts.pop(section.key, None)
         if used is not None:
-            self.journal.record_event(self.run_id, "approval-used", {"approval_id": used, "section": section.key})
+            self.journal.record_event(
+                self.run_id, "approval-used", {"approval_id": used, "section": section.key}
+            )
         if not record:
             return
         delta = _delta(before, self.session) if before is not None else _delta(None, self.session)
@@ -641,6 +647,14 @@ class Engine:
             self.sleeper(delay)
         assert res is not None or self.interrupted
         if self.interrupted:
+            self.reports.append(SectionReport(section.key, section.title, "interrupted", "Ctrl-C"))
+            self.bus.emit(
+                "section.verdict",
+                section=section.key,
+                label=self._label(section),
+                verdict="interrupted",
+                detail="Ctrl-C",
+            )
             raise _Stop(
                 self._finish(RunState.INTERRUPTED, section.key, "interrupted by the operator (Ctrl-C)")
             )
@@ -755,11 +769,17 @@ class Engine:
                 content.to_json(),
             )
         self.bus.emit(
-            "approval", section=section.key, sha256=content.sha256, operator=self.cfg.operator, how=how
+            "approval",
+            section=section.key,
+            sha256=content.sha256,
+            operator=receipt.operator if receipt is not None else self.cfg.operator,
+            how=how,
         )
 
     def _consumed(self, approval_id: int) -> bool:
-        return any(e.data.get("approval_id") == approval_id for e in self.journal.events(kind="approval-used"))
+        return any(
+            e.data.get("approval_id") == approval_id for e in self.journal.events(kind="approval-used")
+        )
 
     def _await(self, section: Section, content: GateContent, why: str) -> None:
         assert self.run_id is not None
@@ -980,16 +1000,11 @@ class Engine:
                         texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None
                     )
                     self.session = r.state
-                self.reports.append(SectionReport(section.key, section.title, "observed", "variables"))
+                self._preview_verdict(section, "observed", "variables")
                 continue
             if knobs_mod.is_check_section(section, self.knobs) and section.kind is not SectionKind.DISCOVERY:
-                self.reports.append(
-                    SectionReport(
-                        section.key,
-                        section.title,
-                        "will-verify",
-                        "acceptance checks run on apply (they act), not here",
-                    )
+                self._preview_verdict(
+                    section, "will-verify", "acceptance checks run on apply (they act), not here"
                 )
                 continue
             templates = {} if section.kind is SectionKind.TEARDOWN else self._render_templates(section)
@@ -1077,6 +1092,12 @@ class Engine:
         if self.cfg.mode == "check":
             result.changes = bool(result.drift)
         return result
+
+    def _preview_verdict(self, section: Section, verdict: str, detail: str) -> None:
+        self.reports.append(SectionReport(section.key, section.title, verdict, detail))
+        self.bus.emit(
+            "section.verdict", section=section.key, label=self._label(section), verdict=verdict, detail=detail
+        )
 
     def _gate_sha(
         self, section: Section, texts: dict[int, str], templates: dict[int, tuple[str, str]] | None = None

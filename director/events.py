@@ -1,15 +1,15 @@
 """Run events: what the engine tells the operator's view, the JSONL stream and the tests.
 
 Every event is a flat JSON object `{"schema": "director.event/1", "seq": n, "ts": ISO-8601, "type": …, …}`.
-Types (see README "Events"):
-  run.start {run_id, kind, resumed, target, plan}      run.state {run_id, frm, to, reason}
+Types (documented in docs/events.md):
+  run.start {run_id, kind, resumed, target, plan}      run.state {run_id, to, reason}
   inputs {values, how, operator}                       section.start {section, title, markers}
   section.verdict {section, verdict, detail}           step.start {section, block, role, attempt, line}
   step.output {section, block, text}
   step.end {section, block, role, exit_code, duration_s, ok, timed_out, waited_for_input}
   gate {section, title, marker, note, sha256, approved, how}   approval {section, sha256, operator, how}
   ledger.write {path, changed}                         target {op, detail}
-  run.end {run_id, outcome, section, message, exit_code}
+  run.end {run_id, mode, outcome, section, message, exit_code}   (the last line; written after the summary)
 Verdicts: in-sync, applied, verified, failed, awaiting-approval, will-apply, needs-approval, blocked, skipped.
 """
 

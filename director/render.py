@@ -14,7 +14,6 @@ pulls in pygments) are imported where they are used, since `status`/`audit`/`dif
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 import threading
@@ -28,6 +27,8 @@ from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
+
+from director.writeback import strip_ansi
 
 if TYPE_CHECKING:
     from rich.live import Live
@@ -56,23 +57,11 @@ VERDICT_STYLE = {
 # Run states after which nothing runs any more in this invocation.
 FINAL_RUN_STATES = frozenset({"completed", "failed", "interrupted", "awaiting-approval", "cancelled"})
 
-# Terminal control sequences a block may print under its pseudo-terminal: CSI (colours, cursor moves), OSC
-# (titles, hyperlinks; ended by BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes such as the charset
-# designation `ESC ( B` that `tput sgr0` emits, 8-bit CSI, and every other C0/C1 control except tab/newline.
-_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b[ -/]*[0-~]"
-    r"|\x1b"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
 
 
 def clean(text: str) -> str:
     """Text safe to show on any screen: no control sequences, tabs expanded (a line stays one line)."""
-    return _CONTROL.sub("", text.replace("\r", "")).expandtabs(8)
+    return strip_ansi(text.replace("\r", "")).expandtabs(8)
 
 
 class LineBuffer:

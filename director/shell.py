@@ -637,6 +637,11 @@ class Shell:
 
     interrupt = stop
 
+    @property
+    def busy(self) -> bool:
+        """Whether a block is running now."""
+        return self._current is not None
+
     # -- running a block ------------------------------------------------------------------------
 
     def run(

@@ -113,7 +113,17 @@ def ends_with_guard(text: str) -> bool:
     return len(first) == 1 and isinstance(first[0], Simple) and _argv0(first[0]) in ("[", "[[", "test")
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+# CSI, OSC (ended by BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes (`ESC ( B` from `tput sgr0`),
+# 8-bit CSI, and every other C0/C1 control except tab and newline.
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x1b"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
 _INCONCLUSIVE = re.compile(r"inconclusive|undetermined|unknown|could not (?:tell|determine)", re.IGNORECASE)
 
 

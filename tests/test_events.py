@@ -173,8 +173,6 @@ def test_every_event_type_and_field_emitted_is_documented(tmp_path: Path, out: P
             assert f"`{f}`" in m.group(1), f"docs/events.md: {type_} does not document `{f}`"
 
 
-@pytest.mark.xfail(strict=True, reason="director/events.py documents run.end {run_id, outcome, section, message, "
-                   "exit_code}, but neither the engine nor app.py ever emits it")
 def test_a_run_ends_with_a_run_end_event_carrying_the_exit_code(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     r = director("apply", str(plan), "--events", "-", cwd=tmp_path, out=out)
@@ -184,8 +182,6 @@ def test_a_run_ends_with_a_run_end_event_carrying_the_exit_code(tmp_path: Path, 
     assert (last["outcome"], last["section"], last["exit_code"]) == ("awaiting-approval", "2", 4)
 
 
-@pytest.mark.xfail(strict=True, reason="engine._gate emits `approval` with the operator of the run that uses the "
-                   "receipt, not the operator who approved (the receipt's)")
 def test_the_approval_event_names_who_approved(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 4
@@ -196,8 +192,6 @@ def test_the_approval_event_names_who_approved(tmp_path: Path, out: Path) -> Non
     assert approval["operator"] == "alice"
 
 
-@pytest.mark.xfail(strict=True, reason="engine._observe_only adds the §0 and will-verify rows to the preview "
-                   "without emitting section.verdict for them")
 def test_preview_events_cover_every_section_of_the_table(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan())
     r = director("plan", str(plan), "--events", "-", cwd=tmp_path, out=out)
