@@ -415,7 +415,18 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
                     {"key": s.key, "title": s.title, "last_success": last.finished_at if last else None}
                 )
             holder = journal.lease_holder()
-            out["lease"] = holder
+            out["lease"] = (
+                None
+                if holder is None
+                else {
+                    "pid": holder.pid,
+                    "host": holder.host,
+                    "kind": holder.kind,
+                    "started_at": holder.started_at.isoformat(),
+                    "heartbeat_at": holder.heartbeat_at.isoformat(),
+                    "run_id": holder.run_id,
+                }
+            )
         finally:
             journal.close()
     p = paths_for(plan_path, state_dir, None)

@@ -25,7 +25,8 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
             f"[bold]{run['state']}[/] (created {run.get('created_at')})"
         )
         for tr in (t for t in data.get("transitions", []) if t["run_id"] == rid):
-            c.print(f"  {tr['at']}  {tr['frm'] or '∅'} → {tr['to']}  {_cut(tr.get('reason'), 90)}")
+            frm = tr.get("from_state") or "∅"
+            c.print(f"  {tr['at']}  {frm} → {tr.get('to_state')}  {_cut(tr.get('reason'), 90)}")
         steps = [s for s in data.get("steps", []) if s["run_id"] == rid]
         if steps:
             t = Table("step", "role", "attempt", "state", "exit", "secs", "flags", "output", box=None)

@@ -215,6 +215,11 @@ class Engine:
         except KeyboardInterrupt:
             self.interrupted = True
             result = self._finish(RunState.INTERRUPTED, None, "interrupted by the operator (Ctrl-C)")
+        except Exception as exc:
+            # Never leave a run `running` behind an error: the next apply would take it for a crash.
+            if self.journal.run(run_id).state == RunState.RUNNING.value:
+                self._finish(RunState.FAILED, None, f"stopped by an error: {exc}", ledger=False)
+            raise
         result.sections = self.reports
         return result
 
@@ -456,12 +461,7 @@ class Engine:
 
     def _verify_ok(self, section: Section, block: Block, res: BlockResult, record: bool = True) -> bool:
         lines = [ln.rstrip("\r") for ln in res.output.split("\n")]
-        exit_ok = res.ok or (
-            res.exit_code == 1
-            and not (res.timed_out or res.waited_for_input or res.interrupted)
-            and writeback.ends_with_guard(block.text)
-        )
-        outcomes = writeback.check_outcomes(block.checks, lines, exit_ok)
+        outcomes = writeback.check_outcomes(block.checks, lines, _exit_ok(block, res))
         for w in outcomes[""].warnings:
             self._warnings.append(w)
             self.bus.emit("check.warning", section=section.key, text=w)
@@ -527,7 +527,19 @@ class Engine:
         self.journal.reset_recoveries(self.run_id)
 
     def _persistable(self, state: SessionState) -> SessionState:
-        return state.persistable(self.is_secret)
+        """What may be journaled: no secret-named variables, and secret values masked inside the others."""
+        kept = state.persistable(self.is_secret)
+        red = self.shell.redactor
+        if not red:
+            return kept
+        return SessionState(
+            {k: red.redact(v) for k, v in kept.variables.items()},
+            kept.exported,
+            red.redact(kept.functions),
+            kept.cwd,
+            kept.attributes,
+            {k: red.redact(v) for k, v in kept.arrays.items()},
+        )
 
     def _write_templates(self, section: Section, templates: dict[int, tuple[str, str]]) -> None:
         for idx, (path, content) in templates.items():
@@ -614,7 +626,8 @@ class Engine:
                 state,
                 res.exit_code,
                 res.duration_s,
-                res.output,
+                # a secret the block itself minted is known only now: mask it in what is stored
+                self.shell.redactor.redact(res.output),
                 self._persistable(self.session).to_json(),
             )
             self.bus.emit(
@@ -943,7 +956,11 @@ class Engine:
             if kind == "teardown" and final is RunState.COMPLETED:
                 new = tmpl
             elif kind == "apply" and (row.key in self._realized_rows or final is RunState.COMPLETED):
-                new = writeback.realize_cell(tmpl, row.key, env, self.knobs, self.realized, discovered)
+                if self.is_secret(row.key):
+                    continue  # a secret-named row is never realized
+                new = self.shell.redactor.redact(
+                    writeback.realize_cell(tmpl, row.key, env, self.knobs, self.realized, discovered)
+                )
             else:
                 continue
             if new.strip() != row.value.strip():
@@ -1016,7 +1033,7 @@ class Engine:
                 )
                 self.session = r.state
                 lines = r.output.split("\n")
-                outs = writeback.check_outcomes(b.checks, lines, r.exit_code == 0 and not r.timed_out)
+                outs = writeback.check_outcomes(b.checks, lines, _exit_ok(b, r))
                 holds = holds and outs[""].ok
                 self.by_ref[f"section:{section.key}"] = outs[""]
                 if not holds:
@@ -1104,6 +1121,15 @@ class Engine:
     ) -> str:
         c = self.gate_content(section, texts, templates or {})
         return c.sha256 if c is not None else ""
+
+
+def _exit_ok(block: Block, res: BlockResult) -> bool:
+    """Exit 0, or exit 1 from a block that ended on a false guard (`[ -n "$X" ] && …`)."""
+    return res.ok or (
+        res.exit_code == 1
+        and not (res.timed_out or res.waited_for_input or res.interrupted)
+        and writeback.ends_with_guard(block.text)
+    )
 
 
 @dataclass(frozen=True)
