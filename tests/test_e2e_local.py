@@ -437,7 +437,31 @@ def test_http_apply_is_sigkilled_while_section4_polls(flow: Flow) -> None:
         max_step_id=max(s["id"] for s in steps),
         acts_before=[(s["step_key"], s["state"]) for s in steps if s["role"] == "act"],
     )
+    flow.data["director_pid"] = proc.pid
     flow.done.add("killed")
+
+
+def test_status_after_the_crash_names_the_lease_holder(flow: Flow) -> None:
+    flow.need("killed")
+    p = flow.p
+    lease = p.status()["lease"]
+    assert isinstance(lease, dict) and lease["pid"] == flow.data["director_pid"], lease
+    r = p.run("status", PLAN_NAME, timeout=60)
+    assert r.rc == 0, r.out[-3000:]
+    assert f"held by pid {flow.data['director_pid']}" in r.out, r.out
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="status reports a crashed run as `running` with `lease held by pid N` and no sign that N is dead; "
+    "an operator waits for a run that will never finish (app.status_command never checks the holder's pid)",
+)
+def test_status_after_the_crash_says_the_holder_is_not_running(flow: Flow) -> None:
+    flow.need("killed")
+    p = flow.p
+    assert p.status()["lease"].get("alive") is False
+    r = p.run("status", PLAN_NAME, timeout=60)
+    assert "not running" in r.out, r.out
 
 
 def test_resume_skips_sections_1_to_3_and_keeps_the_dev_session(flow: Flow) -> None:
@@ -483,11 +507,6 @@ def test_resume_skips_sections_1_to_3_and_keeps_the_dev_session(flow: Flow) -> N
     flow.done.add("resumed")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`director check` reads the guard-tailed discovery block's exit 1 as "
-    "'an upstream resource is missing' (apply reads it as success): drift on a fresh apply",
-)
 def test_check_right_after_apply_is_in_sync(flow: Flow) -> None:
     flow.need("resumed")
     r = flow.p.run("check", PLAN_NAME, "--target", "local", "--plain")
@@ -507,6 +526,7 @@ def test_dead_session_is_drift_at_section3_and_apply_redeploys(flow: Flow) -> No
     assert chk.rc == 2, chk.out[-3000:]
     assert re.search(r"^drift: §3\b.*verify does not hold", chk.out, re.M), chk.out[-3000:]
     assert re.search(r"^drift: check row 'workflow registered'", chk.out, re.M), chk.out[-3000:]
+    assert not re.search(r"^drift: (?!§3\b|check row 'workflow registered')", chk.out, re.M), chk.out[-3000:]
     assert p.text.count("status:        live") == 1  # check never writes the ledger
 
     ev_path = p.root / "events-3.jsonl"
