@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -230,7 +231,20 @@ def run_command(
 
     lease_cm: Any = acquire(p.lock, journal, run_kind=kind) if mode == "run" else nullcontext()
     try:
-        with lease_cm, _sigint(engine.interrupt):
+        with lease_cm as lease, _sigint(engine.interrupt):
+            if lease is not None:
+                # The holder row names its run and stays fresh, so `status` and a takeover can tell;
+                # at most one heartbeat commit a second, so trivial blocks do not pay an fsync each.
+                beat = [time.monotonic()]
+
+                def _lease_events(ev: dict[str, Any]) -> None:
+                    if ev["type"] == "run.start":
+                        lease.attach_run(ev["run_id"])
+                    elif ev["type"] == "step.end" and time.monotonic() - beat[0] >= 1.0:
+                        beat[0] = time.monotonic()
+                        lease.heartbeat()
+
+                bus.subscribe(_lease_events)
             if live is not None:
                 live.start()
             try:
@@ -371,6 +385,9 @@ def _content_as_it_stands(plan: Any, section: Any, run: Any, journal: Any, kn: d
 
 def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) -> int:
     """`director status`."""
+    import socket
+
+    from director import lease as lease_mod
     from director.parse import parse_file
     from director.render import make_console
 
@@ -425,6 +442,8 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
                     "started_at": holder.started_at.isoformat(),
                     "heartbeat_at": holder.heartbeat_at.isoformat(),
                     "run_id": holder.run_id,
+                    # False: its process is gone (a crash; the next apply takes over). None: another host.
+                    "alive": lease_mod.pid_alive(holder.pid) if holder.host == socket.gethostname() else None,
                 }
             )
         finally:
@@ -454,7 +473,9 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
     else:
         c.print("  last run       none")
     if out["lease"]:
-        c.print(f"  lease          held by pid {out['lease'].get('pid')} on {out['lease'].get('host')}")
+        lease = out["lease"]
+        gone = " (not running: the next apply resumes the run)" if lease.get("alive") is False else ""
+        c.print(f"  lease          held by pid {lease['pid']} on {lease['host']}{gone}")
     t = Table("section", "title", "last success")
     for s in out["sections"]:
         t.add_row(s["key"], s["title"], str(s["last_success"] or "—"))

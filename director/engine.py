@@ -520,11 +520,10 @@ class Engine:
         if not record:
             return
         delta = _delta(before, self.session) if before is not None else _delta(None, self.session)
-        sid = self.journal.step_started(
-            self.run_id, f"{section.key}/section", section.key, -1, "section", fp, 1
+        # One commit for the section row and the recovery reset.
+        self.journal.section_succeeded(
+            self.run_id, f"{section.key}/section", section.key, fp, self._persistable(delta).to_json()
         )
-        self.journal.step_finished(sid, StepState.SUCCEEDED, 0, 0.0, "", self._persistable(delta).to_json())
-        self.journal.reset_recoveries(self.run_id)
 
     def _persistable(self, state: SessionState) -> SessionState:
         """What may be journaled: no secret-named variables, and secret values masked inside the others."""

@@ -661,6 +661,39 @@ class Journal:
             )
             db.execute("UPDATE runs SET updated_at = ? WHERE id = ?", (now, row["run_id"]))
 
+    def section_succeeded(
+        self,
+        run_id: int,
+        step_key: str,
+        section_key: str,
+        fingerprint: str,
+        session: Mapping[str, Any] | None,
+    ) -> int:
+        """Record a section's success and reset the run's recovery count (progress), in one commit."""
+        now = self._now()
+        session_json = None if session is None else _dump(_scrub_session(session, self._is_secret))
+        with self._tx() as db:
+            cur = db.execute(
+                "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
+                " fingerprint, started_at, finished_at, exit_code, duration_s, output, session_json, flags_json)"
+                " VALUES (?, ?, ?, -1, 'section', 1, ?, ?, ?, ?, 0, 0.0, '', ?, '{}')",
+                (
+                    run_id,
+                    step_key,
+                    section_key,
+                    StepState.SUCCEEDED.value,
+                    fingerprint,
+                    now,
+                    now,
+                    session_json,
+                ),
+            )
+            db.execute(
+                "UPDATE runs SET recoveries = 0, current_section = ?, updated_at = ? WHERE id = ?",
+                (section_key, now, run_id),
+            )
+            return int(cur.lastrowid or 0)
+
     def step_skipped(
         self,
         run_id: int,
