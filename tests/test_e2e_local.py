@@ -451,11 +451,6 @@ def test_status_after_the_crash_names_the_lease_holder(flow: Flow) -> None:
     assert f"held by pid {flow.data['director_pid']}" in r.out, r.out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="status reports a crashed run as `running` with `lease held by pid N` and no sign that N is dead; "
-    "an operator waits for a run that will never finish (app.status_command never checks the holder's pid)",
-)
 def test_status_after_the_crash_says_the_holder_is_not_running(flow: Flow) -> None:
     flow.need("killed")
     p = flow.p
@@ -464,11 +459,6 @@ def test_status_after_the_crash_says_the_holder_is_not_running(flow: Flow) -> No
     assert "not running" in r.out, r.out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app.run_command never calls Lease.attach_run / Lease.heartbeat: the holder row keeps run_id None "
-    "and the heartbeat of the moment the lease was taken, however long the run has been going",
-)
 def test_the_lease_names_the_run_it_was_executing(flow: Flow) -> None:
     flow.need("killed")
     lease = flow.p.status()["lease"]
