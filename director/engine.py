@@ -151,6 +151,7 @@ class Engine:
         self._known_secrets: set[str] = set()
         self._last_update: LedgerUpdate | None = None
         self._resolved_at = ""
+        self._done_before_resume: set[str] = set()
         self._gate_receipts: dict[str, int] = {}  # section -> approval that let it act (used on success)
         self._realized_rows: set[str] = set()  # key/value rows realized so far in this invocation
         self._applied: list[str] = []
@@ -278,6 +279,7 @@ class Engine:
                 self._rerun_keys.add(step.step_key)
         if last_session is not None:
             self.session = SessionState.from_json(last_session)
+        self._done_before_resume = set(self._completed_sections)
 
     def _load_realized(self) -> None:
         for ev in self.journal.events(kind="realized"):
@@ -308,9 +310,14 @@ class Engine:
         parts = []
         if self._applied:
             parts.append("applied " + ", ".join(self._applied))
-        insync = [
-            f"§{r.key}" if r.key[:1].isdigit() else r.key for r in self.reports if r.verdict == "in-sync"
-        ]
+        def name(key: str) -> str:
+            return f"§{key}" if key[:1].isdigit() else key
+
+        insync = [r.key for r in self.reports if r.verdict == "in-sync"]
+        earlier = [name(k) for k in insync if k in self._done_before_resume]
+        insync = [name(k) for k in insync if k not in self._done_before_resume]
+        if earlier:
+            parts.insert(0, "finished before the run was resumed " + ", ".join(earlier))
         if insync:
             parts.append("in sync " + ", ".join(insync))
         if self._verified:
