@@ -288,11 +288,6 @@ def test_audit_json_and_jsonl_show_runs_transitions_steps_approvals_and_inputs(
     assert len(by_kind["step"]) == len(d["steps"]) and len(by_kind["transition"]) == len(d["transitions"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="audit_view reads transition keys 'frm'/'to' but the journal exports "
-    "'from_state'/'to_state': `director audit PLAN` crashes with KeyError on every run",
-)
 def test_audit_human_view(tmp_path: Path, out: Path) -> None:
     plan = _audited_plan(tmp_path, out)
     r = director("audit", str(plan), cwd=tmp_path, out=out)

@@ -17,8 +17,8 @@ def _fresh_env(home: Path) -> dict[str, str]:
     """A machine with nothing set up: an empty HOME, a minimal PATH with no wrangler, no token, no CI config."""
     path = ":".join(d for d in ("/usr/local/bin", "/usr/bin", "/bin") if Path(d).is_dir())
     env = {"HOME": str(home), "PATH": path, "LANG": "C.UTF-8", "NO_COLOR": "1", "USER": "newcomer"}
-    if "SYSTEMROOT" in os.environ:  # pragma: no cover - Windows
-        env["SYSTEMROOT"] = os.environ["SYSTEMROOT"]
+    if "PYTHONPATH" in os.environ:  # a test run pointed at another checkout of Director keeps using it
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return env
 
 
