@@ -370,3 +370,26 @@ def test_a_resumed_run_never_runs_a_block_with_a_masked_or_missing_secret(tmp_pa
     assert token in (None, minted(out)), f"§2 ran with API_TOKEN={token!r}"
     if r.returncode != 0:
         assert "API_TOKEN" in r.stdout + r.stderr, "a refusal names the secret it cannot restore"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an in-sync section's recorded session delta lacks the secret it minted (never journaled); a later "
+    "run that re-applies a section reading it runs the block with an empty API_TOKEN",
+)
+def test_a_later_run_never_runs_a_block_with_a_secret_an_in_sync_section_minted(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    plan = tmp_path / "later.md"
+    plan.write_text(RESUME_PLAN.replace("sleep 4", "sleep 0"))
+    env = {"DB_PASS": DB_PASS}
+    assert director("apply", str(plan), "--secret", "DB_PASS", cwd=tmp_path, out=out, env=env).returncode == 0
+    assert (out / "token").read_text().strip() == minted(out)
+    (out / "token").unlink()
+    # only §2 changes: §1 is observed in sync and not run again, §2 is re-applied
+    plan.write_text(plan.read_text().replace("sleep 0", "sleep 0.1"))
+    r = director("apply", str(plan), "--secret", "DB_PASS", cwd=tmp_path, out=out, env=env)
+    token = (out / "token").read_text().strip() if (out / "token").exists() else None
+    assert token in (None, minted(out)), f"§2 ran with API_TOKEN={token!r}"
+    if r.returncode != 0:
+        assert "API_TOKEN" in r.stdout + r.stderr, "a refusal names the secret it cannot restore"
