@@ -153,6 +153,9 @@ class Engine:
         self._resolved_at = ""
         self._done_before_resume: set[str] = set()
         self._gate_receipts: dict[str, int] = {}  # section -> approval that let it act (used on success)
+        # Names the journal could not keep (secret-named, or holding a secret value): a restored session lacks
+        # them, so a block that reads one must get it recomputed or not run at all.
+        self._withheld: set[str] = set()
         self._realized_rows: set[str] = set()  # key/value rows realized so far in this invocation
         self._applied: list[str] = []
         self._verified: list[str] = []
@@ -279,7 +282,9 @@ class Engine:
                 self._rerun_keys.add(step.step_key)
         if last_session is not None:
             self.session = SessionState.from_json(last_session)
+            self._withhold(last_session)
         self._done_before_resume = set(self._completed_sections)
+        self._recompute_withheld()
 
     def _load_realized(self) -> None:
         for ev in self.journal.events(kind="realized"):
@@ -310,6 +315,7 @@ class Engine:
         parts = []
         if self._applied:
             parts.append("applied " + ", ".join(self._applied))
+
         def name(key: str) -> str:
             return f"§{key}" if key[:1].isdigit() else key
 
@@ -390,6 +396,7 @@ class Engine:
             ):
                 if not completed_here and last is not None and last.session is not None:
                     self.session = _apply_delta(self.session, SessionState.from_json(last.session))
+                    self._withhold(last.session)
                 done("in-sync", "unchanged since its last success")
                 return
             self._gate(section, texts, templates)
@@ -425,6 +432,7 @@ class Engine:
             if holds and (completed_here or (last is not None and last.fingerprint == fp)):
                 if not completed_here and last is not None and last.session is not None:
                     self.session = _apply_delta(self.session, SessionState.from_json(last.session))
+                    self._withhold(last.session)
                 self._section_done(section, fp, before=None, record=not completed_here)
                 self._write_ledger(status="applying")
                 done("in-sync", "observed; unchanged since its last success")
@@ -529,8 +537,53 @@ class Engine:
         delta = _delta(before, self.session) if before is not None else _delta(None, self.session)
         # One commit for the section row and the recovery reset.
         self.journal.section_succeeded(
-            self.run_id, f"{section.key}/section", section.key, fp, self._persistable(delta).to_json()
+            self.run_id, f"{section.key}/section", section.key, fp, self._session_json(delta)
         )
+
+    def _session_json(self, state: SessionState) -> dict[str, Any]:
+        """The session as journaled: what may be stored, and the names of the variables it had to withhold."""
+        kept = self._persistable(state)
+        withheld = {k for k in state.variables if self.is_secret(k)}
+        withheld |= {k for k, v in kept.variables.items() if v != state.variables.get(k)}
+        data = kept.to_json()
+        if withheld:
+            data["variables"] = {k: v for k, v in data["variables"].items() if k not in withheld}
+            data["exported"] = [k for k in data["exported"] if k not in withheld]
+            data["withheld"] = sorted(withheld)
+        return data
+
+    def _withhold(self, session_json: dict[str, Any]) -> None:
+        for name in session_json.get("withheld") or ():
+            if name not in self.session.variables and not self.shell.inherits(name):
+                self._withheld.add(str(name))
+
+    def _recompute_withheld(self) -> None:
+        """§0 is pure: run it again in a scratch session and take back the withheld values it defines."""
+        if not self._withheld:
+            return
+        scratch = SessionState(variables={}, exported=frozenset(), functions="", cwd=str(self.workdir))
+        for section in self.plan.executable_sections:
+            if section.kind is SectionKind.VARIABLES:
+                texts = self._texts(section)
+                for b in section.act_blocks:
+                    r = self.shell.run(
+                        texts[b.index], scratch, timeout_s=self.cfg.step_timeout_s, on_output=None
+                    )
+                    if not r.ok:
+                        return
+                    scratch = r.state
+        back = {n: scratch.variables[n] for n in self._withheld if n in scratch.variables}
+        if back:
+            s = self.session
+            self.session = SessionState(
+                {**s.variables, **back},
+                s.exported | {n for n in back if n in scratch.exported},
+                s.functions,
+                s.cwd,
+                s.attributes,
+                s.arrays,
+            )
+            self._withheld -= set(back)
 
     def _persistable(self, state: SessionState) -> SessionState:
         """What may be journaled: no secret-named variables, and secret values masked inside the others."""
@@ -593,6 +646,20 @@ class Engine:
                 waited_for_input=False,
                 signal=None,
             )
+        missing = [n for n in knobs_mod.referenced_vars(text) if n in self._withheld]
+        if missing:
+            names = ", ".join(missing)
+            raise _Stop(
+                self._fail_now(
+                    section,
+                    (
+                        f"{self._label(section)} block at plan line {block.span.first_line} reads {names}: "
+                        "a secret an earlier block set in a previous process; Director never stores secrets, "
+                        f"so it cannot restore it. Export {names} in Director's environment and run again "
+                        "(the block was not run with an empty or masked value)"
+                    ),
+                )
+            )
         policy = block.retry
         attempts = 1 + (policy.retries if policy else 0)
         timeout = policy.timeout_s if policy and policy.timeout_s else self.cfg.step_timeout_s
@@ -626,6 +693,7 @@ class Engine:
                 else (StepState.INTERRUPTED if self.interrupted else StepState.FAILED)
             )
             self.session = res.state
+            self._withheld -= set(self.session.variables)
             self._learn_secrets()
             self.journal.step_finished(
                 sid,
@@ -634,7 +702,7 @@ class Engine:
                 res.duration_s,
                 # a secret the block itself minted is known only now: mask it in what is stored
                 self.shell.redactor.redact(res.output),
-                self._persistable(self.session).to_json(),
+                self._session_json(self.session),
             )
             self.bus.emit(
                 "step.end",

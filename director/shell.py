@@ -622,6 +622,10 @@ class Shell:
     ) -> None:
         self.close()
 
+    def inherits(self, name: str) -> bool:
+        """Whether every block gets `name` from Director's own environment (not from the session)."""
+        return name in self._base_env
+
     def initial_state(self) -> SessionState:
         """The session before the first block: nothing set, in the workdir."""
         return SessionState(cwd=str(self.workdir))

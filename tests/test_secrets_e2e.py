@@ -328,11 +328,6 @@ last_action:   —
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the journal keeps the session with secrets masked (DSN=…***…) or dropped (API_TOKEN); a run "
-    "resumed after a crash restores that session and runs §2 with the masked DSN and an empty API_TOKEN",
-)
 def test_a_resumed_run_never_runs_a_block_with_a_masked_or_missing_secret(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -372,11 +367,6 @@ def test_a_resumed_run_never_runs_a_block_with_a_masked_or_missing_secret(tmp_pa
         assert "API_TOKEN" in r.stdout + r.stderr, "a refusal names the secret it cannot restore"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an in-sync section's recorded session delta lacks the secret it minted (never journaled); a later "
-    "run that re-applies a section reading it runs the block with an empty API_TOKEN",
-)
 def test_a_later_run_never_runs_a_block_with_a_secret_an_in_sync_section_minted(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
