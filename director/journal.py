@@ -675,7 +675,8 @@ class Journal:
         with self._tx() as db:
             cur = db.execute(
                 "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
-                " fingerprint, started_at, finished_at, exit_code, duration_s, output, session_json, flags_json)"
+                " fingerprint, started_at, finished_at, exit_code, duration_s, output, session_json,"
+                " flags_json)"
                 " VALUES (?, ?, ?, -1, 'section', 1, ?, ?, ?, ?, 0, 0.0, '', ?, '{}')",
                 (
                     run_id,

@@ -130,7 +130,8 @@ class TemplateRule:
 
     kind "expr": the JSON value of `key` (or the only value on the line when key is None) becomes the
     expansion of `expr` (`// = ${WORKER}` or `// name = ${WF}`).
-    kind "knob": the value becomes `mapping[knob value]` verbatim (`// TRIGGER=http → true; cli/binding → false`).
+    kind "knob": the value becomes `mapping[knob value]` verbatim
+    (`// TRIGGER=http → true; cli/binding → false`).
     """
 
     kind: str  # "expr" | "knob"

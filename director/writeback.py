@@ -28,7 +28,9 @@ def excerpt(text: str, limit: int = 80) -> str:
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
-_WHOLE_WORD_VAR = re.compile(r"""(?:^|(?<=[\s;|&(]))(["']?)\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\1(?=[\s;|&)]|$)""")
+_WHOLE_WORD_VAR = re.compile(
+    r"""(?:^|(?<=[\s;|&(]))(["']?)\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\1(?=[\s;|&)]|$)"""
+)
 
 
 def discovered_vars(plan: Plan) -> list[str]:

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import pexpect
-import pytest
 
 from tests.planmaker import director
 
