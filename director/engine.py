@@ -492,20 +492,8 @@ class Engine:
         return outcomes[""].ok
 
     def _check_failed(self, section: Section, block: Block, res: BlockResult) -> None:
-        why = (
-            "timed out"
-            if res.timed_out
-            else (
-                "waited for keyboard input in a non-interactive run"
-                if res.waited_for_input
-                else f"exit {res.exit_code}"
-            )
-        )
-        tail = [ln for ln in res.output.splitlines() if ln.strip()][-3:]
-        msg = f"{self._label(section)} verify failed ({why}) at plan line {block.span.first_line}"
-        if tail:
-            msg += ": " + " | ".join(tail)
-        raise _Stop(self._fail_now(section, msg))
+        what = f"{self._label(section)} verify failed"
+        raise _Stop(self._fail_now(section, _failure(what, block, res)))
 
     def _fail_now(self, section: Section, message: str) -> RunResult:
         self.reports.append(SectionReport(section.key, section.title, "failed", message))
@@ -746,21 +734,8 @@ class Engine:
                 self._finish(RunState.INTERRUPTED, section.key, "interrupted by the operator (Ctrl-C)")
             )
         assert res is not None
-        if role in ("act",):
-            why = (
-                "timed out"
-                if res.timed_out
-                else (
-                    "waited for keyboard input in a non-interactive run (stdin is not a terminal)"
-                    if res.waited_for_input
-                    else f"exit {res.exit_code}"
-                )
-            )
-            tail = [ln for ln in res.output.splitlines() if ln.strip()][-3:]
-            msg = f"{self._label(section)} block at plan line {block.span.first_line} failed ({why})"
-            if tail:
-                msg += ": " + " | ".join(tail)
-            raise _Stop(self._fail_now(section, msg))
+        if role == "act":
+            raise _Stop(self._fail_now(section, _failure(f"{self._label(section)} block failed", block, res)))
         return res
 
     def _learn_secrets(self) -> None:
@@ -826,17 +801,7 @@ class Engine:
         elif self.cfg.auto_approve and not destructive:
             how = "auto"
         elif self.prompter is not None:
-            self.bus.emit(
-                "gate",
-                section=section.key,
-                title=section.title,
-                marker=content.marker,
-                note=content.note,
-                sha256=content.sha256,
-                approved=None,
-                how="prompt",
-                content=content.to_json(),
-            )
+            self._emit_gate(section, content, None, "prompt")
             if self.prompter.ask_go(content):
                 how = "prompt"
             else:
@@ -863,6 +828,19 @@ class Engine:
             how=how,
         )
 
+    def _emit_gate(self, section: Section, content: GateContent, approved: bool | None, how: str) -> None:
+        self.bus.emit(
+            "gate",
+            section=section.key,
+            title=section.title,
+            marker=content.marker,
+            note=content.note,
+            sha256=content.sha256,
+            approved=approved,
+            how=how,
+            content=content.to_json(),
+        )
+
     def _consumed(self, approval_id: int) -> bool:
         return any(
             e.data.get("approval_id") == approval_id for e in self.journal.events(kind="approval-used")
@@ -876,17 +854,7 @@ class Engine:
             "gate-waiting",
             {"section": section.key, "sha256": content.sha256, "content": content.to_json()},
         )
-        self.bus.emit(
-            "gate",
-            section=section.key,
-            title=section.title,
-            marker=content.marker,
-            note=content.note,
-            sha256=content.sha256,
-            approved=False,
-            how=why,
-            content=content.to_json(),
-        )
+        self._emit_gate(section, content, False, why)
         self.reports.append(SectionReport(section.key, section.title, "awaiting-approval", why))
         msg = f"{self._label(section)} {content.marker} {section.title}: {why}"
         result = self._finish(RunState.AWAITING_APPROVAL, section.key, msg)
@@ -1195,6 +1163,19 @@ class Engine:
     ) -> str:
         c = self.gate_content(section, texts, templates or {})
         return c.sha256 if c is not None else ""
+
+
+def _failure(what: str, block: Block, res: BlockResult) -> str:
+    """`§3 verify failed (exit 1) at plan line 270: <the last lines it printed>`."""
+    if res.timed_out:
+        why = "timed out"
+    elif res.waited_for_input:
+        why = "waited for keyboard input in a non-interactive run (stdin is not a terminal)"
+    else:
+        why = f"exit {res.exit_code}"
+    tail = [writeback.strip_ansi(ln) for ln in res.output.splitlines() if ln.strip()][-3:]
+    msg = f"{what} ({why}) at plan line {block.span.first_line}"
+    return msg + (": " + " | ".join(tail) if tail else "")
 
 
 def _exit_ok(block: Block, res: BlockResult) -> bool:
