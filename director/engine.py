@@ -26,7 +26,7 @@ from director.errors import DirectorError
 from director.events import Bus
 from director.journal import Journal
 from director.ledger import LedgerUpdate
-from director.model import Block, BlockRole, Marker, Plan, Section, SectionKind
+from director.model import Block, Marker, Plan, Section, SectionKind
 from director.planfile import PlanFile
 from director.secrets import is_secret_name, secret_name_predicate
 from director.shell import BlockResult, SessionState, Shell
@@ -151,6 +151,8 @@ class Engine:
         self._known_secrets: set[str] = set()
         self._last_update: LedgerUpdate | None = None
         self._resolved_at = ""
+        self._failed_at = ""
+        self._teardown_msg = ""
         self._done_before_resume: set[str] = set()
         self._gate_receipts: dict[str, int] = {}  # section -> approval that let it act (used on success)
         # Names the journal could not keep (secret-named, or holding a secret value): a restored session lacks
@@ -958,7 +960,7 @@ class Engine:
         if final is RunState.COMPLETED:
             yaml["status"] = "gone" if kind == "teardown" else "live"
         elif final is RunState.FAILED:
-            yaml["status"] = f"failed at {getattr(self, '_failed_at', '?')}"
+            yaml["status"] = f"failed at {self._failed_at or '?'}"
         elif final is RunState.AWAITING_APPROVAL:
             yaml["status"] = "awaiting-approval"
         elif final is RunState.INTERRUPTED:
@@ -967,7 +969,7 @@ class Engine:
             yaml["status"] = "tearing-down" if kind == "teardown" else status
         stamp = now.isoformat(timespec="seconds")
         if final is not None:
-            what = getattr(self, "_teardown_msg", None) if kind == "teardown" else self._summary_line()
+            what = self._teardown_msg if kind == "teardown" else self._summary_line()
             yaml["last_action"] = (
                 f"{stamp} {kind} run {self.run_id} on target {self.cfg.target}: "
                 + (what or final.value)
@@ -1283,10 +1285,3 @@ def _backoff(delay_s: float, kind: str, attempt: int) -> float:
     if kind == "exponential":
         return float(delay_s * (2 ** (attempt - 1)))
     return float(delay_s)
-
-
-def is_gate_marker(m: Marker) -> bool:
-    return m in (Marker.GATE, Marker.DESTRUCTIVE)
-
-
-__all__ = ["BlockRole", "Engine", "RunConfig", "RunResult", "SectionReport", "is_gate_marker"]
