@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from director import checks
 from director.model import BlockRole, CheckPolarity, Marker, Plan, Section, SectionKind
+from director.writeback import is_inconclusive
 
 
 @dataclass(frozen=True)
@@ -209,13 +210,15 @@ def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
                     )
                     continue
                 p, f = (a, z) if a.polarity is CheckPolarity.PASS else (z, a)
+                # Worded as "could not tell": apply keeps it as a warning rather than failing on it.
+                fail_word = "inconclusive (a warning)" if is_inconclusive(f) else "fail"
                 out.append(
                     Finding(
                         a.line + 1,
                         "ambiguous-check",
                         f'`… && echo "{a.message}" || echo "{z.message}"` exits 0 either way, so '
                         f"the block's status cannot reflect the check; read by wording as pass "
-                        f'"{p.message}", fail "{f.message}" (end the failure branch with '
+                        f'"{p.message}", {fail_word} "{f.message}" (end the failure branch with '
                         f"`exit 1`)",
                     )
                 )
