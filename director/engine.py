@@ -236,22 +236,18 @@ class Engine:
         kind = self.cfg.kind
         latest = self.journal.latest_run(kind)  # type: ignore[arg-type]
         if latest is not None and latest.state == RunState.RUNNING.value:
-            # We hold the lease, so the process that was running it is gone: outcome unknown.
-            for step in self.journal.unfinished_steps(latest.id):
-                self.journal.step_finished(step.id, StepState.INTERRUPTED, None, 0.0, step.output or "", None)
-            self.journal.transition(latest.id, RunState.INTERRUPTED, "the process running it died")
+            self._mark_dead(latest.id)
             self.journal.bump_recoveries(latest.id)
             latest = self.journal.run(latest.id)
-        if kind == "teardown":
-            apply_run = self.journal.latest_run("apply")
-            if apply_run is not None and apply_run.state == RunState.RUNNING.value:
-                self.journal.transition(apply_run.id, RunState.INTERRUPTED, "the process running it died")
-                apply_run = self.journal.run(apply_run.id)
-            if apply_run is not None and apply_run.state in RESUMABLE:
-                self.journal.transition(apply_run.id, RunState.CANCELLED, "cancelled by teardown")
-                self.bus.emit(
-                    "run.state", run_id=apply_run.id, to="cancelled", reason="cancelled by teardown"
-                )
+        # A stopped run of the other kind is superseded: a teardown cancels a stopped apply (and an apply
+        # a stopped teardown), so that only one story is ever resumable.
+        other = self.journal.latest_run("apply" if kind == "teardown" else "teardown")
+        if other is not None and other.state == RunState.RUNNING.value:
+            self._mark_dead(other.id)
+            other = self.journal.run(other.id)
+        if other is not None and other.state in RESUMABLE:
+            self.journal.transition(other.id, RunState.CANCELLED, f"cancelled by {kind}")
+            self.bus.emit("run.state", run_id=other.id, to="cancelled", reason=f"cancelled by {kind}")
         if latest is not None and latest.state in RESUMABLE and not self.cfg.restart:
             if latest.recoveries > self.cfg.max_recoveries:
                 raise CrashLoop(
@@ -263,6 +259,12 @@ class Engine:
         if latest is not None and latest.state in RESUMABLE:
             self.journal.transition(latest.id, RunState.CANCELLED, "superseded by --restart")
         return None
+
+    def _mark_dead(self, run_id: int) -> None:
+        """We hold the lease, so the process that was running this run is gone: its outcome is unknown."""
+        for step in self.journal.unfinished_steps(run_id):
+            self.journal.step_finished(step.id, StepState.INTERRUPTED, None, 0.0, step.output or "", None)
+        self.journal.transition(run_id, RunState.INTERRUPTED, "the process running it died")
 
     def _previous_inputs(self) -> dict[str, str] | None:
         """The most recent resolution of the inputs (a later run reuses it unless a knob is set)."""
