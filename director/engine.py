@@ -403,11 +403,12 @@ class Engine:
                     self._withhold(last.session)
                 done("in-sync", "unchanged since its last success")
                 return
+            before = self.session
             self._gate(section, texts, templates)
             self._write_templates(section, templates)
             for b in section.act_blocks:
                 self._step(section, b, texts[b.index], "act", fp_section=fp)
-            self._section_done(section, fp, before=None)
+            self._section_done(section, fp, before=before)
             self._applied.append(label)
             done("applied")
             return
