@@ -92,19 +92,19 @@ def run_command(
     mode: str,
     plan_path: Path,
     target: str,
-    sets: list[str],
-    approve: list[str],
-    auto_approve: bool,
-    non_interactive: bool,
-    restart: bool,
-    operator: str | None,
     state_dir: Path | None,
     workdir: Path | None,
-    step_timeout: float,
-    max_recoveries: int = 5,
     secrets: list[str],
     events: str | None,
     plain: bool,
+    sets: list[str] = [],  # noqa: B006 - never mutated
+    approve: list[str] = [],  # noqa: B006 - never mutated
+    auto_approve: bool = False,
+    non_interactive: bool = True,
+    restart: bool = False,
+    operator: str | None = None,
+    step_timeout: float = 600.0,
+    max_recoveries: int = 5,
 ) -> int:
     """apply / teardown / plan / check."""
     from director import knobs

@@ -273,14 +273,8 @@ def plan_cmd(
         plan,
         target=target,
         sets=set_ or [],
-        approve=[],
-        auto_approve=False,
-        non_interactive=True,
-        restart=False,
-        operator=None,
         state_dir=state_dir,
         workdir=workdir,
-        step_timeout=600.0,
         secrets=secret or [],
         events=events,
         plain=plain,
@@ -306,15 +300,8 @@ def check(
         "check",
         plan,
         target=target,
-        sets=[],
-        approve=[],
-        auto_approve=False,
-        non_interactive=True,
-        restart=False,
-        operator=None,
         state_dir=state_dir,
         workdir=workdir,
-        step_timeout=600.0,
         secrets=secret or [],
         events=events,
         plain=plain,
@@ -327,9 +314,6 @@ def approve_cmd(
     section: Annotated[str, typer.Argument(help="The gated section: number (3) or slug (teardown).")],
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", help="Do not ask to confirm after showing the content.")
-    ] = True,
 ) -> None:
     """Record an approval receipt for a gate as it stands now (shows what is approved first).
 

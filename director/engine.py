@@ -925,7 +925,7 @@ class Engine:
                 names[var] = val
         if self.plan.live_state is not None:
             for row in self.plan.live_state.kv_rows:
-                if "discovered" in row.value.lower() or row.key.lower() == "bound":
+                if "discovered" in row.value.lower():  # the format's marker for an upstream row
                     for lit in re.findall(r"`([^`]+)`", row.value):
                         for part in re.split(r"[,\s]+", lit):
                             val = part.split("=", 1)[-1]
