@@ -78,12 +78,10 @@ def _sigint(handler: Any) -> Iterator[None]:
 
 
 def uses_wrangler(plan: Any) -> bool:
-    """Whether any executable block of the plan calls wrangler (targets only matter then)."""
-    import re
+    """Whether any executable block of the plan runs wrangler (targets only matter then)."""
+    from director import bash
 
-    return any(
-        re.search(r"(?<![\w-])wrangler(?![\w-])", b.text) for s in plan.sections for b in s.executable_blocks
-    )
+    return any(bash.calls(b.text, "wrangler") for s in plan.sections for b in s.executable_blocks)
 
 
 def run_command(
@@ -143,7 +141,8 @@ def run_command(
         console.print(Text(msg, style="" if plain else "dim"))
 
     tgt = get_target(target, p.state, progress=progress)
-    if uses_wrangler(plan):
+    calls_wrangler = uses_wrangler(plan)
+    if calls_wrangler:
         tgt.check_prerequisites()
         tenv = tgt.block_environment()
     else:
@@ -205,7 +204,7 @@ def run_command(
         operator=who,
         step_timeout_s=step_timeout,
         max_recoveries=max_recoveries,
-        target=target,
+        target=target if calls_wrangler else "none",  # the target a run really used
         sets=given,
         secret_names=tuple(secrets),
     )
@@ -304,6 +303,10 @@ def _report(console: Any, result: Any, mode: str, kind: str) -> int:
     outcome = result.outcome
     if outcome == "completed":
         say(f"{kind} completed: {result.message}")
+        if result.unconfirmed:
+            for note in result.unconfirmed:
+                say(f"unconfirmed: {note}")
+            return codes.EXIT_UNCONFIRMED
         return codes.EXIT_OK
     if outcome == "awaiting-approval":
         say(f"awaiting approval: {result.message}")

@@ -25,6 +25,7 @@ EXIT_PREREQUISITES = 6
 EXIT_LEDGER_CONFLICT = 7
 EXIT_CRASH_LOOP = 8
 EXIT_UPSTREAM_GUARD = 9
+EXIT_UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
 EXIT_USAGE = 64
 EXIT_PLAN_ERROR = 65
 EXIT_INTERNAL = 70

@@ -9,6 +9,7 @@ The journal, shell, target, ledger file and prompts are passed in: this module h
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import re
@@ -19,8 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from director import bash, writeback
 from director import knobs as knobs_mod
-from director import writeback
 from director.approve import GateContent, Prompter, make_receipt, matches
 from director.errors import DirectorError
 from director.events import Bus
@@ -32,6 +33,7 @@ from director.secrets import is_secret_name, secret_name_predicate
 from director.shell import BlockResult, SessionState, Shell
 from director.states import RunState, StepState
 from director.targets.base import Target
+from director.verify import CheckResult, Evidence, Judgement, Verdict, judge
 
 RESUMABLE = {RunState.FAILED.value, RunState.INTERRUPTED.value, RunState.AWAITING_APPROVAL.value}
 
@@ -90,6 +92,7 @@ class RunResult:
     approve_hint: str = ""
     changes: bool = False  # preview: something would change; check: drift found
     drift: list[str] = field(default_factory=list)
+    unconfirmed: list[str] = field(default_factory=list)  # completed, but a check was inconclusive
 
 
 class _Stop(Exception):
@@ -139,7 +142,7 @@ class Engine:
         self.session = SessionState(variables={}, exported=frozenset(), functions="", cwd=str(workdir))
         self.knobs: dict[str, str] = {}
         self.realized: dict[str, str] = {}
-        self.by_ref: dict[str, writeback.CheckOutcome] = {}
+        self.by_ref: dict[str, CheckResult] = {}
         self.run_id: int | None = None
         self.interrupted = False
         self.reports: list[SectionReport] = []
@@ -147,7 +150,6 @@ class Engine:
         self._completed_sections: dict[str, str] = {}
         self._rerun_keys: set[str] = set()
         self._recovering = False
-        self._warnings: list[str] = []
         self._known_secrets: set[str] = set()
         self._last_update: LedgerUpdate | None = None
         self._resolved_at = ""
@@ -161,6 +163,7 @@ class Engine:
         self._realized_rows: set[str] = set()  # key/value rows realized so far in this invocation
         self._applied: list[str] = []
         self._verified: list[str] = []
+        self._unconfirmed: list[str] = []  # inconclusive checks after an act: the run ends exit 10
 
     # ------------------------------------------------------------------ public
 
@@ -227,6 +230,7 @@ class Engine:
                 self._finish(RunState.FAILED, None, f"stopped by an error: {exc}", ledger=False)
             raise
         result.sections = self.reports
+        result.unconfirmed = list(self._unconfirmed) if result.outcome == "completed" else []
         return result
 
     # ------------------------------------------------------------------ runs
@@ -346,10 +350,7 @@ class Engine:
     def _vars_for(self, text: str) -> dict[str, str]:
         """Values of the variables a block reads (not those it assigns itself): part of its fingerprint."""
         out = {}
-        own = knobs_mod.assigned_vars(text)
-        for name in knobs_mod.referenced_vars(text):
-            if name in own:
-                continue
+        for name in bash.inputs(text):
             if name in self.session.variables and not self.is_secret(name):
                 out[name] = self.session.variables[name]
         return out
@@ -407,7 +408,7 @@ class Engine:
             self._gate(section, texts, templates)
             self._write_templates(section, templates)
             for b in section.act_blocks:
-                self._step(section, b, texts[b.index], "act", fp_section=fp)
+                self._step(section, b, texts[b.index], "act")
             self._section_done(section, fp, before=before)
             self._applied.append(label)
             done("applied")
@@ -418,46 +419,51 @@ class Engine:
                 done("in-sync", "verified earlier in this run")
                 return
             self._write_templates(section, templates)
-            for b in section.verify_blocks:
-                res = self._step(section, b, texts[b.index], "verify", fp_section=fp)
-                if not self._verify_ok(section, b, res):
-                    self._check_failed(section, b, res)
+            notes = self._verify(section, texts, memo=True)
             self._section_done(section, fp, before=None)
+            self._realize_observed(section)
             self._verified.append(label)
             self._write_ledger(status="applying")
-            done("verified")
+            done("verified" if not notes else "unconfirmed", "; ".join(notes))
             return
 
         # Observe before act.
         if not self._section_in_progress(section, texts):
             if section.template_blocks and not knobs_mod.gate_of(section, self.knobs):
                 self._write_templates(section, templates)
-            holds = self._observe(section, texts, fp)
+            seen = self._observe(section, texts)
             last = self.journal.last_success(f"{section.key}/section")
-            if holds and (completed_here or (last is not None and last.fingerprint == fp)):
+            unchanged = completed_here or (last is not None and last.fingerprint == fp)
+            # A pass is evidence; a skipped observation is none, so only the journal can say the section is
+            # unchanged since it last succeeded (as for a section without a verify block).
+            if unchanged and seen in (Verdict.PASSED, Verdict.SKIPPED):
                 if not completed_here and last is not None and last.session is not None:
                     self.session = _apply_delta(self.session, SessionState.from_json(last.session))
                     self._withhold(last.session)
                 self._section_done(section, fp, before=None, record=not completed_here)
+                self._realize_observed(section)
                 self._write_ledger(status="applying")
-                done("in-sync", "observed; unchanged since its last success")
+                why = (
+                    "observed; unchanged since its last success"
+                    if seen is Verdict.PASSED
+                    else "its verify was skipped (precondition false); unchanged since its last success"
+                )
+                done("in-sync", why)
                 return
         before = self.session
         self._gate(section, texts, templates)
         self._write_templates(section, templates)
         outputs = []
         for b in section.act_blocks:
-            res = self._step(section, b, texts[b.index], "act", fp_section=fp, memo=not completed_here)
+            res, _ = self._step(section, b, texts[b.index], "act", memo=not completed_here)
             outputs.append(res.output)
         self._realize_from(section, "\n".join(outputs))
-        for b in section.verify_blocks:
-            res = self._step(section, b, texts[b.index], "verify", fp_section=fp, memo=False)
-            if not self._verify_ok(section, b, res):
-                self._check_failed(section, b, res)
+        notes = self._verify(section, texts, memo=False)
         self._section_done(section, fp, before=before)
+        self._realize_observed(section)
         self._applied.append(label)
         self._write_ledger(status="applying")
-        done("applied")
+        done("applied" if not notes else "unconfirmed", "; ".join(notes))
 
     def _section_in_progress(self, section: Section, texts: dict[int, str]) -> bool:
         """A section whose act steps already ran in this run (a crash between act and verify)."""
@@ -469,36 +475,69 @@ class Engine:
             for b in section.act_blocks
         )
 
-    def _observe(self, section: Section, texts: dict[int, str], fp: str) -> bool:
-        holds = True
+    def _observe(self, section: Section, texts: dict[int, str]) -> Verdict:
+        """The section's verify blocks as an observation: the first verdict that is not a pass, or pass."""
+        seen = Verdict.PASSED
         for b in section.verify_blocks:
-            res = self._step(section, b, texts[b.index], "observe", fp_section=fp, memo=False)
-            ok = self._verify_ok(section, b, res, record=False)
-            holds = holds and ok
-            if not ok:
-                break
-        return holds
+            _, j = self._step(section, b, texts[b.index], "observe", memo=False)
+            assert j is not None
+            self._record(section, j, observation=True)
+            if j.verdict is not Verdict.PASSED:
+                if j.verdict is Verdict.SKIPPED and seen is Verdict.PASSED:
+                    seen = Verdict.SKIPPED
+                    continue
+                return j.verdict
+        return seen
 
-    def _verify_ok(self, section: Section, block: Block, res: BlockResult, record: bool = True) -> bool:
-        lines = [ln.rstrip("\r") for ln in res.output.split("\n")]
-        outcomes = writeback.check_outcomes(block.checks, lines, _exit_ok(block, res))
-        for w in outcomes[""].warnings:
-            self._warnings.append(w)
-            self.bus.emit("check.warning", section=section.key, text=w)
-            if self.run_id:
-                self.journal.record_event(
-                    self.run_id, "check-inconclusive", {"section": section.key, "line": w}
-                )
-        if record or outcomes[""].ok:
-            for label, o in outcomes.items():
-                if label:
-                    self.by_ref[f"label:{label}"] = o
-            self.by_ref[f"section:{section.key}"] = outcomes[""]
-        return outcomes[""].ok
+    def _verify(self, section: Section, texts: dict[int, str], *, memo: bool) -> list[str]:
+        """The verify blocks after the act: a failure stops the run; returns what is unconfirmed."""
+        notes: list[str] = []
+        for b in section.verify_blocks:
+            res, j = self._step(section, b, texts[b.index], "verify", memo=memo)
+            assert j is not None
+            self._record(section, j)
+            if j.verdict is Verdict.FAILED:
+                self._check_failed(section, b, res, j)
+            elif j.verdict is Verdict.INCONCLUSIVE:
+                note = f"{self._label(section)} inconclusive: {j.reason}"
+                self._unconfirmed.append(note)
+                self.bus.emit("check.warning", section=section.key, text=note)
+                if self.run_id:
+                    self.journal.record_event(
+                        self.run_id, "check-inconclusive", {"section": section.key, "why": j.reason}
+                    )
+                notes.append(j.reason)
+            elif j.verdict is Verdict.SKIPPED:
+                notes.append(j.reason)
+        return notes
 
-    def _check_failed(self, section: Section, block: Block, res: BlockResult) -> None:
+    def _judge(self, block: Block, text: str, res: BlockResult) -> Judgement:
+        """A verify block's run read by its structure (docs/verify-semantics.md)."""
+        model = bash.verify_model(text, block.body_start)
+        lines = [writeback.strip_ansi(ln).rstrip("\r") for ln in res.output.split("\n")]
+        ran = bash.executed(model, list(res.trace)) if res.trace is not None else None
+        stopped = (
+            "timeout"
+            if res.timed_out
+            else "input"
+            if res.waited_for_input
+            else "interrupted"
+            if res.interrupted
+            else None
+        )
+        return judge(model, Evidence(res.exit_code, lines, ran, stopped))
+
+    def _record(self, section: Section, j: Judgement, observation: bool = False) -> None:
+        """What the rows fed by this section will say (a failed observation before an act is not news)."""
+        if observation and j.verdict is not Verdict.PASSED:
+            return  # before the act: the act may still make it hold
+        for label, r in j.labels.items():
+            self.by_ref[f"label:{label}"] = r
+        self.by_ref[f"section:{section.key}"] = CheckResult(j.verdict, j.observed)
+
+    def _check_failed(self, section: Section, block: Block, res: BlockResult, j: Judgement) -> None:
         what = f"{self._label(section)} verify failed"
-        raise _Stop(self._fail_now(section, _failure(what, block, res)))
+        raise _Stop(self._fail_now(section, _failure(what, block, res, j.reason)))
 
     def _fail_now(self, section: Section, message: str) -> RunResult:
         self.reports.append(SectionReport(section.key, section.title, "failed", message))
@@ -619,9 +658,14 @@ class Engine:
     # ------------------------------------------------------------------ steps
 
     def _step(
-        self, section: Section, block: Block, text: str, role: str, *, fp_section: str, memo: bool = True
-    ) -> BlockResult:
-        """Run one block as a durable step (journaled before and after), with its retry policy."""
+        self, section: Section, block: Block, text: str, role: str, *, memo: bool = True
+    ) -> tuple[BlockResult, Judgement | None]:
+        """Run one block as a durable step (journaled before and after), with its retry policy.
+
+        Verify and observe blocks are traced and judged by their structure: the step succeeded unless the
+        judgement is a failure (a false precondition's exit 1 is not one).
+        """
+        judged = role in ("verify", "observe")
         assert self.run_id is not None
         key = f"{section.key}/{block.index}"
         fp = self._step_fp(text)
@@ -630,7 +674,7 @@ class Engine:
             self.bus.emit(
                 "step.skip", section=section.key, block=block.index, role=role, reason="finished earlier"
             )
-            return BlockResult(
+            memo_res = BlockResult(
                 exit_code=0,
                 output=prior.output or "",
                 duration_s=0.0,
@@ -639,7 +683,8 @@ class Engine:
                 waited_for_input=False,
                 signal=None,
             )
-        missing = [n for n in knobs_mod.referenced_vars(text) if n in self._withheld]
+            return memo_res, (self._judge(block, text, memo_res) if judged else None)
+        missing = [n for n in bash.reads(text) if n in self._withheld]
         if missing:
             names = ", ".join(missing)
             raise _Stop(
@@ -659,6 +704,7 @@ class Engine:
         flags = {"rerun_after_crash": True} if key in self._rerun_keys else None
         self._rerun_keys.discard(key)
         res: BlockResult | None = None
+        j: Judgement | None = None
         for attempt in range(1, attempts + 1):
             if self.interrupted:
                 break
@@ -678,8 +724,12 @@ class Engine:
             def on_output(chunk: str, _s: str = section.key, _b: int = block.index) -> None:
                 self.bus.emit("step.output", section=_s, block=_b, text=chunk)
 
-            res = self.shell.run(text, self.session, timeout_s=timeout, on_output=on_output)
-            ok = res.ok
+            res = self.shell.run(text, self.session, timeout_s=timeout, on_output=on_output, trace=judged)
+            if judged:
+                j = self._judge(block, text, res)
+                ok = j.verdict is not Verdict.FAILED and not (res.interrupted or self.interrupted)
+            else:
+                ok = res.ok
             state = (
                 StepState.SUCCEEDED
                 if ok
@@ -715,7 +765,7 @@ class Engine:
                     # Real progress since the last recovery: the crash-loop count restarts.
                     self.journal.reset_recoveries(self.run_id)
                     self._recovering = False
-                return res
+                return res, j
             if self.interrupted or role == "observe" or attempt == attempts:
                 break
             delay = _backoff(
@@ -741,7 +791,7 @@ class Engine:
         assert res is not None
         if role == "act":
             raise _Stop(self._fail_now(section, _failure(f"{self._label(section)} block failed", block, res)))
-        return res
+        return res, j
 
     def _learn_secrets(self) -> None:
         """Values a block put in secret-named variables are redacted from then on (screen, journal, file)."""
@@ -759,17 +809,39 @@ class Engine:
             name = ev.get("worker") or ev.get("name")
             self.bus.emit("target", op=f"{what} {name}" if name else what, detail=ev)
 
+    def _realize_observed(self, section: Section) -> None:
+        """Keys this section realizes (its `→ Live State` hints) that the session holds after its verify.
+
+        Taken after the section verified (applied or observed in sync), never from the observation before
+        its act, and taken again each time it verifies, so a realized value follows what is really there.
+        """
+        plan = self.plan
+        if plan.live_state is None:
+            return
+        hints = list(section.hints) + [h for b in section.blocks for h in b.hints]
+        found = {
+            key: self.session.variables[key]
+            for key in writeback.keys_named(hints, plan.live_state.kv_rows)
+            if key in self.session.variables
+            and not self.is_secret(key)
+            and self.realized.get(key) != self.session.variables[key]
+        }
+        if found:
+            self.realized.update(found)
+            assert self.run_id is not None
+            self.journal.record_event(self.run_id, "realized", {"section": section.key, "values": found})
+
     def _realize_from(self, section: Section, output: str) -> None:
-        """Keys this section realizes (its `→ Live State` hints): from the session, or a URL from output."""
+        """Keys this section realizes that no variable holds: a URL its act printed (a deploy's address)."""
         plan = self.plan
         if plan.live_state is None:
             return
         hints = list(section.hints) + [h for b in section.blocks for h in b.hints]
         found: dict[str, str] = {}
         for key in writeback.keys_named(hints, plan.live_state.kv_rows):
-            if key in self.session.variables and not self.is_secret(key):
-                found[key] = self.session.variables[key]
-            elif "URL" in key.upper():
+            if key in self.session.variables:
+                continue  # realized from the session once the section verified
+            if "URL" in key.upper():
                 cond = knobs_mod.kv_condition(next(r.value for r in plan.live_state.kv_rows if r.key == key))
                 if cond is not None and self.knobs.get(cond[0]) not in (None, cond[1]):
                     continue
@@ -887,8 +959,10 @@ class Engine:
         label = "teardown"
         self.bus.emit("section.start", section=td.key, title=td.title, label=label)
         if not self._section_in_progress(td, texts):
-            holds = self._observe(td, texts, fp) if td.verify_blocks else False
-            if holds:
+            # Observe first. Only a pass says "already gone": a skipped or inconclusive observation is no
+            # evidence of absence, so the teardown runs (behind its 💥 gate).
+            seen = self._observe(td, texts) if td.verify_blocks else None
+            if seen is Verdict.PASSED:
                 self._section_done(td, fp, before=None)
                 self.reports.append(
                     SectionReport(td.key, td.title, "in-sync", "already gone: nothing to delete")
@@ -899,55 +973,117 @@ class Engine:
                 self._teardown_msg = "observed already gone; no destructive command ran"
                 return self._finish(RunState.COMPLETED, None, self._teardown_msg)
         self._gate(td, texts, {})
+        upstream = self._observe_upstream()
         for b in td.act_blocks:
-            self._step(td, b, texts[b.index], "act", fp_section=fp)
-        for b in td.verify_blocks:
-            res = self._step(td, b, texts[b.index], "verify", fp_section=fp, memo=False)
-            if not self._verify_ok(td, b, res):
-                self._check_failed(td, b, res)
+            self._step(td, b, texts[b.index], "act")
+            if upstream:
+                self._recheck_upstream(td, b, upstream)
+        notes = self._verify(td, texts, memo=False)
         self._section_done(td, fp, before=None)
-        self.reports.append(SectionReport(td.key, td.title, "applied", "torn down"))
-        self.bus.emit("section.verdict", section=td.key, label=label, verdict="applied", detail="torn down")
+        verdict, detail = ("applied", "torn down") if not notes else ("unconfirmed", "; ".join(notes))
+        self.reports.append(SectionReport(td.key, td.title, verdict, detail))
+        self.bus.emit("section.verdict", section=td.key, label=label, verdict=verdict, detail=detail)
+        upstream_rows = {r.key for r in self._upstream_rows()}
         existed = [
             f"{r.key}={_first_tick(r.value)}"
             for r in (plan.live_state.kv_rows if plan.live_state else ())
-            if _first_tick(r.value) not in ("", "—") and "$" not in _first_tick(r.value)
+            if _first_tick(r.value) not in ("", "—")
+            and "$" not in _first_tick(r.value)
+            and r.key not in upstream_rows
         ]
         self._teardown_msg = "torn down " + (", ".join(existed) if existed else "what the plan created")
+        if notes:
+            self._teardown_msg += " (unconfirmed: " + "; ".join(notes) + ")"
         return self._finish(RunState.COMPLETED, None, self._teardown_msg)
 
-    def _guard_upstream(self, td: Section, texts: dict[int, str]) -> None:
-        """Refuse a teardown command that names a bound upstream resource (discovered, not created here)."""
+    def _upstream_rows(self) -> list[Any]:
+        """Key/value rows the format marks as discovered upstream resources (bound, not created here)."""
+        ls = self.plan.live_state
+        return [r for r in (ls.kv_rows if ls else ()) if "discovered" in r.value.lower()]
+
+    def _upstream_names(self) -> dict[str, str]:
+        """Upstream resources by variable (`bound:VALUE` for ledger rows): what teardown must not touch."""
         names: dict[str, str] = {}
         for var in writeback.discovered_vars(self.plan):
             val = self.session.variables.get(var, "")
             if val:
                 names[var] = val
-        if self.plan.live_state is not None:
-            for row in self.plan.live_state.kv_rows:
-                if "discovered" in row.value.lower():  # the format's marker for an upstream row
-                    for lit in re.findall(r"`([^`]+)`", row.value):
-                        for part in re.split(r"[,\s]+", lit):
-                            val = part.split("=", 1)[-1]
-                            if val and val not in {"—", "-"}:
-                                names.setdefault(f"bound:{val}", val)
+        for row in self._upstream_rows():
+            for lit in re.findall(r"`([^`]+)`", row.value):
+                for part in re.split(r"[,\s]+", lit):
+                    val = part.split("=", 1)[-1]
+                    if val and val not in {"—", "-"}:
+                        names.setdefault(f"bound:{val}", val)
+        return names
+
+    def _guard_upstream(self, td: Section, texts: dict[int, str]) -> None:
+        """Refuse, before anything runs, a teardown command that destroys a bound upstream resource.
+
+        Read by the bash analyser: only commands that delete, drop, truncate or overwrite count (a read-only
+        mention such as `sqlite3 -readonly "$DB"` does not), and their targets are compared after expansion
+        with the session's values -- so a glob (`rm -f /data/ledger-*.sqlite3`) or a directory holding the
+        resource (`rm -rf "$DIR"`) is caught too.
+        """
+        names = self._upstream_names()
         if not names:
             return
+        env = self.session.variables
+        functions = frozenset(n for s in self.plan.sections for b in s.executable_blocks
+                              for n in bash.function_names(b.text))  # fmt: skip
         for b in td.act_blocks:
-            for off, line in enumerate(texts[b.index].split("\n")):
-                code = line.split("#", 1)[0] if not line.lstrip().startswith("#") else ""
-                if not code.strip():
-                    continue
-                for var, val in names.items():
-                    uses_var = not var.startswith("bound:") and re.search(rf"\$\{{?{re.escape(var)}\b", code)
-                    uses_val = re.search(rf"(?<![\w-]){re.escape(val)}(?![\w-])", code)
-                    if uses_var or uses_val:
+            for d in bash.destructions(texts[b.index], plan_functions=functions):
+                for w in d.targets:
+                    for var, val in names.items():
+                        if not _names_resource(w, var, val, env):
+                            continue
                         raise UpstreamGuard(
-                            f"{self.pf.path}:{b.body_start + off + 1}: teardown command names the bound "
-                            f"upstream resource {val!r} ({var.removeprefix('bound:')}, discovered in "
-                            "Requires-discovery, "
-                            "not created by this plan); Director will not run it"
+                            f"{self.pf.path}:{b.body_start + d.row + 1}: teardown command `{d.what}` would "
+                            f"destroy the bound upstream resource {val!r} ({var.removeprefix('bound:')}, "
+                            "discovered in Requires-discovery, not created by this plan); Director will not "
+                            "run it"
                         )
+
+    def _observe_upstream(self) -> list[tuple[Section, Block, str]]:
+        """Requires-discovery's probes, run read-only: those that pass name upstream resources that exist."""
+        present: list[tuple[Section, Block, str]] = []
+        for section in self.plan.sections:
+            if section.kind is not SectionKind.DISCOVERY:
+                continue
+            texts = self._texts(section)
+            for b in section.executable_blocks:
+                j = self._probe(b, texts[b.index])
+                if j.verdict is Verdict.PASSED:
+                    present.append((section, b, texts[b.index]))
+        if present and self.run_id:
+            self.journal.record_event(
+                self.run_id,
+                "upstream-observed",
+                {"probes": [f"{s.key}@{b.span.first_line}" for s, b, _ in present]},
+            )
+        return present
+
+    def _recheck_upstream(
+        self, td: Section, after: Block, present: list[tuple[Section, Block, str]]
+    ) -> None:
+        """After a teardown block: an upstream probe that passed and fails now stops the run (exit 9)."""
+        for section, b, text in present:
+            j = self._probe(b, text)
+            if j.verdict is Verdict.PASSED:
+                continue
+            msg = (
+                f"{self.pf.path}:{after.span.first_line}: after this teardown block, the upstream resource "
+                f"probed by {section.title} (plan line {b.span.first_line}) is no longer there "
+                f"({j.observed or j.reason}); Director stopped the teardown at once"
+            )
+            if self.run_id:
+                self.journal.record_event(self.run_id, "upstream-lost", {"probe": b.span.first_line})
+            self._finish(RunState.FAILED, td.key, msg, ledger=False)
+            raise UpstreamGuard(msg)
+
+    def _probe(self, block: Block, text: str) -> Judgement:
+        """Run a read-only probe in a copy of the session (its state is not kept) and judge it."""
+        r = self.shell.run(text, self.session, timeout_s=self.cfg.step_timeout_s, on_output=None, trace=True)
+        return self._judge(block, text, r)
 
     # ------------------------------------------------------------------ ledger
 
@@ -962,6 +1098,8 @@ class Engine:
         kind = self.cfg.kind
         if final is RunState.COMPLETED:
             yaml["status"] = "gone" if kind == "teardown" else "live"
+            if self._unconfirmed:
+                yaml["status"] += " (unconfirmed)"  # a check after the act was inconclusive
         elif final is RunState.FAILED:
             yaml["status"] = f"failed at {self._failed_at or '?'}"
         elif final is RunState.AWAITING_APPROVAL:
@@ -978,13 +1116,13 @@ class Engine:
                 + (what or final.value)
                 + ("" if final is RunState.COMPLETED else f" — {final.value}")
             )
-            if self._warnings:
-                yaml["last_action"] += " (inconclusive: " + "; ".join(dict.fromkeys(self._warnings)) + ")"
+            if self._unconfirmed and kind == "apply":
+                yaml["last_action"] += " (unconfirmed: " + "; ".join(dict.fromkeys(self._unconfirmed)) + ")"
         passed = [
             r.name
             for r in ls.check_rows
-            if any(self.by_ref.get(ref) and self.by_ref[ref].ok for ref in r.fed_by)
-            and all(self.by_ref[ref].ok for ref in r.fed_by if ref in self.by_ref)
+            if any(ref in self.by_ref for ref in r.fed_by)
+            and all(self.by_ref[ref].verdict is Verdict.PASSED for ref in r.fed_by if ref in self.by_ref)
         ]
         if passed and kind == "apply":
             yaml["last_verified"] = f"{today} — " + " · ".join(passed)
@@ -1073,25 +1211,37 @@ class Engine:
                 continue
             templates = {} if section.kind is SectionKind.TEARDOWN else self._render_templates(section)
             fp = self._section_fp(section, texts, templates)
-            holds = True
+            seen = Verdict.PASSED
+            reason = ""
             for b in section.verify_blocks:
                 r = self.shell.run(
-                    texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None
+                    texts[b.index],
+                    self.session,
+                    timeout_s=self.cfg.step_timeout_s,
+                    on_output=None,
+                    trace=True,
                 )
                 self.session = r.state
-                lines = r.output.split("\n")
-                outs = writeback.check_outcomes(b.checks, lines, _exit_ok(b, r))
-                holds = holds and outs[""].ok
-                self.by_ref[f"section:{section.key}"] = outs[""]
-                if not holds:
+                j = self._judge(b, texts[b.index], r)
+                for label, lr in j.labels.items():
+                    self.by_ref[f"label:{label}"] = lr
+                self.by_ref[f"section:{section.key}"] = CheckResult(j.verdict, j.observed)
+                if j.verdict is Verdict.SKIPPED and seen is Verdict.PASSED:
+                    seen, reason = Verdict.SKIPPED, j.reason
+                elif j.verdict is not Verdict.PASSED:
+                    seen, reason = j.verdict, j.reason
                     break
+            holds = seen is Verdict.PASSED
             template_drift = [
                 p
                 for p, c in templates.values()
                 if not Path(p).exists() or Path(p).read_text(encoding="utf-8") != c
             ]
             last = self.journal.last_success(f"{section.key}/section")
-            in_sync = holds and not template_drift and last is not None and last.fingerprint == fp
+            unobservable = seen is Verdict.SKIPPED
+            in_sync = (
+                (holds or unobservable) and not template_drift and last is not None and last.fingerprint == fp
+            )
             if section.kind is SectionKind.TEARDOWN:
                 verdict = (
                     "in-sync"
@@ -1102,21 +1252,32 @@ class Engine:
                         else "will-apply"
                     )
                 )
-                detail = "already gone" if holds else "would tear down"
+                detail = "already gone" if holds else f"would tear down ({reason or 'no verify block'})"
                 result.changes = result.changes or not holds
             elif section.kind is SectionKind.DISCOVERY:
-                verdict = "in-sync" if holds else "failed"
-                detail = "upstream resources present" if holds else "an upstream resource is missing"
-                if not holds:
+                verdict = "in-sync" if holds or unobservable else "failed"
+                detail = (
+                    "upstream resources present"
+                    if holds
+                    else reason
+                    if unobservable
+                    else f"an upstream resource is missing ({reason})"
+                )
+                if not (holds or unobservable):
                     result.drift.append(f"{label}: {detail}")
                     result.changes = True
             elif in_sync:
-                verdict, detail = "in-sync", "observed; unchanged since its last success"
+                verdict = "in-sync"
+                detail = (
+                    "observed; unchanged since its last success"
+                    if holds
+                    else f"unchanged since its last success; not observable ({reason})"
+                )
             else:
                 result.changes = True
                 why = []
-                if not holds:
-                    why.append("verify does not hold")
+                if not holds and not unobservable:
+                    why.append(f"verify: {seen.value} ({reason})")
                 if template_drift:
                     why.append("file template differs: " + ", ".join(template_drift))
                 if last is None:
@@ -1139,7 +1300,7 @@ class Engine:
                     )
                     verdict = "needs-approval" if needs else "will-apply"
                     blocked_by = blocked_by or label
-                if status.startswith("live") and (not holds or template_drift):
+                if status.startswith("live") and ((not holds and not unobservable) or template_drift):
                     result.drift.append(f"{label} {section.title}: {detail}")
             self.reports.append(SectionReport(section.key, section.title, verdict, detail))
             self.bus.emit("section.verdict", section=section.key, label=label, verdict=verdict, detail=detail)
@@ -1147,10 +1308,13 @@ class Engine:
             for row in ls.check_rows:
                 for ref in row.fed_by:
                     o = self.by_ref.get(ref)
-                    if o is not None and row.result.startswith("✅") and not o.ok:
+                    if o is not None and row.result.startswith("✅") and o.verdict in (
+                        Verdict.FAILED,
+                        Verdict.INCONCLUSIVE,
+                    ):
                         result.drift.append(
                             f"check row {row.name!r}: ledger says {row.result}, observed: "
-                            f"{o.observed or 'fails'}"
+                            f"{o.verdict.value}: {o.observed or 'fails'}"
                         )
         result.sections = self.reports
         if self.cfg.mode == "check":
@@ -1170,9 +1334,11 @@ class Engine:
         return c.sha256 if c is not None else ""
 
 
-def _failure(what: str, block: Block, res: BlockResult) -> str:
+def _failure(what: str, block: Block, res: BlockResult, reason: str = "") -> str:
     """`§3 verify failed (exit 1) at plan line 270: <the last lines it printed>`."""
-    if res.timed_out:
+    if reason and not reason.startswith("exit "):
+        why = reason
+    elif res.timed_out:
         why = "timed out"
     elif res.waited_for_input:
         why = "waited for keyboard input in a non-interactive run (stdin is not a terminal)"
@@ -1181,15 +1347,6 @@ def _failure(what: str, block: Block, res: BlockResult) -> str:
     tail = [writeback.strip_ansi(ln) for ln in res.output.splitlines() if ln.strip()][-3:]
     msg = f"{what} ({why}) at plan line {block.span.first_line}"
     return msg + (": " + " | ".join(tail) if tail else "")
-
-
-def _exit_ok(block: Block, res: BlockResult) -> bool:
-    """Exit 0, or exit 1 from a block that ended on a false guard (`[ -n "$X" ] && …`)."""
-    return res.ok or (
-        res.exit_code == 1
-        and not (res.timed_out or res.waited_for_input or res.interrupted)
-        and writeback.ends_with_guard(block.text)
-    )
 
 
 @dataclass(frozen=True)
@@ -1255,12 +1412,13 @@ def gate_content(
     if gate is None:
         return None
     commands = [texts[b.index] for b in section.act_blocks]
-    commands += [f"# write {path}\n{content}" for path, content in templates.values()]
     variables: dict[str, str] = {}
     for c in commands:
-        for name in knobs_mod.referenced_vars(c):
+        for name in bash.reads(c):
             if name in session_vars and not is_secret_name(name):
                 variables[name] = session_vars[name]
+    # A regenerated file is part of what is approved: its content (values already expanded) is covered.
+    commands += [f"# write {path}\n{content}" for path, content in templates.values()]
     context: dict[str, str] = {}
     if section.kind is SectionKind.TEARDOWN and plan.live_state is not None:
         context = {row.key: row.value for row in plan.live_state.kv_rows}
@@ -1275,6 +1433,24 @@ def gate_content(
         dict(knobs),
         context,
     )
+
+
+def _names_resource(word: bash.Word, var: str, value: str, env: dict[str, str]) -> bool:
+    """Whether a destroyed word names `value`: through its variable, its expansion, a glob or a parent dir."""
+    if not var.startswith("bound:") and var in word.vars:
+        return True
+    expanded = re.sub(
+        r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)",
+        lambda m: env.get(m.group(1) or m.group(2), m.group(0)),
+        word.pattern,
+    )
+    if "$" in expanded:
+        return False
+    if expanded == value:
+        return True
+    if word.glob and fnmatch.fnmatchcase(value, expanded):
+        return True
+    return value.startswith(expanded.rstrip("/") + "/") and len(expanded.rstrip("/")) > 1
 
 
 def _first_tick(cell: str) -> str:

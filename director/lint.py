@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from director import checks
-from director.model import BlockRole, CheckPolarity, Marker, Plan, Section, SectionKind
-from director.writeback import is_inconclusive
+from director import bash, checkrows
+from director.model import BlockRole, Marker, Plan, Section, SectionKind
 
 
 @dataclass(frozen=True)
@@ -127,14 +126,20 @@ def _teardown(plan: Plan, out: list[Finding]) -> None:
 
 
 def _destructive(plan: Plan, out: list[Finding]) -> None:
+    functions = frozenset(
+        n for s in plan.sections for b in s.executable_blocks for n in bash.function_names(b.text)
+    )
     for s in plan.sections:
         if _has(s, Marker.DESTRUCTIVE):
             continue
         for b in s.executable_blocks:
-            for off, what in checks.destructive_commands(b.text):
+            for d in bash.destructions(b.text, plan_functions=functions):
+                if not d.strong:
+                    continue  # removing or writing a file of its own is what a create section does
+                what = d.what
                 out.append(
                     Finding(
-                        b.body_start + off + 1,
+                        b.body_start + d.row + 1,
                         "destructive-outside-teardown",
                         f"`{what}` is destructive but {_where(s)} is not marked 💥 "
                         f"(destructive commands need a human go)",
@@ -191,37 +196,8 @@ def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
     contract = {c.number for c in plan.contract}
     for s in plan.sections:
         for b in s.verify_blocks:
-            for issue in checks.verify_issues(b.text):
+            for issue in bash.verify_issues(b.text):
                 out.append(Finding(b.body_start + issue.line + 1, issue.code, issue.message))
-            amb = [c for c in b.checks if c.ambiguous]
-            k = 0
-            while k < len(amb):
-                a = amb[k]
-                z = amb[k + 1] if k + 1 < len(amb) and amb[k + 1].polarity is not a.polarity else None
-                k += 2 if z is not None else 1
-                if z is None:
-                    out.append(
-                        Finding(
-                            a.line + 1,
-                            "ambiguous-check",
-                            f'"{a.message}" is one side of a ternary that exits 0 either way; read '
-                            f"by wording as {a.polarity.value} (end the failure branch with `exit 1`)",
-                        )
-                    )
-                    continue
-                p, f = (a, z) if a.polarity is CheckPolarity.PASS else (z, a)
-                # Worded as "could not tell": apply keeps it as a warning rather than failing on it.
-                fail_word = "inconclusive (a warning)" if is_inconclusive(f) else "fail"
-                out.append(
-                    Finding(
-                        a.line + 1,
-                        "ambiguous-check",
-                        f'`… && echo "{a.message}" || echo "{z.message}"` exits 0 either way, so '
-                        f"the block's status cannot reflect the check; read by wording as pass "
-                        f'"{p.message}", {fail_word} "{f.message}" (end the failure branch with '
-                        f"`exit 1`)",
-                    )
-                )
             reported: set[str] = set()
             for c in b.checks:
                 m = re.match(r"\d+", c.label or "")
@@ -258,7 +234,7 @@ def _check_rows(plan: Plan, out: list[Finding]) -> None:
                 )
             )
     for c in plan.contract:
-        if not any(checks.contract_item_for(r.name, plan.contract) == c for r in ls.check_rows):
+        if not any(checkrows.contract_item_for(r.name, plan.contract) == c for r in ls.check_rows):
             out.append(
                 Finding(
                     c.line + 1,

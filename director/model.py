@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from director.bash import VerifyModel
 
 
 @dataclass(frozen=True)
@@ -92,16 +95,17 @@ class CheckLine:
     """An `echo "…"` in a verify block: the line a check prints when it passes (or fails).
 
     `message` is the echo's literal text (variables unexpanded, e.g. `workflow $WF registered`);
-    `label` is its contract label (`1`, `2a`) when the message starts with `LABEL:`.
-    `ambiguous` marks a `cond && echo A || echo B` pair where the block exits 0 either way and the
-    polarity was inferred from the wording (lint reports it).
+    `label` is its contract label (`1`, `2a`) when the message starts with `LABEL:`. The polarity is
+    read from the block's structure (`director.bash`): a pass line runs on the success path, a failure
+    line after `||` or before an `exit 1`. `soft` marks a failure line whose branch lets the block exit
+    0 (`cond && echo A || echo B`): when printed, the check is inconclusive, never a pass.
     """
 
     message: str
     polarity: CheckPolarity
     line: int  # 0-based line in the plan
     label: str | None = None
-    ambiguous: bool = False
+    soft: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,7 @@ class Block:
     template_lines: tuple[TemplateLine, ...] = ()
     template_target: str | None = None  # file path template from the heading (`${SVC}.jsonc`)
     verify_title: str = ""  # text of the `# ✔ …` first line, without the marker
+    verify: VerifyModel | None = field(default=None, compare=False, repr=False)  # verify blocks: its checks
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,13 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from director import checks
+from director import bash, checkrows
 from director.errors import PlanError
 from director.model import (
     Block,
     BlockRole,
+    CheckLine,
+    CheckPolarity,
     CheckRow,
     Condition,
     ContractItem,
@@ -745,7 +747,7 @@ class _PlanParser:
 
         self._check_realizations(sections)
         if live_state is not None and live_state.check_rows:
-            rows = checks.feed_check_rows(live_state.check_rows, contract, sections)
+            rows = checkrows.feed_check_rows(live_state.check_rows, contract, sections)
             live_state = replace(live_state, check_rows=rows)
         return Plan(
             title=title,
@@ -905,7 +907,8 @@ class _PlanParser:
         text = t.content
         retry = parse_retry(info[len(lang) :], ctx, span.start) if lang.lower() in SHELL_LANGS else None
         verify_title = ""
-        block_checks: tuple[Any, ...] = ()
+        vmodel: bash.VerifyModel | None = None
+        block_checks: tuple[CheckLine, ...] = ()
         realizations: tuple[Realization, ...] = ()
         hints: tuple[str, ...] = ()
         tlines: tuple[TemplateLine, ...] = ()
@@ -917,7 +920,17 @@ class _PlanParser:
             first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
             vm = _VERIFY_LINE.match(first)
             verify_title = vm.group(1) if vm else ""
-            block_checks = checks.extract_checks(text, body_start)
+            vmodel = bash.verify_model(text, body_start)
+            block_checks = tuple(
+                CheckLine(
+                    ln.message,
+                    CheckPolarity.PASS if ln.polarity == "pass" else CheckPolarity.FAIL,
+                    body_start + ln.row,
+                    ln.label,
+                    soft=ln.polarity == "fail" and not ln.hard,
+                )
+                for ln in vmodel.lines
+            )
         if role is BlockRole.TEMPLATE:
             target = _template_target(title)
             if target is None:
@@ -942,6 +955,7 @@ class _PlanParser:
             template_lines=tlines,
             template_target=target,
             verify_title=verify_title,
+            verify=vmodel,
         )
 
     def _check_realizations(self, sections: Sequence[Section]) -> None:

@@ -53,7 +53,7 @@ def _check(c: CheckLine) -> dict[str, Any]:
         "polarity": c.polarity.value,
         "line": c.line + 1,
         "label": c.label,
-        "ambiguous": c.ambiguous,
+        "soft": c.soft,
     }
 
 

@@ -68,6 +68,7 @@ from typing import Any, Self
 
 import pexpect  # type: ignore[import-untyped]  # no stubs shipped
 
+from director.bash import TRACE_PS4, TraceEntry, parse_trace
 from director.errors import PrerequisiteError
 from director.secrets import Redactor
 
@@ -113,6 +114,10 @@ trap() {
 __director_exit() {
     __director_rc=$?
     { builtin set +eux +o pipefail; } 2>/dev/null
+    if [[ -n ${__director_traced-} && ${PS4-} == "$__director_trace_ps4" ]]; then
+        # Tracing was Director's: give the session its own PS4 back before capturing it.
+        if [[ -n $__director_ps4_set ]]; then PS4=$__director_ps4; else builtin unset PS4; fi
+    fi
     builtin unset -f trap __director_exit
     {
         builtin printf '%s\0%s\0' "$__director_rc" "$PWD"
@@ -206,6 +211,9 @@ class BlockResult:
     waited_for_input: bool = False
     signal: int | None = None  # the signal that ended bash, if any
     interrupted: bool = False  # ended by `Shell.stop()`
+    # The commands bash traced (`run(trace=True)`), in memory only: values in them are redacted, and a
+    # trace is never written anywhere. None when the block was not traced.
+    trace: tuple[TraceEntry, ...] | None = None
 
     @property
     def ok(self) -> bool:
@@ -391,6 +399,7 @@ def _prelude(
     state_file: str,
     original_bash_env: str | None,
     path_prepend: Sequence[str],
+    trace_fd: int | None = None,
 ) -> bytes:
     """The bash text that restores `state` and arms the EXIT capture."""
     out = ["# Director session prelude: generated, sourced through BASH_ENV before the block"]
@@ -409,6 +418,11 @@ def _prelude(
     out.extend(stmt for name, stmt in state.arrays.items() if _NAME.fullmatch(name))
     if state.functions:
         out.append(state.functions)
+    if trace_fd is not None:
+        # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
+        out.append(f"__director_traced=1 __director_trace_ps4={_q(TRACE_PS4)}")
+        out.append('__director_ps4_set=${PS4+x} __director_ps4=${PS4-}')
+        out.append(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4; set -x")
     return _enc("\n".join(out))
 
 
@@ -518,6 +532,58 @@ class _Capture:
         head = bytes(self.head).decode("utf-8", "ignore")  # "ignore": a cut mid-character vanishes
         mid = f"\n…[{elided} bytes elided]…\n" if elided > 0 else ""
         return head + mid + tail.decode("utf-8", "ignore")
+
+
+class _TraceReader:
+    """Reads a block's xtrace pipe as it comes (a full pipe would stall the block) into bounded counts."""
+
+    _KEEP = 1 << 20  # parse and aggregate whenever this much raw trace is buffered
+
+    def __init__(self, fd: int, redactor: Redactor) -> None:
+        self.fd = fd
+        self._redactor = redactor
+        self._buf = ""
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._counts: dict[tuple[int, str, str, str], int] = {}
+        os.set_blocking(fd, False)
+
+    def read(self) -> bool:
+        """Read what is there; False at EOF."""
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not data:
+                return False
+            self._buf += self._decoder.decode(data)
+            if len(self._buf) > self._KEEP:
+                self._fold(final=False)
+
+    def _fold(self, final: bool) -> None:
+        text = self._buf
+        if not final:
+            cut = text.rfind("\x1e")
+            # Keep the last (possibly incomplete) entry and its prefix for the next round.
+            while cut > 0 and text[cut - 1] == "\x1e":
+                cut -= 1
+            if cut <= 0:
+                return
+            text, self._buf = text[:cut], text[cut:]
+        else:
+            self._buf = ""
+        for e in parse_trace(text):
+            rest = e.rest if len(self._counts) < 20_000 else ""
+            key = (e.line, e.function, e.name, self._redactor.redact(rest[:500]))
+            self._counts[key] = self._counts.get(key, 0) + e.count
+
+    def entries(self) -> tuple[TraceEntry, ...]:
+        """Everything read, folded into entries with counts."""
+        self._buf += self._decoder.decode(b"", final=True)
+        self._fold(final=True)
+        return tuple(TraceEntry(ln, fn, name, rest, n) for (ln, fn, name, rest), n in self._counts.items())
 
 
 class _Running:
@@ -655,13 +721,18 @@ class Shell:
         *,
         timeout_s: float | None = None,
         on_output: Callable[[str], None] | None = None,
+        trace: bool = False,
     ) -> BlockResult:
-        """Run one block in its own bash, restoring `state` first; returns its result and new state."""
+        """Run one block in its own bash, restoring `state` first; returns its result and new state.
+
+        With `trace`, bash traces the block's commands (xtrace) into a pipe Director reads: the result's
+        `trace` says which commands ran, how often (how verify blocks are judged, see `director.verify`).
+        """
         with self._lock:
             cur = _Running()
             self._current = cur
             try:
-                return self._run(script, state, timeout_s, on_output, cur)
+                return self._run(script, state, timeout_s, on_output, cur, trace)
             finally:
                 self._current = None
 
@@ -672,6 +743,7 @@ class Shell:
         timeout_s: float | None,
         on_output: Callable[[str], None] | None,
         cur: _Running,
+        trace: bool = False,
     ) -> BlockResult:
         start = self._clock()
         capture = _Capture()
@@ -688,6 +760,12 @@ class Shell:
             emit(f"[director] the session's working directory {cwd} no longer exists; block not run\n")
             return BlockResult(None, capture.text(), 0.0, state)
 
+        trace_r: int | None = None
+        trace_w: int | None = None
+        if trace:
+            tr, tw = os.pipe()
+            trace_r, trace_w = tr, _high_fd(tw)
+            os.set_inheritable(trace_w, True)  # the block's bash writes it (BASH_XTRACEFD)
         with open(self._prelude_path, "wb") as f:
             f.write(
                 _prelude(
@@ -695,6 +773,7 @@ class Shell:
                     state_file=self._state_path,
                     original_bash_env=self._original_bash_env,
                     path_prepend=self.path_prepend,
+                    trace_fd=trace_w,
                 )
             )
         with contextlib.suppress(FileNotFoundError):
@@ -724,6 +803,7 @@ class Shell:
 
         child: Any = None
         pidfd: int | None = None
+        tracer = _TraceReader(trace_r, self.redactor) if trace_r is not None else None
         stdin_open = pipe_w is not None  # our copy of the pipe's read end, closed once the child has it
         try:
             child = _Spawn(
@@ -734,8 +814,11 @@ class Shell:
                 echo=True,  # _child_setup turns echo off itself
                 preexec_fn=lambda: _child_setup(stdin_fd),
                 dimensions=self._dimensions,
-                pass_fds=(stdin_fd,),
+                pass_fds=(stdin_fd,) if trace_w is None else (stdin_fd, trace_w),
             )
+            if trace_w is not None:
+                os.close(trace_w)  # the child has it: EOF once bash and its children are done
+                trace_w = None
             child.ptyproc.delayafterclose = 0  # its default sleeps 0.1 s on every close
             child.ptyproc.delayafterterminate = 0
             if stdin_open:
@@ -755,8 +838,12 @@ class Shell:
                 pidfd = None  # old kernel: poll for the exit instead
 
             decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-            reason = self._pump(child, master, pidfd, cur, timeout_s, targets, start, decoder, stream, emit)
+            reason = self._pump(
+                child, master, pidfd, cur, timeout_s, targets, start, decoder, stream, emit, tracer
+            )
             emit(stream.feed(decoder.decode(b"", final=True)) + stream.flush())
+            if tracer is not None:
+                tracer.read()  # what is left; a detached job holding the pipe is not waited for
         finally:
             if child is not None and child.isalive():
                 self._kill_all(child.pid, child, None, lambda _t: None)  # on_output raised: never leak
@@ -769,6 +856,10 @@ class Shell:
                 os.close(pidfd)
             if pipe_w is not None:
                 os.close(pipe_w)  # leftover readers (nohup'ed jobs) now see EOF instead of hanging
+            if trace_w is not None:
+                os.close(trace_w)
+            if trace_r is not None:
+                os.close(trace_r)
 
         new_state = state
         try:
@@ -794,6 +885,7 @@ class Shell:
             waited_for_input=reason == "input",
             signal=sig,
             interrupted=reason == "stop",
+            trace=tracer.entries() if tracer is not None else None,
         )
 
     def _pump(
@@ -808,11 +900,14 @@ class Shell:
         decoder: codecs.IncrementalDecoder,
         stream: Any,
         emit: Callable[[str], None],
+        tracer: _TraceReader | None = None,
     ) -> str | None:
         """Stream output until bash exits; kill on timeout/stop/input wait. Returns why it killed."""
         pid: int = child.pid
         poller = select.poll()
         poller.register(master, select.POLLIN)
+        if tracer is not None:
+            poller.register(tracer.fd, select.POLLIN)
         poller.register(self._wake_r, select.POLLIN)
         if pidfd is not None:
             poller.register(pidfd, select.POLLIN)
@@ -865,6 +960,9 @@ class Shell:
                     master_open = read_master()
                     if not master_open:
                         poller.unregister(master)
+                elif tracer is not None and fd == tracer.fd:
+                    if not tracer.read():
+                        poller.unregister(tracer.fd)
                 elif fd == pidfd:
                     exited_event = True
                 elif fd == self._wake_r:

@@ -81,7 +81,7 @@ def _render_block(b: Block, console: Console) -> None:
     for c in b.checks:
         mark = "[green]pass[/]" if c.polarity is CheckPolarity.PASS else "[red]fail[/]"
         label = f"[bold]{escape(c.label)}[/] " if c.label else ""
-        amb = " [yellow](ambiguous: polarity read from wording)[/]" if c.ambiguous else ""
+        amb = " [yellow](exit-0 alternative: inconclusive when printed)[/]" if c.soft else ""
         console.print(f"      {mark} {label}[dim]l.{c.line + 1}[/] {escape(c.message)}{amb}")
     for rz in b.realizations:
         console.print(

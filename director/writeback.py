@@ -4,51 +4,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
+from director import bash
 from director import knobs as knobs_mod
-from director.model import CheckLine, CheckPolarity, CheckRow, KVRow, Plan, SectionKind
+from director.model import CheckRow, KVRow, Plan, SectionKind
+from director.verify import CheckResult, Verdict, excerpt
 
 _TICKED = re.compile(r"`([^`]*)`")
 _URL = re.compile(r"https?://[^\s\"'<>`)]+")
 
 
-@dataclass(frozen=True)
-class CheckOutcome:
-    """What one check feeding a row saw: passed or not, and a short true excerpt."""
-
-    ok: bool
-    observed: str
-    warnings: tuple[str, ...] = ()
-
-
-def excerpt(text: str, limit: int = 80) -> str:
-    """A short single-line excerpt for a table cell."""
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
-
-
-_WHOLE_WORD_VAR = re.compile(
-    r"""(?:^|(?<=[\s;|&(]))(["']?)\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\1(?=[\s;|&)]|$)"""
-)
-
-
 def discovered_vars(plan: Plan) -> list[str]:
     """Variables Requires-discovery probes as resource names: upstream (bound) resources.
 
-    A variable counts when it is a whole shell word there (`wrangler d1 info "$BIND_D1"`,
-    `[ -n "$BIND_KV" ]`), not when it only helps build a path or a message (`"$OUT/x"`).
+    A variable counts when a discovery command takes it as a whole word (`wrangler d1 info "$BIND_D1"`,
+    `[ -n "$BIND_KV" ]`, `sqlite3 -readonly "$LEDGER_DB" …`), not when it only helps build a path or a
+    message (`"$OUT/x"`, `echo "D1 $BIND_D1 missing"`).
     """
     names: list[str] = []
     for s in plan.sections:
         if s.kind is SectionKind.DISCOVERY:
             for b in s.executable_blocks:
-                for line in b.text.split("\n"):
-                    if line.lstrip().startswith("#"):
+                for c in bash.parse(b.text).commands:
+                    if c.program in ("echo", "printf"):
                         continue
-                    for m in _WHOLE_WORD_VAR.finditer(line):
-                        if m.group(2) not in names:
-                            names.append(m.group(2))
+                    for w in c.argv if c.kind == "test" else c.argv[1:]:
+                        if w.whole_var and w.whole_var not in names:
+                            names.append(w.whole_var)
     return names
 
 
@@ -97,24 +79,6 @@ def keys_named(hints: Iterable[str], rows: Iterable[KVRow]) -> list[str]:
     return out
 
 
-def ends_with_guard(text: str) -> bool:
-    """Whether a block's last statement is a guard (`[ -n "$X" ] && { … }`).
-
-    Bash gives such a block the guard's status, 1, when the guard is false: "nothing to check", not a
-    failed check. Director reads that exit as success when no failure line was printed (lint says so).
-    """
-    from director.checks import Simple, _argv0, parse_shell
-
-    stmts = parse_shell(text)
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if len(last.elements) < 2 or any(op != "&&" for op in last.ops[1:]):
-        return False
-    first = last.elements[0].commands
-    return len(first) == 1 and isinstance(first[0], Simple) and _argv0(first[0]) in ("[", "[[", "test")
-
-
 # CSI, OSC (ended by BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes (`ESC ( B` from `tput sgr0`),
 # 8-bit CSI, and every other C0/C1 control except tab and newline.
 _ANSI = re.compile(
@@ -126,91 +90,34 @@ _ANSI = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
-_INCONCLUSIVE = re.compile(r"inconclusive|undetermined|unknown|could not (?:tell|determine)", re.IGNORECASE)
-
-
 def strip_ansi(text: str) -> str:
     """Text without terminal control sequences (tools colour their output under a pty)."""
     return _ANSI.sub("", text)
 
 
-def is_inconclusive(check: CheckLine) -> bool:
-    """An exit-0 alternative the author worded as "could not tell" rather than as a failure."""
-    return (
-        check.ambiguous and check.polarity is CheckPolarity.FAIL and bool(_INCONCLUSIVE.search(check.message))
-    )
-
-
-def check_outcomes(
-    checks: Iterable[CheckLine], output_lines: list[str], exit_ok: bool
-) -> dict[str, CheckOutcome]:
-    """Per label (`1`, `2a`…) and for the whole block (key ""), what the verify output shows.
-
-    The block holds when it exited 0 (or ended on a false guard), printed no failure line, and printed
-    each ambiguous pass line or, in its place, its inconclusive alternative (kept as a warning).
-    """
-    from director.checks import match_check
-
-    lines = [strip_ansi(ln).rstrip() for ln in output_lines]
-    out: dict[str, CheckOutcome] = {}
-    checks = tuple(checks)
-    printed_pass: list[str] = []
-    failed_line: str | None = None
-    warnings: list[str] = []
-    for check in checks:
-        hit = next((ln for ln in lines if match_check(check, ln)), None)
-        if check.polarity is CheckPolarity.PASS:
-            if hit is not None:
-                printed_pass.append(hit)
-            if check.label:
-                prev = out.get(check.label)
-                if hit is not None and (prev is None or prev.ok):
-                    out[check.label] = CheckOutcome(True, excerpt(hit))
-                elif hit is None:
-                    out[check.label] = CheckOutcome(False, "")
-        elif hit is not None and is_inconclusive(check):
-            warnings.append(hit.strip())
-        elif hit is not None:
-            failed_line = hit
-            if check.label:
-                out[check.label] = CheckOutcome(False, excerpt(hit))
-    warned_lines = {c.line for c in checks if is_inconclusive(c) and any(match_check(c, ln) for ln in lines)}
-    ok = (
-        exit_ok
-        and failed_line is None
-        and all(
-            any(match_check(c, ln) for ln in lines) or c.line in warned_lines
-            for c in checks
-            if c.polarity is CheckPolarity.PASS and c.ambiguous
-        )
-    )
-    if not ok:
-        tail = failed_line or next((ln for ln in reversed(lines) if ln.strip()), "")
-        for label, o in list(out.items()):
-            if not o.ok and not o.observed:
-                out[label] = CheckOutcome(False, excerpt(tail))
-        observed = excerpt(tail)
-    else:
-        shown = (
-            " · ".join(printed_pass + warnings) if printed_pass or warnings else (lines[-1] if lines else "")
-        )
-        observed = excerpt(shown)
-    out[""] = CheckOutcome(ok, observed, tuple(warnings))
-    return out
-
-
 def row_updates(
-    rows: Iterable[CheckRow], by_ref: Mapping[str, CheckOutcome], date: str
+    rows: Iterable[CheckRow], by_ref: Mapping[str, CheckResult], date: str
 ) -> dict[str, tuple[str, str]]:
-    """Check-table cells for the rows whose feeding checks ran: (observed, `✅ date` / `❌ date`)."""
+    """Check-table cells for the rows whose feeding checks ran or were reached: (observed, result).
+
+    The result is `✅ date` only when every feeding check passed; a failed one is `❌`, an inconclusive
+    one `⚠ inconclusive`, a skipped one `— skipped` and one the run never reached `— not run`: a check
+    that did not run is never evidence (docs/verify-semantics.md).
+    """
     updates: dict[str, tuple[str, str]] = {}
     for row in rows:
         seen = [by_ref[r] for r in row.fed_by if r in by_ref]
         if not seen:
             continue
-        ok = all(o.ok for o in seen)
-        observed = excerpt(" · ".join(o.observed for o in seen if o.observed)) or (
-            "—" if ok else "not observed"
-        )
-        updates[row.name] = (observed.replace("|", "/"), f"{'✅' if ok else '❌'} {date}")
+        order = (Verdict.FAILED, Verdict.INCONCLUSIVE, Verdict.NOT_RUN, Verdict.SKIPPED, Verdict.PASSED)
+        worst = next(v for v in order if any(o.verdict is v for o in seen))
+        observed = excerpt(" · ".join(o.observed for o in seen if o.observed)) or "—"
+        mark = {
+            Verdict.PASSED: "✅",
+            Verdict.FAILED: "❌",
+            Verdict.INCONCLUSIVE: "⚠ inconclusive",
+            Verdict.SKIPPED: "— skipped",
+            Verdict.NOT_RUN: "— not run",
+        }[worst]
+        updates[row.name] = (observed.replace("|", "/"), f"{mark} {date}")
     return updates

@@ -75,7 +75,7 @@ def test_diff_against_head_shows_what_apply_realized(tmp_path: Path, out: Path) 
         "live",
     )
     assert yaml["last_action"]["new"].endswith(
-        "apply run 1 on target cloudflare: applied §0, §1, §2; verified §3"
+        "apply run 1 on target none: applied §0, §1, §2; verified §3"
     )
     assert yaml["resolved_inputs.resolved_by"] == {
         "op": "added",
@@ -150,9 +150,9 @@ def test_check_reports_drift_after_a_resource_is_deleted_and_in_sync_after_reapp
     assert r.returncode == 2, r.stdout + r.stderr
     drift = [ln for ln in r.stdout.splitlines() if ln.startswith("drift:")]
     assert drift == [
-        "drift: §2 Step 2: verify does not hold",
+        "drift: §2 Step 2: verify: failed (exit 1)",
         f"drift: check row 's2 exists': ledger says {parse_file(str(plan)).live_state.check_rows[2].result}, "  # type: ignore[union-attr]
-        "observed: s2 missing",
+        "observed: failed: s2 missing",
     ]
     assert plan.read_bytes() == before, "check is read-only"
     assert acts(out) == ["s1", "s2", "s3"], "check never acts"
@@ -176,7 +176,7 @@ def test_status_json_fields(tmp_path: Path, out: Path) -> None:
     assert set(s) == {"plan", "title", "live_state", "last_run", "sections", "lease", "sessions"}
     assert s["plan"] == str(plan) and s["title"] == "Counter — a plan written for Director's tests"
     assert set(s["live_state"]) == {"status", "last_action", "last_verified", "target"}
-    assert s["live_state"]["status"] == "awaiting-approval" and s["live_state"]["target"] == "cloudflare"
+    assert s["live_state"]["status"] == "awaiting-approval" and s["live_state"]["target"] == "none"  # the plan runs no wrangler
     lr = s["last_run"]
     assert set(lr) == {
         "id",
@@ -292,7 +292,7 @@ def test_audit_human_view(tmp_path: Path, out: Path) -> None:
     plan = _audited_plan(tmp_path, out)
     r = director("audit", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 0, r.stderr
-    assert "run 1 apply on cloudflare by alice: completed" in r.stdout
+    assert "run 1 apply on none by alice: completed" in r.stdout
     assert "awaiting-approval → running" in r.stdout
     assert "approval receipts" in r.stdout and "bob" in r.stdout and "approve-command" in r.stdout
 

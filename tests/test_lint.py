@@ -52,8 +52,8 @@ def test_seed_findings_are_the_known_four() -> None:
     assert codes(SEED.read_text(encoding="utf-8")) == [
         (256, "verify-exit-status"),
         (289, "unenforced-check"),
-        (397, "ambiguous-check"),
-        (399, "ambiguous-check"),
+        (397, "soft-alternative"),
+        (399, "soft-alternative"),
     ]
 
 
@@ -99,7 +99,9 @@ def test_destructive_commands() -> None:
     assert destructive("rm -f one.txt") == []  # not recursive
     assert destructive("# wrangler delete in a comment") == []
     assert destructive('echo "we never delete anything"') == []
-    assert destructive("sqlite3 db 'DROP TABLE t'") == []  # inside a string
+    assert destructive("sqlite3 db 'DROP TABLE t'") == [6]  # SQL given to a database client
+    assert destructive("sqlite3 db 'select 1'") == []
+    assert destructive("drop() { echo dropped; }\ndrop") == []  # a function named drop is not a command
     assert destructive("cat > f <<'SQL'\nDROP TABLE t;\ndelete from t;\nSQL") == []  # heredoc body is data
     assert destructive("grep -q delete log") == []
     assert destructive("wrangler delete", marker="💥") == []
@@ -132,7 +134,7 @@ def test_verify_block_weaknesses() -> None:
     assert "verify-exit-status" not in verify("set -o pipefail\nprobe | tail -5")
     assert "verify-exit-status" not in verify("probe | grep -q ok && echo ok")
     assert "verify-exit-status" not in verify('probe || { echo "bad"; probe | tail -20; exit 1; }')
-    assert "ambiguous-check" in verify('probe && echo "gone" || echo "still there"')
+    assert "soft-alternative" in verify('probe && echo "gone" || echo "still there"')
     assert "unenforced-check" in verify('probe && echo "1: ok"\necho done')
     assert "unenforced-check" not in verify('probe && echo "1: ok"')
     assert "unenforced-check" not in verify('probe && echo "1: ok" || { echo "1: bad"; exit 1; }\necho done')

@@ -309,7 +309,10 @@ def test_cloudflare_target_runs_the_plans_commands_unchanged(tmp_path: Path, tri
         "--events",
         str(events),
     )
-    assert torn.returncode == 0, torn.stdout[-4000:] + torn.stderr[-2000:]
+    # The seed's teardown verify exits 0 whatever it finds and puts "workflow gone" in the failure position
+    # (docs/verify-semantics.md, rule 2): the teardown completes, unconfirmed, with exit 10 and says why.
+    assert torn.returncode == 10, torn.stdout[-4000:] + torn.stderr[-2000:]
+    assert "unconfirmed: teardown inconclusive: printed its exit-0 alternative `workflow gone`" in torn.stdout
 
     workspace = str((project / ".director" / PLAN_NAME / "workspace").resolve())
     calls = fakes.calls()

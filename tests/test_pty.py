@@ -300,7 +300,7 @@ def test_live_view_shows_states_a_growing_elapsed_time_the_output_tail_and_the_s
     assert "· pending" in row(first, "§2") and "· pending" in row(first, "§3")
     assert "warming up" in first, "the running block's output tail is on the board"
     assert re.search(r"§1 act · plan line \d+", first)
-    assert "director apply run 1 · target cloudflare · MODE=a" in first
+    assert "director apply run 1 · target none · MODE=a" in first
     second = t.wait(lambda s: (elapsed(s) or 0) >= e1 + 1.0)
     assert "✓ applied" in row(second, "§0"), "the same board, redrawn in place"
     assert second.count("§1 ") == 1 + second.count("§1 act"), "one §1 row, not a new frame below the old"

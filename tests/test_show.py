@@ -33,7 +33,7 @@ def test_seed_outline() -> None:
     assert "gate: human go required (💥, always)" in out
     assert "template  line 233" in out and "→ writes ${SVC}.jsonc" in out
     assert "pass 2a l.308 2a: reserve-inventory attempt 1 failed → retried" in out
-    assert "(ambiguous: polarity read from wording)" in out
+    assert "(exit-0 alternative: inconclusive when printed)" in out
     assert "URL realized in §3" in out
     assert "label:2a, label:2b" in out and "section:3" in out
     # execution order: §0, then Requires-discovery, then §1…

@@ -168,10 +168,10 @@ LIVE_AFTER_APPLY = """\
 
 ```yaml
 status:        live             # template
-last_action:   '<TS> apply run 1 on target cloudflare: applied §0, §1, §2; verified §3'
+last_action:   '<TS> apply run 1 on target none: applied §0, §1, §2; verified §3'
 last_verified: <DAY> — chain complete · s1 exists · s2 exists
 resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' } # comment kept
-target:        cloudflare
+target:        none
 ```
 
 | key   | value (filled on apply) |
@@ -193,10 +193,10 @@ LIVE_AFTER_TEARDOWN = """\
 
 ```yaml
 status:        gone             # template
-last_action:   '<TS> teardown run 2 on target cloudflare: torn down NAME=chain-a, V1=value-1-a, V2=value-2-a'
+last_action:   '<TS> teardown run 2 on target none: torn down NAME=chain-a, V1=value-1-a, V2=value-2-a'
 last_verified: <DAY> — chain complete · s1 exists · s2 exists
 resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' } # comment kept
-target:        cloudflare
+target:        none
 ```
 
 | key   | value (filled on apply) |
