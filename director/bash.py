@@ -1437,9 +1437,8 @@ def verify_issues(text: str) -> list[ShellIssue]:
                         ln.row,
                         "soft-alternative",
                         f"`{ln.message}` is an exit-0 alternative: the block succeeds either way, so "
-                        "Director reads it, when printed, as an inconclusive check (never a pass) and the run "
-                        "ends "
-                        "with exit 10; add `exit 1` to its branch to make it a failure",
+                        "Director reads it, when printed, as an inconclusive check (never a pass) and the "
+                        "run ends with exit 10; add `exit 1` to its branch to make it a failure",
                     )
                 )
             else:
