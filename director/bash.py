@@ -300,6 +300,7 @@ class _Builder:
         self.comments: list[tuple[int, str]] = []
         self.reads: list[str] = []
         self.assigns: set[str] = set()
+        self.values: list[tuple[str, Word]] = []  # (name, value) of each assignment, in order
         self.by_node: dict[int, int] = {}  # node id -> command id
 
     def add(self, node: Node, kind: CommandKind, name: str, argv: tuple[Word, ...], **kw: object) -> int:
@@ -446,6 +447,8 @@ class _Builder:
             value = a.child_by_field_name("value")
             if value is not None:
                 self._value_reads(value, fn)
+                if name_node is not None:
+                    self.values.append((names[-1], _word(value)))
         self.assigns.update(names)
         return tuple(names)
 
@@ -645,6 +648,11 @@ def inputs(text: str) -> list[str]:
     """Variables a block reads that it does not set itself first: what its outcome depends on."""
     s = parse(text)
     return [v for v in s.reads if v not in s.assigns and _NAME_RE.fullmatch(v)]
+
+
+def assignments(text: str) -> list[tuple[str, Word]]:
+    """(name, value) of every assignment a block makes (`X=…`, `export X=…`, `local X=…`), in order."""
+    return list(_analysed(text)[1].values)
 
 
 def calls(text: str, program: str) -> bool:

@@ -1385,17 +1385,16 @@ def render_templates(
     section: Section, session: SessionState, knobs: dict[str, str]
 ) -> dict[int, tuple[str, str]]:
     """Template block index -> (target path, regenerated content) in this session (TemplateError if not)."""
+    from director import templates
+
     out: dict[int, tuple[str, str]] = {}
     env = dict(session.variables)
     for b in section.template_blocks:
         if not b.template_target:
             continue
-        target = knobs_mod.expand(b.template_target, env)
-        content = knobs_mod.render_template(b, env, knobs)
-        path = Path(target)
-        if not path.is_absolute():
-            path = Path(session.cwd) / path
-        out[b.index] = (str(path), content if content.endswith("\n") else content + "\n")
+        path = templates.resolve_target(b.template_target, env, session.cwd)
+        content = templates.render_template(b, env, knobs)
+        out[b.index] = (path, content if content.endswith("\n") else content + "\n")
     return out
 
 

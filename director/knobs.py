@@ -1,14 +1,19 @@
-"""Inputs and knobs: resolution, marker conditions, knob/realization substitution, file templates (pure)."""
+"""Inputs and knobs: resolution, marker conditions, knob/realization substitution (pure).
+
+File templates live in `director.templates`; its `expand` and `TemplateError` are re-exported here for
+the callers that expand `${VAR}` cells outside templates.
+"""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from director.errors import UsageError
 from director.model import Block, Marker, MarkerSpec, Plan, Section, SectionKind
+from director.templates import TemplateError as TemplateError
+from director.templates import expand as expand
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -175,89 +180,6 @@ def assigned_vars(text: str) -> set[str]:
     names = {m.group(1) for m in _ASSIGN.finditer(text)}
     names.update(m.group(1) for m in _LOOP_OR_READ.finditer(text))
     return names
-
-
-class TemplateError(ValueError):
-    """A template expression names a variable the session does not have."""
-
-
-def expand(expr: str, env: Mapping[str, str]) -> str:
-    """Expand `$VAR` / `${VAR}` from env; an unknown variable is an error, never silently empty."""
-
-    def sub(m: re.Match[str]) -> str:
-        name = m.group(1) or m.group(2)
-        if name not in env:
-            raise TemplateError(f"${{{name}}} is not set in the session")
-        return env[name]
-
-    return _VAR.sub(sub, expr)
-
-
-# "key": value  — value is a JSON string, number, bool or null (what templates map literals onto).
-_PAIR = re.compile(r'"(?P<key>[^"\\]*)"\s*:\s*(?P<val>"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)')
-_BARE_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-
-
-def render_template(block: Block, env: Mapping[str, str], knobs: Mapping[str, str]) -> str:
-    """Regenerate a file template: each annotated literal becomes a pure function of the session/knobs."""
-    lines = block.text.split("\n")
-    for tl in block.template_lines:
-        line = lines[tl.offset]
-        code, comment = _split_js_comment(line)
-        for rule in tl.rules:
-            if rule.kind == "knob":
-                knob_value = knobs.get(rule.knob, env.get(rule.knob))
-                mapping = dict(rule.mapping)
-                if knob_value not in mapping:
-                    raise TemplateError(f"{rule.knob}={knob_value!r} has no literal in the mapping")
-                literal = mapping[knob_value]
-            else:
-                literal = json.dumps(expand(rule.expr, env), ensure_ascii=False)
-            code = _replace_value(code, rule.key, literal)
-        lines[tl.offset] = code + comment
-    return "\n".join(lines)
-
-
-def _split_js_comment(line: str) -> tuple[str, str]:
-    """Split a JSONC line at a `//` outside strings."""
-    in_str = False
-    esc = False
-    for i, ch in enumerate(line):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif line.startswith("//", i):
-            # Keep the spaces before the comment with the comment so alignment survives.
-            j = i
-            while j > 0 and line[j - 1] in " \t":
-                j -= 1
-            return line[:j], line[j:]
-    return line, ""
-
-
-def _replace_value(code: str, key: str | None, literal: str) -> str:
-    """Replace the value of `key` on this line (without a key: the last pair's value or the bare string)."""
-    pairs = list(_PAIR.finditer(code))
-    target = None
-    if key is not None:
-        target = next((m for m in pairs if m.group("key") == key), None)
-    elif pairs:
-        target = pairs[-1]
-    if target is not None:
-        s, e = target.span("val")
-        return code[:s] + literal + code[e:]
-    if key is None:
-        strings = list(_BARE_STRING.finditer(code))
-        if strings:
-            s, e = strings[-1].span()
-            return code[:s] + literal + code[e:]
-    raise TemplateError(f"no value for {key or 'the annotation'} on line {code.strip()!r}")
 
 
 _KV_ONLY = re.compile(r"`?([A-Za-z_][A-Za-z0-9_]*)=([\w./-]+)`?\s+only")

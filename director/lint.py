@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from director import bash, checkrows
 from director.model import BlockRole, Marker, Plan, Section, SectionKind
+from director.templates import target_variables, unlocated_rules
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,7 @@ def _realizations(plan: Plan, out: list[Finding]) -> None:
 
 def _templates(plan: Plan, out: list[Finding]) -> None:
     knobs = plan.knob_inputs()
+    target_vars = target_variables(plan)
     for s in plan.sections:
         targets = [b for b in s.blocks if b.role is BlockRole.TEMPLATE]
         if len(targets) > 1:
@@ -278,6 +280,24 @@ def _templates(plan: Plan, out: list[Finding]) -> None:
                 )
             )
         for b in targets:
+            names = target_vars.get((s.key, b.index), ())
+            if len(names) > 1:
+                out.append(
+                    Finding(
+                        b.span.first_line,
+                        "template-target-ambiguous",
+                        f"`{b.template_target}` could be {' or '.join('$' + n for n in names)}; "
+                        "the run stops if they name different files",
+                    )
+                )
+            for off, what in unlocated_rules(b):
+                out.append(
+                    Finding(
+                        b.body_start + off + 1,
+                        "template-no-value",
+                        f"no {b.lang} value for {what} on this line: the run would stop here",
+                    )
+                )
             for tl in b.template_lines:
                 for rule in tl.rules:
                     if rule.kind != "knob":

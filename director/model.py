@@ -130,11 +130,11 @@ class Realization:
 
 @dataclass(frozen=True)
 class TemplateRule:
-    """One regeneration rule of a file template line.
+    """One regeneration rule of a file template line (read and applied by `director.templates`).
 
-    kind "expr": the JSON value of `key` (or the only value on the line when key is None) becomes the
-    expansion of `expr` (`// = ${WORKER}` or `// name = ${WF}`).
-    kind "knob": the value becomes `mapping[knob value]` verbatim
+    kind "expr": the value of `key` (or the line's value when key is None, found per the fence language)
+    becomes the expansion of `expr` (`// = ${WORKER}` or `// name = ${WF}`), in the value's type and quoting.
+    kind "knob": the value becomes `mapping[knob value]` as written
     (`// TRIGGER=http → true; cli/binding → false`).
     """
 

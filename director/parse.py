@@ -47,8 +47,8 @@ from director.model import (
     Span,
     Table,
     TemplateLine,
-    TemplateRule,
 )
+from director.templates import heading_target, template_lines
 
 SHELL_LANGS = frozenset({"bash", "sh", "shell"})
 EXECUTABLE_KINDS = frozenset(
@@ -282,127 +282,6 @@ def _realizations(text: str, body_start: int) -> tuple[Realization, ...]:
 
 def _block_hints(text: str) -> tuple[str, ...]:
     return tuple(m.group(1) for line in text.split("\n") if (m := _HINT_BLOCK.match(line)))
-
-
-def _names(text: str) -> list[str]:
-    return text.split()
-
-
-_COMMENT_STYLES: dict[str, frozenset[str]] = {
-    "//": frozenset(
-        _names("json jsonc json5 js javascript mjs ts typescript go rust c cpp java kotlin swift")
-    ),
-    "/*": frozenset(_names("css scss less c cpp java js javascript ts typescript go rust jsonc json5")),
-    "#": frozenset(
-        _names("yaml yml toml ini conf cfg python py dockerfile make makefile env dotenv properties")
-    ),
-    "--": frozenset(_names("sql sqlite lua haskell")),
-    ";": frozenset(_names("lisp clojure asm")),
-}
-_COMMENT_STYLES["//"] |= frozenset(_names("scala scss less"))
-_COMMENT_STYLES["#"] |= frozenset(_names("r ruby rb perl hcl tf nginx caddyfile"))
-
-
-def _comment_marks(lang: str) -> tuple[str, ...]:
-    lang = lang.lower()
-    marks = tuple(mark for mark, langs in _COMMENT_STYLES.items() if lang in langs)
-    return marks or ("//", "#")
-
-
-def _split_comment(line: str, marks: Sequence[str]) -> tuple[str, str] | None:
-    """(code, comment) of a line whose trailing comment starts outside any string; None if none."""
-    quote = ""
-    i, n = 0, len(line)
-    while i < n:
-        c = line[i]
-        if quote:
-            if c == "\\":
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-            i += 1
-            continue
-        if c in "\"'`":
-            # An apostrophe inside a bare word (YAML `it's`) is not a quote.
-            if c == "'" and i > 0 and line[i - 1].isalnum():
-                i += 1
-                continue
-            quote = c
-            i += 1
-            continue
-        for mark in marks:
-            if line.startswith(mark, i) and (mark != "#" or i == 0 or line[i - 1].isspace()):
-                return line[:i], line[i + len(mark) :]
-        i += 1
-    return None
-
-
-_KNOB_RULE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+?)\s*(?:→|->)\s*(.+)$")
-_KEY_RULE = re.compile(r"^([\w.\[\]-]+)\s*=\s*(.+)$")
-
-
-def _cut_expr(expr: str) -> str:
-    """An expression stops before ` (` — the rest is commentary."""
-    cut = expr.find(" (")
-    return (expr[:cut] if cut >= 0 else expr).strip()
-
-
-def template_rules(comment: str) -> tuple[TemplateRule, ...]:
-    """Regeneration rules in a template line's trailing comment (none for plain commentary)."""
-    c = comment.strip()
-    if c.startswith("="):
-        expr = _cut_expr(c[1:])
-        return (TemplateRule("expr", None, expr),) if expr else ()
-    m = _KNOB_RULE.match(c)
-    if m:
-        knob = m.group(1)
-        mapping: list[tuple[str, str]] = []
-        clauses = [s.strip() for s in c.split(";") if s.strip()]
-        first = True
-        for clause in clauses:
-            if first:
-                clause = clause[len(knob) :].lstrip().lstrip("=").strip()
-                first = False
-            parts = re.split(r"\s*(?:→|->)\s*", clause, maxsplit=1)
-            if len(parts) != 2 or not parts[1]:
-                return ()
-            for v in re.split(r"[/|,]", parts[0]):
-                if v.strip():
-                    mapping.append((v.strip().strip("`"), parts[1].strip()))
-        return (TemplateRule("knob", knob=knob, mapping=tuple(mapping)),)
-    rules: list[TemplateRule] = []
-    for part in c.split(";"):
-        km = _KEY_RULE.match(part.strip())
-        if not km or "$" not in km.group(2):
-            return ()  # commentary like `// retries = 3 per step` is not a rule: rules name a variable
-        rules.append(TemplateRule("expr", km.group(1), _cut_expr(km.group(2))))
-    return tuple(rules)
-
-
-def template_lines(text: str, lang: str) -> tuple[TemplateLine, ...]:
-    """Template lines that carry regeneration rules; whole-line comments carry none."""
-    marks = _comment_marks(lang)
-    out: list[TemplateLine] = []
-    for off, line in enumerate(text.split("\n")):
-        if line.lstrip().startswith(tuple(marks)) or not line.strip():
-            continue
-        split = _split_comment(line, marks)
-        if split is None or not split[0].strip():
-            continue
-        comment = split[1]
-        if comment.rstrip().endswith("*/"):
-            comment = comment.rstrip()[:-2]  # a `/* … */` trailing comment
-        rules = template_rules(comment)
-        if rules:
-            out.append(TemplateLine(off, rules))
-    return tuple(out)
-
-
-def _template_target(title: str) -> str | None:
-    """The last backticked file path in a heading title (`${SVC}.jsonc`)."""
-    paths = [p for p in re.findall(r"`([^`]+)`", title) if re.search(r"[./]", p) and not re.search(r"\s", p)]
-    return paths[-1] if paths else None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -893,7 +772,7 @@ class _PlanParser:
             and lang not in SHELL_LANGS
             and lang not in ILLUSTRATIVE_LANGS
         ):
-            if lang in ("yaml", "yml") and _template_target(title) is None:
+            if lang in ("yaml", "yml") and heading_target(title) is None:
                 return BlockRole.ILLUSTRATIVE
             return BlockRole.TEMPLATE
         return BlockRole.ILLUSTRATIVE
@@ -932,7 +811,7 @@ class _PlanParser:
                 for ln in vmodel.lines
             )
         if role is BlockRole.TEMPLATE:
-            target = _template_target(title)
+            target = heading_target(title)
             if target is None:
                 raise ctx.error(
                     f"a {lang} file template in a section whose heading names no file "

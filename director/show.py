@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from director.model import Block, BlockRole, CheckPolarity, MarkerSpec, Plan, Section, SectionKind
+from director.templates import target_variables
 
 _ROLE_STYLE = {
     BlockRole.ACT: "bold yellow",
@@ -58,7 +59,17 @@ def _gate_text(s: Section) -> str:
     return "; ".join(parts)
 
 
-def _render_block(b: Block, console: Console) -> None:
+def _target_text(b: Block, names: tuple[str, ...]) -> str:
+    """`${SVC}.jsonc → $CONFIG`: the heading's path and the variable(s) that say where it lives."""
+    out = f"[cyan]{escape(b.template_target or '')}[/]"
+    if len(names) == 1:
+        out += f" → [cyan]${names[0]}[/]"
+    elif names:
+        out += " → " + " or ".join(f"${n}" for n in names) + " [yellow](ambiguous)[/]"
+    return out
+
+
+def _render_block(b: Block, console: Console, target_vars: tuple[str, ...] = ()) -> None:
     style = _ROLE_STYLE.get(b.role, "dim")
     head = Text("    ")
     head.append(f"{b.role.value:<9}", style=style)
@@ -71,7 +82,7 @@ def _render_block(b: Block, console: Console) -> None:
     console.print(head)
     if b.role is BlockRole.TEMPLATE:
         console.print(
-            f"      → writes [cyan]{escape(b.template_target or '')}[/] "
+            f"      → writes {_target_text(b, target_vars)} "
             f"({sum(len(t.rules) for t in b.template_lines)} regeneration rules)"
         )
     elif b.role is BlockRole.VERIFY and b.verify_title:
@@ -91,7 +102,9 @@ def _render_block(b: Block, console: Console) -> None:
         console.print(f"      → Live State: {escape(h)}")
 
 
-def _render_section(s: Section, console: Console) -> None:
+def _render_section(
+    s: Section, console: Console, targets: dict[tuple[str, int], tuple[str, ...]] | None = None
+) -> None:
     title = Text()
     title.append(_section_label(s), style="bold")
     if s.markers:
@@ -105,7 +118,7 @@ def _render_section(s: Section, console: Console) -> None:
         console.print(f"    → Live State: {escape(h)}")
     for b in s.blocks:
         if b.role in (BlockRole.ACT, BlockRole.VERIFY, BlockRole.TEMPLATE):
-            _render_block(b, console)
+            _render_block(b, console, (targets or {}).get((s.key, b.index), ()))
 
 
 def render(plan: Plan, console: Console) -> None:
@@ -141,13 +154,14 @@ def render(plan: Plan, console: Console) -> None:
         console.print()
 
     console.print("[bold]Execution order[/]")
+    targets = target_variables(plan)
     for s in plan.executable_sections:
-        _render_section(s, console)
+        _render_section(s, console, targets)
     console.print()
     td = plan.teardown
     if td is not None:
         console.print("[bold]Teardown[/]")
-        _render_section(td, console)
+        _render_section(td, console, targets)
         console.print()
     others = [s for s in plan.sections if s.kind in (SectionKind.UPDATE, SectionKind.PROSE)]
     if others:

@@ -1,8 +1,6 @@
-"""Knob resolution, marker conditions, substitution and file templates (pure)."""
+"""Knob resolution, marker conditions and substitution (pure); file templates: tests/test_templates.py."""
 
 from __future__ import annotations
-
-import json
 
 import pytest
 
@@ -20,8 +18,6 @@ from director.model import (
     Section,
     SectionKind,
     Span,
-    TemplateLine,
-    TemplateRule,
 )
 
 
@@ -123,64 +119,6 @@ def test_realization_replaces_the_placeholder() -> None:
     out = knobs.substitute_realizations(b, {"URL": "http://127.0.0.1:8787"})
     assert out.split("\n")[1] == '  URL="http://127.0.0.1:8787"   # realized in §3'
     assert knobs.substitute_realizations(b, {}) == text
-
-
-def test_render_template_regenerates_annotated_literals() -> None:
-    text = "\n".join(
-        [
-            "// every literal below is a pure function of the knobs",
-            "{",
-            '  "name": "orders-dev",                   // = ${WORKER} (${SVC}-${ENV})',
-            '  "workers_dev": true,                    // TRIGGER=http → true; cli/binding → false',
-            '  "workflows": [',
-            '    { "name": "orders-wf-dev", "binding": "WF", "class_name": "OrderWorkflow" }   // name = ${WF}; class_name = ${CLASS}',
-            "  ]",
-            "}",
-        ]
-    )
-    b = Block(
-        0,
-        "jsonc",
-        "jsonc",
-        BlockRole.TEMPLATE,
-        text,
-        Span(0, 10),
-        1,
-        template_lines=(
-            TemplateLine(2, (TemplateRule("expr", expr="${WORKER}"),)),
-            TemplateLine(
-                3,
-                (
-                    TemplateRule(
-                        "knob",
-                        knob="TRIGGER",
-                        mapping=(("http", "true"), ("cli", "false"), ("binding", "false")),
-                    ),
-                ),
-            ),
-            TemplateLine(
-                5,
-                (
-                    TemplateRule("expr", key="name", expr="${WF}"),
-                    TemplateRule("expr", key="class_name", expr="${CLASS}"),
-                ),
-            ),
-        ),
-        template_target="${SVC}.jsonc",
-    )
-    env = {"WORKER": "billing-prod", "WF": "billing-wf-prod", "CLASS": "BillFlow"}
-    out = knobs.render_template(b, env, {"TRIGGER": "cli"}).split("\n")
-    assert out[2].startswith('  "name": "billing-prod",') and out[2].endswith(
-        "// = ${WORKER} (${SVC}-${ENV})"
-    )
-    assert '"workers_dev": false,' in out[3]
-    assert '"name": "billing-wf-prod"' in out[5] and '"class_name": "BillFlow"' in out[5]
-    assert '"binding": "WF"' in out[5]
-    # The regenerated file is still JSON once comments are stripped.
-    body = "\n".join(line.split("//")[0] for line in out)
-    assert json.loads(body)["workers_dev"] is False
-    with pytest.raises(knobs.TemplateError, match="WORKER"):
-        knobs.render_template(b, {}, {"TRIGGER": "cli"})
 
 
 def test_kv_condition() -> None:

@@ -203,6 +203,38 @@ def test_template_findings() -> None:
     assert {"template-knob-incomplete", "multiple-templates", "unknown-knob"} <= got
 
 
+def test_template_target_and_value_findings() -> None:
+    text = """# T
+
+## 0. Variables
+
+```bash
+export SVC="orders"
+export CONFIG="$PWD/${SVC}.jsonc"
+BACKUP="/backups/$SVC.jsonc"
+```
+
+## 1. Conf — `${SVC}.jsonc`  🟡
+
+```jsonc
+{
+  "name": "x",   // = ${SVC}
+  "v": 1         // w = ${SVC}
+}
+```
+```bash
+# ✔ written
+[ -f "$CONFIG" ] && echo "written" || { echo "missing"; exit 1; }
+```
+"""
+    found = {(f.line, f.code): f.message for f in lint(parse(text + TEARDOWN))}
+    assert found[(13, "template-target-ambiguous")] == (
+        "`${SVC}.jsonc` could be $CONFIG or $BACKUP; the run stops if they name different files"
+    )
+    assert found[(16, "template-no-value")] == "no jsonc value for `w` on this line: the run would stop here"
+    assert len(found) == 2
+
+
 def test_cli_lint_exit_codes() -> None:
     ok = subprocess.run(
         [sys.executable, "-m", "director", "lint", str(ROOT / "plans/examples/database.local.md")],

@@ -17,7 +17,8 @@ from director.model import (
     Plan,
     SectionKind,
 )
-from director.parse import parse, parse_duration, parse_file, slugify, split_markers, template_rules
+from director.parse import parse, parse_duration, parse_file, slugify, split_markers
+from director.templates import parse_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"
@@ -182,15 +183,15 @@ def test_unknown_marker_is_an_error_even_with_a_known_one() -> None:
 
 
 def test_template_rules() -> None:
-    assert template_rules(" = ${WORKER} (${SVC}-${ENV})")[0].expr == "${WORKER}"
-    knob = template_rules(" TRIGGER=http -> true; cli/binding -> false")[0]
+    assert parse_rules(" = ${WORKER} (${SVC}-${ENV})")[0].expr == "${WORKER}"
+    knob = parse_rules(" TRIGGER=http -> true; cli/binding -> false")[0]
     assert knob.knob == "TRIGGER" and knob.mapping == (
         ("http", "true"),
         ("cli", "false"),
         ("binding", "false"),
     )
-    assert template_rules(" retries = 3 per step") == ()
-    assert template_rules(" just a remark") == ()
+    assert parse_rules(" retries = 3 per step") == ()
+    assert parse_rules(" just a remark") == ()
     plan = parse_file(OK / "template.md")
     lines = {tl.offset: tl for tl in plan.section("1").blocks[0].template_lines}
     assert lines[3].rules[0].expr == "https://${HOST}/a//b"  # `//` inside a string is not a comment

@@ -31,7 +31,7 @@ def test_seed_outline() -> None:
     assert "🔴 if TRIGGER=http (outward-facing) · 🟡 if TRIGGER∈{cli,binding}" in out
     assert "gate: human go required (🔴, TRIGGER=http)" in out
     assert "gate: human go required (💥, always)" in out
-    assert "template  line 233" in out and "→ writes ${SVC}.jsonc" in out
+    assert "template  line 233" in out and "→ writes ${SVC}.jsonc → $CONFIG (7 regeneration rules)" in out
     assert "pass 2a l.308 2a: reserve-inventory attempt 1 failed → retried" in out
     assert "(exit-0 alternative: inconclusive when printed)" in out
     assert "URL realized in §3" in out
@@ -89,3 +89,10 @@ def test_cli_show_and_json() -> None:
     expected = to_json(parse_file(SEED))
     expected["path"] = "plans/workflow.cloudflare.md"
     assert data == json.loads(json.dumps(expected))
+
+
+def test_template_targets_in_the_outline() -> None:
+    db = rendered(ROOT / "plans" / "examples" / "database.local.md")
+    assert "→ writes ${DIR}/schema-${ENV}.sql → $SCHEMA (3 regeneration rules)" in db
+    site = rendered(ROOT / "plans" / "examples" / "static-site.local.md")
+    assert "→ writes ${ROOT}/site.css (2 regeneration rules)" in site

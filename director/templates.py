@@ -1,0 +1,765 @@
+"""File templates: the annotations in their trailing comments, rendering, and where the file goes (pure).
+
+A non-shell block in a numbered section is a file template (PLAN-FORMAT.md, "Blocks"). Its fence
+language (the first word of the info string) selects the comment syntax and how a line's value is found:
+
+    "name": "orders-dev",        // = ${WORKER} (${SVC}-${ENV})          JSON/JSONC
+    mode = "enforce"  # POLICY=strict → "enforce"; lenient → "warn"       TOML
+    background: #ffffff;   /* THEME=light → #ffffff; dark → #111111 */    CSS
+    INSERT INTO meta VALUES ('env', 'dev');    -- = ${ENV}                SQL
+
+An annotation in a line's *trailing* comment is a rule; a rule rewrites the value, never the comment:
+
+- `= expr` — the value becomes the expansion of `expr` (`${VAR}` / `$VAR`; an unknown variable is a
+  `TemplateError`). Text from ` (` on is commentary. Without a `$` it is commentary, not a rule.
+- `key = expr; key2 = expr2` — the same for the values of named keys (several pairs on one line).
+- `KNOB=a → x; b/c → y` (also `->`; options split by `/`, `|` or `,`, backticks allowed) — the value
+  becomes the literal mapped for the knob's value, as written.
+
+The value keeps its type and quoting: a quoted value stays quoted with the same quote character, escaped
+for its language; a bare value stays bare while the new value reads as the same kind of literal, and is
+quoted where the language needs it (JSON, TOML, SQL, code; YAML when the plain scalar would change type
+or not read back). A knob literal is written as written, except that a bare literal going into a quoted
+value is quoted like it. The comment is kept byte for byte, and its column where the code's new length
+allows. Lines without rules, whole-line comments and lines inside `/* … */` are copied byte for byte.
+
+Where the file goes: the heading names it in backticks (``## 2. Bindings — `${SVC}.jsonc` ``), and the
+plan's own variables say where it lives (`export CONFIG="$PWD/${SVC}.jsonc"`): `resolve_target` at run
+time, `target_variables` statically (for `director show` and `director lint`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from director.model import Block, BlockRole, Plan, TemplateLine, TemplateRule
+
+# ---------------------------------------------------------------------------------------------------
+# Errors and expansion
+
+
+class TemplateError(ValueError):
+    """A template cannot be rendered: an unknown variable, an unmapped knob value, no value to rewrite,
+    or an ambiguous target."""
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def expand(expr: str, env: Mapping[str, str]) -> str:
+    """Expand `$VAR` / `${VAR}` from env; an unknown variable is an error, never silently empty."""
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        if name not in env:
+            raise TemplateError(f"${{{name}}} is not set in the session")
+        return env[name]
+
+    return _VAR.sub(sub, expr)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Languages
+
+
+@dataclass(frozen=True)
+class Syntax:
+    """How one fence language writes comments, strings and values."""
+
+    family: str  # how a value is found: json | yaml | toml | ini | css | sql | nginx | code | generic
+    marks: tuple[str, ...]  # line comment marks: "//", "#", ";", "--"
+    block: bool  # `/* … */` comments
+    tight: tuple[str, ...]  # marks that start a comment right after code (others need whitespace before)
+    quotes: tuple[tuple[str, str], ...]  # (quote character, escaping: backslash | double | none)
+    bare_quote: str  # quote for a bare slot whose new value is not a literal of the language ("": none)
+    words: frozenset[str] = frozenset()  # bare literal words besides numbers (true, false, null …)
+
+
+_BS, _DBL, _NONE = "backslash", "double", "none"
+_JSON_WORDS = frozenset({"true", "false", "null"})
+_JSON = Syntax("json", ("//",), True, ("//",), (('"', _BS), ("'", _BS)), '"', _JSON_WORDS)
+_YAML = Syntax("yaml", ("#",), False, (), (('"', _BS), ("'", _DBL)), '"')
+_TOML = Syntax("toml", ("#",), False, (), (('"', _BS), ("'", _NONE)), '"')
+_INI = Syntax("ini", (";", "#"), False, (), (('"', _BS), ("'", _NONE)), "")
+_CSS = Syntax("css", (), True, (), (('"', _BS), ("'", _BS)), "")
+_SCSS = Syntax("css", ("//",), True, (), (('"', _BS), ("'", _BS)), "")
+_SQL_WORDS = frozenset({"true", "false", "null", "TRUE", "FALSE", "NULL"})
+_SQL = Syntax("sql", ("--",), True, ("--",), (("'", _DBL), ('"', _DBL)), "'", _SQL_WORDS)
+_NGINX = Syntax("nginx", ("#",), False, (), (('"', _BS), ("'", _BS)), "")
+_HCL = Syntax("code", ("#", "//"), True, (), (('"', _BS),), '"', _JSON_WORDS)
+_SQ_DQ = (('"', _BS), ("'", _BS))
+_PYTHON = Syntax("code", ("#",), False, (), _SQ_DQ, '"', frozenset({"True", "False", "None"}))
+_RUBY = Syntax("code", ("#",), False, (), _SQ_DQ, '"', frozenset({"true", "false", "nil"}))
+_JS = Syntax(
+    "code", ("//",), True, ("//",), (('"', _BS), ("'", _BS), ("`", _BS)), '"', _JSON_WORDS | {"undefined"}
+)
+_C = Syntax("code", ("//",), True, ("//",), (('"', _BS),), '"', frozenset({"true", "false", "nil", "NULL"}))
+_GENERIC = Syntax("generic", ("//", "#", ";", "--"), True, (), (('"', _BS), ("'", _BS)), "")
+
+
+def _langs(syntax: Syntax, names: str) -> dict[str, Syntax]:
+    return dict.fromkeys(names.split(), syntax)
+
+
+_LANGS: dict[str, Syntax] = {
+    **_langs(_JSON, "json jsonc json5 jsonl"),
+    **_langs(_YAML, "yaml yml"),
+    **_langs(_TOML, "toml"),
+    **_langs(_INI, "ini cfg conf config properties env dotenv .env editorconfig gitconfig desktop systemd"),
+    **_langs(_CSS, "css"),
+    **_langs(_SCSS, "scss less"),
+    **_langs(_SQL, "sql sqlite psql pgsql postgres postgresql mysql plsql tsql"),
+    **_langs(_NGINX, "nginx"),
+    **_langs(_HCL, "hcl tf terraform tfvars"),
+    **_langs(_PYTHON, "python py python3"),
+    **_langs(_RUBY, "ruby rb"),
+    **_langs(_JS, "js javascript mjs cjs jsx ts typescript tsx"),
+    **_langs(_C, "go rust rs c cpp c++ h java kotlin kt swift scala dart"),
+}
+
+
+def syntax_for(lang: str) -> Syntax:
+    """The syntax of a fence language (its first word, any case); unknown languages accept every comment."""
+    return _LANGS.get(lang.strip().lower(), _GENERIC)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Strings and comments on one line
+
+
+def _string_end(line: str, i: int, quote: str, esc: str) -> int:
+    """The index after the string opening at line[i], or -1 when it does not close on this line."""
+    j, n = i + 1, len(line)
+    while j < n:
+        c = line[j]
+        if esc == _BS and c == "\\":
+            j += 2
+            continue
+        if c == quote:
+            if esc == _DBL and j + 1 < n and line[j + 1] == quote:
+                j += 2
+                continue
+            return j + 1
+        j += 1
+    return -1
+
+
+def _string_at(line: str, i: int, syntax: Syntax) -> int:
+    """If a string literal opens at line[i], the index after it; else -1."""
+    c = line[i]
+    for quote, esc in syntax.quotes:
+        if c == quote:
+            # An apostrophe inside a word (YAML/INI `it's`) does not open a string.
+            if quote == "'" and i > 0 and line[i - 1].isalnum():
+                return -1
+            return _string_end(line, i, quote, esc)
+    return -1
+
+
+@dataclass(frozen=True)
+class _Split:
+    code: str  # the line up to the trailing comment, without the whitespace before it
+    gap: str  # whitespace between code and comment
+    comment: str  # the trailing comment, mark included, to the end of the line ("" if none)
+    text: str  # the comment's text: without its mark (and `*/`), for rules
+    opens_block: bool  # an unclosed `/*` continues on the next line
+
+
+def _split(line: str, syntax: Syntax) -> _Split:
+    """Split a line at its trailing comment (outside strings)."""
+    i, n = 0, len(line)
+    while i < n:
+        end = _string_at(line, i, syntax)
+        if end > 0:
+            i = end
+            continue
+        mark = None
+        if syntax.block and line.startswith("/*", i):
+            close = line.find("*/", i + 2)
+            if close >= 0 and line[close + 2 :].strip():
+                i = close + 2  # an inline comment with code after it is part of the code
+                continue
+            mark = "/*"
+        else:
+            for m in syntax.marks:
+                if line.startswith(m, i) and (m in syntax.tight or i == 0 or line[i - 1].isspace()):
+                    mark = m
+                    break
+        if mark is None:
+            i += 1
+            continue
+        code = line[:i].rstrip(" \t")
+        comment = line[i:]
+        text = comment[len(mark) :]
+        opens = False
+        if mark == "/*":
+            body = text.rstrip()
+            if body.endswith("*/"):
+                text = body[:-2]
+            else:
+                opens = True
+        return _Split(code, line[len(code) : i], comment, text, opens)
+    return _Split(line, "", "", "", False)
+
+
+def _block_comment_continues(line: str, syntax: Syntax) -> bool:
+    """Inside a `/* … */` comment: whether it is still open after this line."""
+    close = line.find("*/")
+    if close < 0:
+        return True
+    return _split(line[close + 2 :], syntax).opens_block
+
+
+# ---------------------------------------------------------------------------------------------------
+# Rules
+
+
+_KNOB_HEAD = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+)$")
+_ARROW = re.compile(r"\s*(?:→|->)\s*")
+_OPTIONS = re.compile(r"^[`\w.\-/|, ]+$")
+_KEY_RULE = re.compile(r"^([\w.\[\]-]+)\s*=\s*(.+)$")
+
+
+def _cut_expr(expr: str) -> str:
+    """An expression stops before ` (` — the rest is commentary."""
+    cut = expr.find(" (")
+    return (expr[:cut] if cut >= 0 else expr).strip()
+
+
+def _knob_rule(text: str) -> TemplateRule | None:
+    """`KNOB=a → x; b/c → y` as a rule, or None when the text is not a knob map."""
+    head = _KNOB_HEAD.match(text)
+    if head is None or not _ARROW.search(head.group(2)):
+        return None
+    knob = head.group(1)
+    mapping: list[tuple[str, str]] = []
+    clauses = [c.strip() for c in head.group(2).split(";") if c.strip()]
+    for clause in clauses:
+        parts = _ARROW.split(clause, maxsplit=1)
+        if len(parts) != 2 or not parts[1] or not _OPTIONS.match(parts[0]):
+            return None
+        options = [o.strip().strip("`") for o in re.split(r"[/|,]", parts[0])]
+        if not all(options):
+            return None
+        mapping.extend((o, parts[1].strip()) for o in options)
+    return TemplateRule("knob", knob=knob, mapping=tuple(mapping))
+
+
+def parse_rules(comment: str) -> tuple[TemplateRule, ...]:
+    """Regeneration rules in a trailing comment's text (none for plain commentary)."""
+    c = comment.strip()
+    if c.startswith("="):
+        expr = _cut_expr(c[1:])
+        return (TemplateRule("expr", None, expr),) if "$" in expr else ()
+    knob = _knob_rule(c)
+    if knob is not None:
+        return (knob,)
+    rules: list[TemplateRule] = []
+    for part in c.split(";"):
+        km = _KEY_RULE.match(part.strip())
+        if not km or "$" not in km.group(2):
+            return ()  # commentary like `// retries = 3 per step` is not a rule: rules name a variable
+        rules.append(TemplateRule("expr", km.group(1), _cut_expr(km.group(2))))
+    return tuple(rules)
+
+
+_YAML_BLOCK_SCALAR = re.compile(r"(?:^|[:\s-])[|>][-+0-9]*$")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _lines(text: str, syntax: Syntax) -> list[tuple[int, str, _Split | None]]:
+    """Every line with its split, or None for a line that is all comment, blank, or the content of a
+    `/* … */` comment or of a YAML block scalar (`key: |`), where a `#` is text."""
+    out: list[tuple[int, str, _Split | None]] = []
+    in_block = False
+    scalar_indent = -1  # indentation of the line that opened a YAML block scalar
+    for off, line in enumerate(text.split("\n")):
+        if in_block:
+            in_block = _block_comment_continues(line, syntax)
+            out.append((off, line, None))
+            continue
+        if scalar_indent >= 0:
+            if not line.strip() or _indent(line) > scalar_indent:
+                out.append((off, line, None))
+                continue
+            scalar_indent = -1
+        sp = _split(line, syntax)
+        in_block = sp.opens_block
+        if syntax.family == "yaml" and _YAML_BLOCK_SCALAR.search(sp.code):
+            scalar_indent = _indent(line)
+        out.append((off, line, sp if sp.code.strip() else None))
+    return out
+
+
+def template_lines(text: str, lang: str) -> tuple[TemplateLine, ...]:
+    """The lines of a template body that carry rules; whole-line and commented-out lines carry none."""
+    syntax = syntax_for(lang)
+    out: list[TemplateLine] = []
+    for off, _line, sp in _lines(text, syntax):
+        if sp is None or not sp.comment or sp.opens_block:
+            continue
+        rules = parse_rules(sp.text)
+        if rules:
+            out.append(TemplateLine(off, rules))
+    return tuple(out)
+
+
+def heading_target(title: str) -> str | None:
+    """The file a template writes: the last backticked path in its heading title (`${SVC}.jsonc`)."""
+    paths = [p for p in re.findall(r"`([^`]+)`", title) if re.search(r"[./]", p) and not re.search(r"\s", p)]
+    return paths[-1] if paths else None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Finding the value a rule rewrites
+
+
+def _mask(code: str, syntax: Syntax) -> tuple[str, list[tuple[int, int]]]:
+    """The code with string interiors blanked (NUL) so structure can be searched, and the string spans."""
+    chars = list(code)
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(code):
+        end = _string_at(code, i, syntax)
+        if end > 0:
+            spans.append((i, end))
+            for k in range(i + 1, end - 1):
+                chars[k] = "\0"
+            i = end
+        else:
+            i += 1
+    return "".join(chars), spans
+
+
+_CLOSE = {"[": "]", "{": "}", "(": ")"}
+
+
+def _value_at(
+    masked: str, spans: list[tuple[int, int]], p: int, stops: str, whole: bool = False
+) -> tuple[int, int] | None:
+    """The value starting at or after p: a string, a bracketed collection, or bare text up to a stop
+    (`whole`: always the text up to a stop, strings included — CSS and INI values)."""
+    n = len(masked)
+    while p < n and masked[p] in " \t":
+        p += 1
+    if p >= n:
+        return None
+    for s, e in spans:
+        if s == p and not whole:
+            return s, e
+    if masked[p] in _CLOSE and not whole:
+        depth, q = 0, p
+        while q < n:
+            if masked[q] in _CLOSE:
+                depth += 1
+            elif masked[q] in _CLOSE.values():
+                depth -= 1
+                if depth == 0:
+                    return p, q + 1
+            q += 1
+        return None
+    e = p
+    while e < n and masked[e] not in stops:
+        e += 1
+    while e > p and masked[e - 1] in " \t":
+        e -= 1
+    return (p, e) if e > p else None
+
+
+def _depth_zero(masked: str, chars: str) -> list[int]:
+    """Positions of `chars` outside brackets."""
+    out, depth = [], 0
+    for i, c in enumerate(masked):
+        if c in _CLOSE:
+            depth += 1
+        elif c in _CLOSE.values():
+            depth = max(0, depth - 1)
+        elif depth == 0 and c in chars:
+            out.append(i)
+    return out
+
+
+_NUMBER = re.compile(
+    r"(?<![\w.\0])[-+]?(?:\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][-+]?\d+)?|0x[0-9a-fA-F_]+)(?![\w.\0])"
+)
+
+
+def _last_literal(masked: str, spans: list[tuple[int, int]], syntax: Syntax) -> tuple[int, int] | None:
+    """The last string or number (or literal word) on the line."""
+    quotes = "'" if syntax.family == "sql" else "".join(q for q, _ in syntax.quotes)
+    found = [(s, e) for s, e in spans if masked[s] in quotes]
+    found += [m.span() for m in _NUMBER.finditer(masked)]
+    for w in syntax.words:
+        found += [m.span() for m in re.finditer(rf"(?<![\w\0]){re.escape(w)}(?![\w\0])", masked)]
+    return max(found) if found else None
+
+
+def _keyed(masked: str, spans: list[tuple[int, int]], key: str, code: str) -> int | None:
+    """The position after `key:` / `key=` (key bare or quoted), outside strings; None if absent."""
+    for s, e in spans:
+        if code[s + 1 : e - 1] == key:
+            m = re.match(r"\s*[:=](?!=)", masked[e:])
+            if m:
+                return e + m.end()
+    m = re.search(rf"(?<![\w$.\-\0]){re.escape(key)}\s*[:=](?![=>])", masked)
+    return m.end() if m else None
+
+
+def _separator_value(
+    masked: str, spans: list[tuple[int, int]], seps: str, stops: str, whole: bool = False
+) -> tuple[int, int] | None:
+    """The value after the line's first separator (outside strings and brackets)."""
+    at = _depth_zero(masked, seps)
+    for i in at:
+        if masked[i] == "=" and (masked[i + 1 : i + 2] in ("=", ">") or (i > 0 and masked[i - 1] in "!<>=:")):
+            continue  # `==`, `=>`, `!=`, `<=`, `:=` are operators
+        if masked[i] == ":" and masked[i + 1 : i + 2] == "=":
+            return _value_at(masked, spans, i + 2, stops, whole)
+        return _value_at(masked, spans, i + 1, stops, whole)
+    return None
+
+
+def _yaml_value(masked: str, spans: list[tuple[int, int]]) -> tuple[int, int] | None:
+    m = re.match(r"[ \t]*(?:-[ \t]+)*", masked)
+    p = m.end() if m else 0
+    colon = [i for i in _depth_zero(masked, ":") if i >= p and masked[i + 1 : i + 2] in ("", " ", "\t")]
+    if colon:
+        return _value_at(masked, spans, colon[0] + 1, "")
+    if p and masked[:p].strip().startswith("-"):
+        return _value_at(masked, spans, p, "")
+    return None
+
+
+def _css_value(masked: str, spans: list[tuple[int, int]]) -> tuple[int, int] | None:
+    start = masked.rfind("{") + 1
+    decls = list(re.finditer(r"(?:^|[{;])\s*([$@]?-{0,2}[A-Za-z_][-\w]*)\s*:", masked[start:]))
+    if not decls:
+        return None
+    span = _value_at(masked, spans, start + decls[-1].end(), ";}", whole=True)
+    if span is None:
+        return None
+    s, e = span
+    imp = re.search(r"\s*!\s*important\s*$", masked[s:e])
+    return (s, s + imp.start()) if imp and imp.start() > 0 else span
+
+
+def _nginx_value(masked: str, spans: list[tuple[int, int]], key: str | None) -> tuple[int, int] | None:
+    pos, statements = 0, []
+    for part in masked.split(";"):
+        statements.append((pos, part))
+        pos += len(part) + 1
+    best = None
+    for base, stmt in statements:
+        words = [m.span() for m in re.finditer(r"\S+", stmt)]
+        if len(words) < 2 or stmt[words[-1][0] : words[-1][1]] in ("{", "}"):
+            continue
+        name = stmt[words[0][0] : words[0][1]]
+        if key is None or name == key:
+            s, e = words[-1]
+            best = (base + s, base + e)
+            if key is not None:
+                break
+    return best
+
+
+def _slot(code: str, syntax: Syntax, key: str | None) -> tuple[int, int] | None:
+    """The span in `code` of the value a rule rewrites (for `key`, or the line's value)."""
+    masked, spans = _mask(code, syntax)
+    fam = syntax.family
+    if fam == "nginx":
+        return _nginx_value(masked, spans, key)
+    if key is not None:
+        p = _keyed(masked, spans, key, code)
+        if p is None:
+            return None
+        stops = ",;}] \t" if fam in ("json", "toml", "code") else ",;}]"
+        return _value_at(masked, spans, p, stops)
+    if fam == "json":
+        keys = [e for s, e in spans if re.match(r"\s*:", masked[e:])]
+        if keys:
+            colon = masked.index(":", keys[-1])
+            return _value_at(masked, spans, colon + 1, ",}] \t")
+        return _last_literal(masked, spans, syntax)
+    if fam == "yaml":
+        return _yaml_value(masked, spans)
+    if fam == "toml":
+        return _separator_value(masked, spans, "=", ",}]")
+    if fam == "ini":
+        return _separator_value(masked, spans, "=:", "", whole=True)
+    if fam == "css":
+        return _css_value(masked, spans)
+    if fam == "sql":
+        return _last_literal(masked, spans, syntax)
+    # code and unknown languages: the value after the line's `=`/`:`, or else the last literal
+    return _separator_value(masked, spans, "=:", ",;") or _last_literal(masked, spans, syntax)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Writing a value in the slot's type and quoting
+
+
+def _escape(value: str, quote: str, esc: str, family: str) -> str | None:
+    """`value` as the inside of a `quote` string, or None when that string cannot hold it."""
+    if esc == _DBL:
+        return value.replace(quote, quote * 2)
+    if esc == _NONE:
+        return None if (quote in value or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)) else value
+    out = []
+    for c in value:
+        if c in ("\\", quote):
+            out.append("\\" + c)
+        elif ord(c) < 0x20 or ord(c) == 0x7F:
+            if family == "css":
+                out.append(f"\\{ord(c):x} ")
+            else:
+                named = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}.get(c)
+                out.append(named or f"\\u{ord(c):04x}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _quote(value: str, quote: str, syntax: Syntax) -> str:
+    """A string literal for `value` with this quote character (a double-quoted one if it cannot hold it)."""
+    escs = dict(syntax.quotes)
+    if syntax.family == "yaml" and quote == "'" and any(ord(c) < 0x20 for c in value):
+        quote = '"'  # a single-quoted YAML scalar would fold the line breaks
+    inner = _escape(value, quote, escs.get(quote, _BS), syntax.family)
+    if inner is None:
+        quote = '"'
+        inner = _escape(value, quote, escs.get(quote, _BS), syntax.family) or ""
+    return quote + inner + quote
+
+
+# YAML 1.1 (still read by many tools) takes these plain scalars for bools, a null or sexagesimal numbers.
+_YAML_11 = re.compile(r"^(?:[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|~|[-+]?\d[\d_]*(?::[0-5]?\d)+)$")
+_yaml_loader: Any = None
+
+
+def _yaml_plain(text: str) -> tuple[bool, Any]:
+    """(reads as one plain scalar, what it reads as) for `k: text` in YAML."""
+    global _yaml_loader
+    if _yaml_loader is None:
+        from ruamel.yaml import YAML
+
+        _yaml_loader = YAML(typ="safe", pure=True)
+    from ruamel.yaml.error import YAMLError
+
+    if not text or "\n" in text or text != text.strip():
+        return False, None
+    try:
+        loaded = _yaml_loader.load(f"k: {text}\n")
+    except YAMLError:
+        return False, None
+    if not isinstance(loaded, dict) or list(loaded) != ["k"]:
+        return False, None
+    got = loaded["k"]
+    if isinstance(got, str) and _YAML_11.match(text):
+        return True, True  # YAML 1.1 readers take it for a bool, a null or a sexagesimal number
+    return True, got
+
+
+def _not_json(word: str) -> Any:
+    raise ValueError(f"{word} is not JSON")
+
+
+def _is_literal(text: str, syntax: Syntax) -> bool:
+    """Whether bare `text` is a number, bool or null literal (JSON/TOML: any non-string value) here."""
+    if syntax.family == "json":
+        try:
+            return not isinstance(json.loads(text, parse_constant=_not_json), str)
+        except ValueError:
+            return False
+    if syntax.family == "toml":
+        try:
+            return not isinstance(tomllib.loads(f"v = {text}\n")["v"], str)
+        except (tomllib.TOMLDecodeError, ValueError):
+            return False
+    return text in syntax.words or bool(_NUMBER.fullmatch(text))
+
+
+def _is_quoted(text: str, syntax: Syntax) -> str:
+    """The quote character of a string literal that is all of `text` ("" if it is not one)."""
+    if len(text) >= 2 and text[0] == text[-1] and any(text[0] == q for q, _ in syntax.quotes):
+        _masked, spans = _mask(text, syntax)
+        if spans == [(0, len(text))]:
+            return text[0]
+    return ""
+
+
+def _bare_slot(old: str, new: str, syntax: Syntax) -> str:
+    """The text for `new` in a slot whose old value was bare."""
+    if syntax.family == "yaml":
+        ok_new, got_new = _yaml_plain(new)
+        ok_old, got_old = _yaml_plain(old)
+        old_is_str = not ok_old or isinstance(got_old, str)
+        if ok_new and isinstance(got_new, str) and got_new == new and old_is_str:
+            return new  # a string stays a plain string
+        if ok_new and ok_old and not isinstance(got_old, str | dict | list) and not isinstance(got_new, str):
+            return new  # a number/bool/null stays bare while the new value is one too
+        return _quote(new, '"', syntax)
+    if syntax.bare_quote and not _is_literal(new, syntax):
+        return _quote(new, syntax.bare_quote, syntax)
+    return new
+
+
+def _new_value(
+    old: str, rule: TemplateRule, env: Mapping[str, str], knobs: Mapping[str, str], syntax: Syntax
+) -> str:
+    """The text that replaces the value `old` under `rule`."""
+    quote = _is_quoted(old, syntax)
+    if rule.kind == "knob":
+        knob_value = knobs.get(rule.knob, env.get(rule.knob))
+        mapping = dict(rule.mapping)
+        if knob_value not in mapping:
+            raise TemplateError(f"{rule.knob}={knob_value!r} has no literal in the mapping")
+        literal = mapping[knob_value]
+        if quote and not _is_quoted(literal, syntax):
+            return _quote(literal, quote, syntax)
+        return literal
+    value = expand(rule.expr, env)
+    if quote:
+        return _quote(value, quote, syntax)
+    return _bare_slot(old, value, syntax)
+
+
+def _rewrite(
+    sp: _Split,
+    rules: tuple[TemplateRule, ...],
+    env: Mapping[str, str],
+    knobs: Mapping[str, str],
+    syntax: Syntax,
+    where: str,
+) -> str:
+    """The line with each rule's value rewritten and the comment kept (at its column when it fits)."""
+    code = sp.code
+    for rule in rules:
+        span = _slot(code, syntax, rule.key)
+        if span is None:
+            what = f"`{rule.key}`" if rule.key else "the annotation"
+            raise TemplateError(f"{where}: no value for {what} in {code.strip()!r}")
+        s, e = span
+        code = code[:s] + _new_value(code[s:e], rule, env, knobs, syntax) + code[e:]
+    gap = sp.gap
+    if gap and not gap.strip(" "):  # spaces only: keep the comment's column when the code allows
+        keep = len(sp.code) + len(gap) - len(code)
+        gap = " " * max(keep, min(len(gap), 2))
+    line = code + gap + sp.comment
+    again = _split(line, syntax)
+    if "\n" in line or "\r" in line.rstrip("\r") or (again.code, again.comment) != (code, sp.comment):
+        # A bare value in a language without quoting (INI, CSS …) that would start a comment or a string,
+        # or a line break no string here can escape: the file would not say what the rule means.
+        raise TemplateError(f"{where}: the new value cannot be written here as {syntax.family}: {code!r}")
+    return line
+
+
+def render_lines(
+    text: str,
+    lang: str,
+    lines: Sequence[TemplateLine],
+    env: Mapping[str, str],
+    knobs: Mapping[str, str],
+    first_line: int = 1,
+) -> str:
+    """Render a template body: the values of the rule lines rewritten, every other line kept byte for byte.
+    `first_line` is the 1-based plan line of the body's first line (for messages)."""
+    syntax = syntax_for(lang)
+    out = text.split("\n")
+    for tl in lines:
+        out[tl.offset] = _rewrite(
+            _split(out[tl.offset], syntax), tl.rules, env, knobs, syntax, f"line {first_line + tl.offset}"
+        )
+    return "\n".join(out)
+
+
+def render_text(text: str, lang: str, env: Mapping[str, str], knobs: Mapping[str, str]) -> str:
+    """Render a template body written in `lang` (its rules read from its comments)."""
+    return render_lines(text, lang, template_lines(text, lang), env, knobs)
+
+
+def render_template(block: Block, env: Mapping[str, str], knobs: Mapping[str, str]) -> str:
+    """Regenerate a file template block: each annotated value as a pure function of the session/knobs."""
+    return render_lines(block.text, block.lang, block.template_lines, env, knobs, block.body_start + 1)
+
+
+def unlocated_rules(block: Block) -> list[tuple[int, str]]:
+    """(0-based line offset, rule) of every rule whose value cannot be found on its line (for lint)."""
+    syntax = syntax_for(block.lang)
+    out: list[tuple[int, str]] = []
+    for off, _line, sp in _lines(block.text, syntax):
+        if sp is None or not sp.comment or sp.opens_block:
+            continue
+        for rule in parse_rules(sp.text):
+            if _slot(sp.code, syntax, rule.key) is None:
+                out.append((off, f"`{rule.key}`" if rule.key else "the annotation"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Where the file goes
+
+_NOT_PATHS = frozenset({"_", "PWD", "OLDPWD"})
+
+
+def resolve_target(heading_target: str, env: Mapping[str, str], cwd: str) -> str:
+    """The file a template writes: the heading's path expanded; the session variable that names it as an
+    absolute path if exactly one does; else relative to `cwd`. Several naming different files: ambiguous."""
+    expanded = expand(heading_target, env)
+    if os.path.isabs(expanded):
+        return expanded
+    rel = os.path.normpath(expanded)
+    named: dict[str, list[str]] = {}
+    for name, value in sorted(env.items()):
+        if name in _NOT_PATHS or not os.path.isabs(value):
+            continue
+        path = os.path.normpath(value)
+        if path == rel or path.endswith("/" + rel):
+            named.setdefault(path, []).append(name)
+    if len(named) > 1:
+        which = "; ".join(f"{' = '.join('$' + n for n in names)} = {path}" for path, names in named.items())
+        raise TemplateError(f"`{heading_target}` is ambiguous: several variables name it ({which})")
+    if named:
+        return next(iter(named))
+    return os.path.join(cwd, expanded)
+
+
+def _assignments(text: str) -> list[tuple[str, str]]:
+    """(name, value as written, quotes removed) of the assignments in a bash block (the bash analyser)."""
+    from director import bash
+
+    return [(name, w.pattern) for name, w in bash.assignments(text)]
+
+
+def _braced(text: str) -> str:
+    """`$VAR` spelled `${VAR}`, so two spellings of one path compare equal."""
+    return _VAR.sub(lambda m: "${" + (m.group(1) or m.group(2)) + "}", text)
+
+
+def target_variables(plan: Plan) -> dict[tuple[str, int], tuple[str, ...]]:
+    """(section key, block index) of each template -> the variables assigned (in the shell blocks before
+    it) a value that ends with the heading's path, e.g. `CONFIG="$PWD/${SVC}.jsonc"` for `${SVC}.jsonc`."""
+    out: dict[tuple[str, int], tuple[str, ...]] = {}
+    assigned: dict[str, set[str]] = {}
+    for s in plan.sections:
+        for b in s.blocks:
+            if b.role in (BlockRole.ACT, BlockRole.VERIFY):
+                for name, value in _assignments(b.text):
+                    assigned.setdefault(name, set()).add(_braced(value))
+            elif b.role is BlockRole.TEMPLATE and b.template_target:
+                target = _braced(b.template_target)
+                target = target[2:] if target.startswith("./") else target
+                out[(s.key, b.index)] = tuple(
+                    name
+                    for name, values in assigned.items()
+                    if any(v == target or v.endswith("/" + target) for v in values)
+                )
+    return out
