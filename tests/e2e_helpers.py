@@ -225,24 +225,17 @@ class Director:
         return Result(proc.returncode, out)
 
     def common(self) -> list[str]:
-        return [
-            str(self.plan.name),
-            "--non-interactive",
-            "--plain",
-            "--state-dir",
-            str(self.state),
-            "--workdir",
-            str(self.work),
-        ]
+        return [str(self.plan.name), "--plain", "--state-dir", str(self.state), "--workdir", str(self.work)]
 
     def apply(self, sets: list[str], approvals: list[str]) -> Result:
-        return self.run("apply", *self.common(), *sets, *approvals)
+        return self.run("apply", *self.common(), "--non-interactive", *sets, *approvals)
 
-    def check(self, sets: list[str]) -> Result:
-        return self.run("check", *self.common(), *sets)
+    def check(self) -> Result:
+        """`check` takes no --set (it reads the inputs of the last run) and never prompts."""
+        return self.run("check", *self.common())
 
     def teardown(self, sets: list[str]) -> Result:
-        return self.run("teardown", *self.common(), *sets, "--approve", "teardown")
+        return self.run("teardown", *self.common(), "--non-interactive", *sets, "--approve", "teardown")
 
     def audit(self) -> dict[str, Any]:
         r = self.run("audit", self.plan.name, "--state-dir", str(self.state), "--json", timeout=60)
