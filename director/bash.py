@@ -20,11 +20,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser, Point
+from tree_sitter import Language, Node, Parser
 
 # ---------------------------------------------------------------------------------------------------
 # The grammar
@@ -293,8 +293,9 @@ def _collect_vars(node: Node, out: list[str]) -> None:
 class _Builder:
     """Collects commands and facts from a tree in one pass."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, heredocs: dict[int, _Heredoc] | None = None) -> None:
         self.text = text
+        self.heredocs = heredocs or {}
         self.commands: list[Command] = []
         self.functions: dict[str, tuple[int, int]] = {}
         self.comments: list[tuple[int, str]] = []
@@ -340,20 +341,10 @@ class _Builder:
         if t == "redirected_statement":
             body = node.child_by_field_name("body")
             redirects = tuple(self._redirect(r) for r in node.children if r.type.endswith("redirect"))
-            for r in node.children:
-                if r.type.endswith("redirect"):
-                    for c in r.children:
-                        if c.type == "heredoc_body":
-                            self._heredoc_reads(c, fn, in_subst)
-            tail = _heredoc_tail(node)
-            piped = bool(tail) and tail[0].type == "pipeline"
             if body is not None and body.type in ("command", "test_command", "declaration_command"):
-                self._command(body, fn, in_subst, last and not piped, redirects)
+                self._command(body, fn, in_subst, last, redirects)
             elif body is not None:
-                self.walk(body, fn, in_subst, last and not piped)
-            for c in tail:
-                if c.is_named:
-                    self.walk(c, fn, in_subst, last)  # the rest of the heredoc's line
+                self.walk(body, fn, in_subst, last)
             return
         if t == "pipeline":
             parts = [c for c in node.children if c.is_named]
@@ -422,16 +413,9 @@ class _Builder:
             if c.is_named or c.type == "comment":
                 self.walk(c, fn, in_subst, last)
 
-    def _heredoc_reads(self, body: Node, fn: str | None, in_subst: bool) -> None:
-        for c in body.children:
-            if c.type in ("simple_expansion", "expansion"):
-                name = _expansion_name(c)
-                if name:
-                    self.reads.append(name)
-            elif c.type in _SUBST:
-                self.walk(c, fn, True)
-
-    def _assignments(self, node: Node, fn: str | None, in_subst: bool) -> tuple[str, ...]:
+    def _assignments(
+        self, node: Node, fn: str | None, in_subst: bool, *, sets: bool = True
+    ) -> tuple[str, ...]:
         names: list[str] = []
         assigns = [node] if node.type == "variable_assignment" else [
             c for c in node.children if c.type == "variable_assignment"
@@ -449,7 +433,8 @@ class _Builder:
                 self._value_reads(value, fn)
                 if name_node is not None:
                     self.values.append((names[-1], _word(value)))
-        self.assigns.update(names)
+        if sets:
+            self.assigns.update(names)
         return tuple(names)
 
     def _value_reads(self, value: Node, fn: str | None) -> None:
@@ -471,22 +456,20 @@ class _Builder:
         op = ""
         fd = ""
         target: Word | None = None
-        body: str | None = None
         for c in node.children:
             if c.type == "file_descriptor":
                 fd = _text(c)
             elif not c.is_named:
                 op = _text(c)
-            elif c.type == "heredoc_start":
+            else:
                 target = _word(c)
-            elif c.type == "heredoc_body":
-                body = _text(c)
-            elif node.type == "heredoc_redirect":
-                continue  # the end marker, or the rest of the line (walked as commands of their own)
-            elif c.type not in ("heredoc_end", "heredoc_content"):
-                target = _word(c)
-                self.reads.extend(target.vars)
-        return Redirect(op, target, fd, body)
+        doc = self.heredocs.get(node.start_byte)
+        if doc is not None:  # the `<____` that stands for a heredoc (see `_analysed`)
+            self.reads.extend(doc.reads)
+            return Redirect(doc.op, Word(doc.delimiter, doc.delimiter, doc.delimiter), fd, doc.body)
+        if target is not None:
+            self.reads.extend(target.vars)
+        return Redirect(op, target, fd, None)
 
     def _command(
         self, node: Node, fn: str | None, in_subst: bool, last: bool, redirects: tuple[Redirect, ...]
@@ -529,7 +512,8 @@ class _Builder:
         argv2: list[Word] = []
         for c in node.children:
             if c.type == "variable_assignment":
-                prefix.extend(self._assignments(c, fn, in_subst))
+                # `VAR=x cmd` sets VAR for cmd only: not a session assignment.
+                prefix.extend(self._assignments(c, fn, in_subst, sets=False))
             elif c.type == "command_name":
                 inner = c.children[0] if c.children else c
                 argv2.append(_word(inner))
@@ -540,10 +524,9 @@ class _Builder:
         for w in argv2:
             self.reads.extend(w.vars)
         if not argv2:
+            self.assigns.update(prefix)
             self.add(node, "assign", "=", (), function=fn, in_subst=in_subst, assigns=tuple(prefix))
             return
-        # `VAR=x cmd` sets VAR only for cmd: not a session assignment.
-        self.assigns.difference_update(p for p in prefix if p not in self.assigns)
         name = argv2[0].static if argv2[0].static is not None else ""
         cid = self.add(node, "command", name, tuple(argv2), redirects=redirects, function=fn,
                        in_subst=in_subst, last=last)  # fmt: skip
@@ -579,23 +562,6 @@ def _operands(node: Node) -> list[Node]:
     return out
 
 
-_HEREDOC_OWN = frozenset({"<<", "<<-", "heredoc_start", "heredoc_body", "heredoc_end", "comment"})
-
-
-def _heredoc_tail(node: Node) -> list[Node]:
-    """What follows a heredoc's start on its line (`cat <<EOF | grep x && echo ok`).
-
-    tree-sitter-bash nests the rest of that line inside the heredoc redirect; these are those nodes
-    (an `&&`/`||` token and a list, or a pipeline), in order.
-    """
-    for r in node.children:
-        if r.type == "heredoc_redirect":
-            tail = [c for c in r.children if c.type not in _HEREDOC_OWN]
-            if tail:
-                return tail
-    return []
-
-
 def _descendants(node: Node, types: frozenset[str]) -> Iterator[Node]:
     """Nodes of `types` under `node`, not descending into them."""
     stack = list(reversed(node.children))
@@ -607,10 +573,69 @@ def _descendants(node: Node, types: frozenset[str]) -> Iterator[Node]:
         stack.extend(reversed(n.children))
 
 
+@dataclass(frozen=True)
+class _Heredoc:
+    """A heredoc lifted out of the text before the final parse: `<<` or `<<-`, its delimiter and body."""
+
+    op: str
+    delimiter: str
+    body: str
+    reads: tuple[str, ...]  # variables its body expands (none when the delimiter is quoted)
+
+
+def _lift_heredocs(source: bytes) -> tuple[bytes, dict[int, _Heredoc]]:
+    """The source with each heredoc blanked, and the heredocs by the byte where their redirect starts.
+
+    tree-sitter-bash finds heredocs well but nests the rest of their line inside them, and loses its way
+    when that rest holds `; then` (`if cmd <<EOF | grep -q x; then`). So a first parse finds them; each
+    `<<DELIM` becomes a same-length `<____` redirect and its body and end line become spaces (rows and
+    columns unchanged); the second parse then reads every line as bash runs it.
+    """
+    tree = _parser().parse(source)
+    docs: dict[int, _Heredoc] = {}
+    out = bytearray(source)
+    stack = [tree.root_node]
+    while stack:
+        n = stack.pop()
+        if n.type != "heredoc_redirect":
+            stack.extend(n.children)
+            continue
+        start = next((c for c in n.children if c.type == "heredoc_start"), None)
+        body = next((c for c in n.children if c.type == "heredoc_body"), None)
+        end = next((c for c in n.children if c.type == "heredoc_end"), None)
+        op_node = n.children[0] if n.children else None
+        if start is None or op_node is None:
+            continue
+        raw = _text(start)
+        quoted = any(q in raw for q in "'\\\"")
+        reads: list[str] = []
+        if body is not None and not quoted:
+            _collect_vars(body, reads)
+        a, b = op_node.start_byte, start.end_byte
+        out[a:b] = b"<" + b"_" * (b - a - 1)
+        tail_from = body.start_byte if body is not None else (end.start_byte if end is not None else None)
+        tail_to = end.end_byte if end is not None else (body.end_byte if body is not None else None)
+        if tail_from is not None and tail_to is not None:
+            for i in range(tail_from, tail_to):
+                if out[i] != 0x0A:
+                    out[i] = 0x20
+        docs[a] = _Heredoc(
+            _text(op_node),
+            raw.strip("'\"").replace("\\", ""),
+            _text(body) if body is not None else "",
+            tuple(reads),
+        )
+    return bytes(out), docs
+
+
 @functools.lru_cache(maxsize=1024)
 def _analysed(text: str) -> tuple[Node, _Builder]:
-    tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
-    b = _Builder(text)
+    source = text.encode("utf-8", "surrogateescape")
+    heredocs: dict[int, _Heredoc] = {}
+    if b"<<" in source:
+        source, heredocs = _lift_heredocs(source)
+    tree = _parser().parse(source)
+    b = _Builder(text, heredocs)
     b.walk(tree.root_node)
     return tree.root_node, b
 
@@ -773,6 +798,7 @@ class ReportLine:
     label: str | None
     polarity: Polarity
     hard: bool
+    alternative: bool = False  # the B of `cond && echo A || echo B`
 
 
 @dataclass(frozen=True)
@@ -792,6 +818,8 @@ class Guard:
     lines: tuple[int, ...] = ()  # pass lines (by probe) it guards
     poll: bool = False
     loop: int | None = None  # the `for` head it sits in (an assertion must pass on every iteration)
+    # An assertion whose failure shows: the block's last word (bash exits with it) or followed by `|| …`.
+    enforced: bool = True
 
 
 @dataclass(frozen=True)
@@ -861,10 +889,8 @@ class _VerifyBuilder:
         self.trailing_guard: int | None = None
         self.loops: list[int] = []  # enclosing `for` heads (probe ids)
 
-    def probes_under(self, node: Element) -> list[int]:
-        """Command ids under `node`: not inside function definitions, nor in the rest of a heredoc's line."""
-        if isinstance(node, _Pipe):
-            return sorted(p for part in node.parts for p in self.probes_under(part))
+    def probes_under(self, node: Node) -> list[int]:
+        """Command ids under `node`, not inside function definitions."""
         ids = []
         stack = [node]
         while stack:
@@ -874,8 +900,6 @@ class _VerifyBuilder:
                 ids.append(cid)
             if n.type == "function_definition":
                 continue
-            if n.type == "heredoc_redirect":
-                continue  # its tail belongs to the statements `_flatten` rebuilt
             stack.extend(reversed(n.children))
         return sorted(ids)
 
@@ -883,7 +907,7 @@ class _VerifyBuilder:
         stmts = _statements(root)
         for i, st in enumerate(stmts):
             exits_after = any(_is_fail_exit(later) for later in stmts[i + 1 :])
-            g = self.statement(st, False, exits_after)
+            g = self.statement(st, False, exits_after, tail=i == len(stmts) - 1)
             if g is not None:
                 self.top.append(f"guard:{g}")
                 if i == len(stmts) - 1 and st.type == "list":
@@ -901,29 +925,25 @@ class _VerifyBuilder:
             return "inert"
         for pid in self.probes_under(st):
             c = self.script.commands[pid]
-            if c.in_subst:
-                return "check"  # `X=$(curl …)` ran a command
-            if c.kind in ("assign", "decl"):
-                continue
+            if c.in_subst or c.kind in ("assign", "decl"):
+                continue  # `X=$(cat f)` gathers a value; it asserts nothing
             if c.kind == "command" and c.program in _INERT_PROGRAMS:
                 continue
             return "check"
         return "inert"
 
-    def walk_list(self, stmts: list[Node], fail: bool) -> None:
+    def walk_list(self, stmts: list[Node], fail: bool, tail: bool = False) -> None:
         for i, st in enumerate(stmts):
             exits_after = any(_is_fail_exit(later) for later in stmts[i + 1 :])
-            self.statement(st, fail, exits_after)
+            self.statement(st, fail, exits_after, tail=tail and i == len(stmts) - 1)
 
     # -- statements; each returns the guard it *is* (a whole-statement precondition), if any
 
-    def statement(self, st: Element, fail: bool, exits_after: bool) -> int | None:
-        if isinstance(st, _Pipe):
-            self.report(st, fail, exits_after)
-            return None
+    def statement(self, st: Node, fail: bool, exits_after: bool, tail: bool = False) -> int | None:
+        """Classify one statement; `tail` when its status is the block's exit status."""
         t = st.type
-        if t == "list" or (t == "redirected_statement" and _heredoc_tail(st)):
-            return self.and_or(st, fail, exits_after)
+        if t == "list":
+            return self.and_or(st, fail, exits_after, tail)
         if t == "negated_command":
             for c in st.children:
                 if c.is_named:
@@ -932,21 +952,21 @@ class _VerifyBuilder:
         if t == "redirected_statement":
             body = st.child_by_field_name("body")
             if body is not None and body.type not in ("command", "test_command", "declaration_command"):
-                return self.statement(body, fail, exits_after)
+                return self.statement(body, fail, exits_after, tail)
             self.report(st, fail, exits_after)
             return None
         if t in ("command", "pipeline"):
             self.report(st, fail, exits_after)
             return None
         if t == "if_statement":
-            return self.if_statement(st, fail, exits_after)
+            return self.if_statement(st, fail, exits_after, tail)
         if t == "case_statement":
             for item in st.children:
                 if item.type == "case_item":
-                    self.walk_list(_statements(item), fail)
+                    self.walk_list(_statements(item), fail, tail)
             return None
         if t in ("compound_statement", "subshell"):
-            self.walk_list(_statements(st), fail)
+            self.walk_list(_statements(st), fail, tail)
             return None
         if t in ("for_statement", "while_statement", "c_style_for_statement", "select_statement"):
             head = self.node_cmd.get(st.id)
@@ -959,10 +979,8 @@ class _VerifyBuilder:
                 self.loops.pop()
         return None
 
-    def report(self, node: Element, fail: bool, exits_after: bool) -> int | None:
+    def report(self, node: Node, fail: bool, exits_after: bool) -> int | None:
         """Record `node` as a report line when it is an echo/printf that prints; returns its probe."""
-        if isinstance(node, _Pipe):
-            node = node.parts[-1]
         target = node
         if node.type == "pipeline":
             parts = [c for c in node.children if c.is_named]
@@ -1005,18 +1023,21 @@ class _VerifyBuilder:
             return "assertion" if has_pass and not exits else None
         return "precondition" if (new_lines or exits) else None
 
-    def and_or(self, st: Node, fail: bool, exits_after: bool) -> int | None:
+    def and_or(self, st: Node, fail: bool, exits_after: bool, tail: bool = False) -> int | None:
         """An and-or list: assertions (`cond && echo P`), preconditions (`cond && { checks }`), lines."""
         elements, ops = _flatten(st)
         whole: int | None = None
+        passed_before = False  # a pass line after `&&` earlier in the chain: a later `|| echo` is its B
         for k, (el, op) in enumerate(zip(elements, ops, strict=True)):
+            el_tail = tail and k == len(elements) - 1
+            alternative_after = any(o == "||" for o in ops[k + 1 :])
             # After `||` is the failure path -- unless the `&&` branch before it exits non-zero
             # (`A && { echo bad; exit 1; } || echo C`): then C runs when A is false, the good outcome.
             el_fail = fail or (
                 op == "||" and not (k >= 2 and ops[k - 1] == "&&" and _group_exits(elements[k - 1]))
             )
             later = elements[k + 1 :]
-            if isinstance(el, Node) and (
+            if (
                 el.type in ("compound_statement", "subshell", "if_statement")
                 or (
                     el.type == "redirected_statement"
@@ -1025,7 +1046,7 @@ class _VerifyBuilder:
                 )
             ):
                 before = set(self.lines)
-                self.statement(el, el_fail, exits_after)
+                self.statement(el, el_fail, exits_after, el_tail)
                 if op == "&&" and not el_fail:
                     cond = [p for e in elements[:k] for p in self.probes_under(e)]
                     body = self.probes_under(el)
@@ -1041,6 +1062,7 @@ class _VerifyBuilder:
                                 tuple(ln.probe for ln in new_lines if ln.polarity == "pass"),
                                 poll=self._breaks(later),
                                 loop=self.loops[-1] if self.loops else None,
+                                enforced=el_tail or alternative_after,
                             )
                         )
                         if kind == "precondition" and k == len(elements) - 1:
@@ -1049,18 +1071,22 @@ class _VerifyBuilder:
             # `A && { …; exit 1; } || C`, `A || echo F || exit 1`: a failure line whose chain ends in an exit.
             hard = exits_after or (el_fail and any(_is_fail_exit(x) or _group_exits(x) for x in later))
             pid = self.report(el, el_fail, hard)
+            if pid is not None and op == "||" and passed_before and el_fail:
+                self.lines[pid] = replace(self.lines[pid], alternative=True)
             if pid is not None and op == "&&" and not el_fail:
+                passed_before = True
                 cond = [p for e in elements[:k] for p in self.probes_under(e)]
                 if cond:
                     self.guards.append(
                         Guard("assertion", el.start_point.row, tuple(cond), (pid,), (pid,),
-                              poll=self._breaks(later), loop=self.loops[-1] if self.loops else None)
+                              poll=self._breaks(later), loop=self.loops[-1] if self.loops else None,
+                              enforced=el_tail or alternative_after)
                     )  # fmt: skip
-            elif pid is None and isinstance(el, Node) and el.type == "negated_command":
+            elif pid is None and el.type == "negated_command":
                 self.statement(el, el_fail, exits_after)
         return whole
 
-    def _breaks(self, later: list[Element]) -> bool:
+    def _breaks(self, later: list[Node]) -> bool:
         """Whether the rest of an and-or chain leaves its loop (`… && echo up && break`)."""
         for e in later:
             for p in self.probes_under(e):
@@ -1068,7 +1094,7 @@ class _VerifyBuilder:
                     return True
         return False
 
-    def if_statement(self, st: Node, fail: bool, exits_after: bool) -> int | None:
+    def if_statement(self, st: Node, fail: bool, exits_after: bool, tail: bool = False) -> int | None:
         has_else = any(c.type == "else_clause" for c in st.children)
         conds: list[int] = []
         body: list[int] = []
@@ -1078,7 +1104,7 @@ class _VerifyBuilder:
         def flush() -> None:
             for i, s in enumerate(branch):
                 ex = exits_after or any(_is_fail_exit(x) for x in branch[i + 1 :])
-                self.statement(s, fail, ex)
+                self.statement(s, fail, ex, tail and i == len(branch) - 1)
                 body.extend(self.probes_under(s))
             branch.clear()
 
@@ -1137,51 +1163,8 @@ def _statements(node: Node) -> list[Node]:
     return out
 
 
-@dataclass(frozen=True)
-class _Pipe:
-    """A pipeline rebuilt from a heredoc's line (`python3 - <<PY | grep -q x`): its commands in order."""
-
-    parts: tuple[Node, ...]
-    type: str = "pipeline"
-
-    @property
-    def start_point(self) -> Point:
-        return self.parts[0].start_point
-
-
-Element = Node | _Pipe
-
-
-def _pipe_parts(node: Node) -> list[Node]:
-    out: list[Node] = []
-    for c in node.children:
-        if c.type == "pipeline":
-            out.extend(_pipe_parts(c))
-        elif c.is_named and c.type != "comment":
-            out.append(c)
-    return out
-
-
-def _flatten(node: Node) -> tuple[list[Element], list[str]]:
-    """`a && b || c` (left-nested lists) as elements [a, b, c] and ops ["", "&&", "||"].
-
-    A heredoc whose line goes on (`cat <<EOF && echo ok`, `python3 - <<PY | grep -q x && echo ok`) is
-    rebuilt as the list bash runs: tree-sitter-bash nests that rest inside the heredoc redirect.
-    """
-    if node.type == "redirected_statement":
-        tail = _heredoc_tail(node)
-        if tail and not tail[0].is_named and len(tail) > 1:  # `&&` / `||` then the rest
-            els, ops = _flatten(tail[1])
-            return [node, *els], ["", _text(tail[0]), *ops[1:]]
-        if tail and tail[0].type == "pipeline":
-            parts = _pipe_parts(tail[0])
-            if parts and parts[-1].type == "list":
-                els, ops = _flatten(parts[-1])
-                first = els[0]
-                first_parts = list(first.parts) if isinstance(first, _Pipe) else [first]
-                return [_Pipe((node, *parts[:-1], *first_parts)), *els[1:]], ["", *ops[1:]]
-            return [_Pipe((node, *parts))], [""]
-        return [node], [""]
+def _flatten(node: Node) -> tuple[list[Node], list[str]]:
+    """`a && b || c` (left-nested lists) as elements [a, b, c] and ops ["", "&&", "||"]."""
     if node.type != "list":
         return [node], [""]
     kids = [c for c in node.children if c.type != "comment"]
@@ -1201,10 +1184,8 @@ def _unredirect(node: Node) -> Node:
     return node
 
 
-def _simple_name(node: Element) -> tuple[str, list[str]]:
+def _simple_name(node: Node) -> tuple[str, list[str]]:
     """(command name, argument texts) of a simple `command` node."""
-    if isinstance(node, _Pipe):
-        return "", []
     if node.type == "redirected_statement":
         node = node.child_by_field_name("body") or node
     if node.type != "command":
@@ -1219,7 +1200,7 @@ def _simple_name(node: Element) -> tuple[str, list[str]]:
     return name, args
 
 
-def _is_fail_exit(node: Element) -> bool:
+def _is_fail_exit(node: Node) -> bool:
     """`exit N`/`return N` with N ≠ 0 (a computed status counts), or `false`."""
     name, args = _simple_name(node)
     if name in ("exit", "return"):
@@ -1232,10 +1213,8 @@ def _is_fail_exit(node: Element) -> bool:
     return name == "false" and not args
 
 
-def _group_exits(node: Element) -> bool:
+def _group_exits(node: Node) -> bool:
     """A `{ …; exit N; }` / `( … )` / branch that ends the script on failure."""
-    if isinstance(node, _Pipe):
-        return False
     if node.type in ("compound_statement", "subshell", "if_statement", "else_clause", "elif_clause"):
         return any(_is_fail_exit(s) or _group_exits(s) for s in _statements(node))
     if node.type == "redirected_statement":
@@ -1411,7 +1390,6 @@ class ShellIssue:
 def verify_issues(text: str) -> list[ShellIssue]:
     """Checks whose failure the block's exit status does not show, and how Director reads them."""
     model = verify_model(text)
-    script = parse(text)
     out: list[ShellIssue] = []
     pipefail = bool(re.search(r"\bpipefail\b", text))
     root, _ = _analysed(text)
@@ -1432,47 +1410,33 @@ def verify_issues(text: str) -> list[ShellIssue]:
                             "`| grep -q …`, or `set -o pipefail`)",
                         )
                     )
-    hard_tail = {ln.probe for ln in model.lines if ln.polarity == "fail" and ln.hard}
     for ln in model.lines:
-        if ln.polarity == "fail" and not ln.hard:
-            partner = any(
-                g.kind == "assertion" and g.row <= ln.row and ln.row - g.row <= 2
-                for g in model.guards
+        if ln.polarity != "fail" or ln.hard:
+            continue
+        if ln.alternative:
+            out.append(
+                ShellIssue(
+                    ln.row,
+                    "soft-alternative",
+                    f"`{ln.message}` is an exit-0 alternative: the block succeeds either way, so "
+                    "Director reads it, when printed, as an inconclusive check (never a pass) and the "
+                    "run ends with exit 10; add `exit 1` to its branch to make it a failure",
+                )
             )
-            if partner:
-                out.append(
-                    ShellIssue(
-                        ln.row,
-                        "soft-alternative",
-                        f"`{ln.message}` is an exit-0 alternative: the block succeeds either way, so "
-                        "Director reads it, when printed, as an inconclusive check (never a pass) and the "
-                        "run ends with exit 10; add `exit 1` to its branch to make it a failure",
-                    )
+        else:
+            out.append(
+                ShellIssue(
+                    ln.row,
+                    "fail-without-exit",
+                    f"`{ln.message}` reports a failure but the block goes on (no `exit 1`); Director "
+                    "reads it, when printed, as an inconclusive check",
                 )
-            else:
-                out.append(
-                    ShellIssue(
-                        ln.row,
-                        "fail-without-exit",
-                        f"`{ln.message}` reports a failure but the block goes on (no `exit 1`); Director "
-                        "reads it, when printed, as an inconclusive check",
-                    )
-                )
+            )
     for g in model.guards:
-        if g.kind != "assertion" or g.poll:
+        if g.kind != "assertion" or g.poll or g.enforced:
             continue
         msgs = [ln for ln in model.lines if ln.probe in g.lines]
-        if not msgs:
-            continue
-        # Unenforced: a false condition is not followed by a failure line and is not the block's last word.
-        fails_after = any(
-            ln.polarity == "fail" and ln.row >= g.row and ln.row - g.row <= 2 for ln in model.lines
-        )
-        last_row = max((c.end_row for c in script.commands if not c.function), default=-1)
-        is_last = max(g.body) == max(
-            (c.id for c in script.commands if not c.function and not c.in_subst), default=-1
-        )
-        if not fails_after and not is_last and msgs[0].row <= last_row:
+        if msgs:
             out.append(
                 ShellIssue(
                     g.row,
@@ -1481,7 +1445,6 @@ def verify_issues(text: str) -> list[ShellIssue]:
                     "on; Director reads that as an inconclusive check; add `|| { echo \"…\"; exit 1; }`",
                 )
             )
-    del hard_tail
     return sorted(out, key=lambda i: (i.line, i.code))
 
 

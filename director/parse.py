@@ -281,7 +281,8 @@ def _realizations(text: str, body_start: int) -> tuple[Realization, ...]:
 
 
 def _block_hints(text: str) -> tuple[str, ...]:
-    return tuple(m.group(1) for line in text.split("\n") if (m := _HINT_BLOCK.match(line)))
+    """`# → Live State: …` comments of a bash block, whole-line or trailing (read by the bash analyser)."""
+    return tuple(m.group(1) for _, c in bash.parse(text).comments if (m := _HINT_BLOCK.match("#" + c)))
 
 
 # ---------------------------------------------------------------------------------------------------

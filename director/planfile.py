@@ -118,14 +118,20 @@ def write_atomic(
     return True
 
 
-def check_no_secrets(text: str, secret_values: Iterable[str]) -> None:
-    """Raise `SecretInLedger` if any secret value occurs in `text`; the message never shows the value."""
+def check_no_secrets(
+    text: str, secret_values: Iterable[str], *, before: str = "", first_line: int = 1
+) -> None:
+    """Raise `SecretInLedger` if a secret value occurs in `text` more often than in `before`.
+
+    `text` is what Director writes (the new Live State); `before` what was there, so a literal the author
+    wrote there themselves is not Director's doing. The message never shows the value.
+    """
     for value in secret_values:
         if len(value.strip()) < MIN_SECRET_LEN:
             continue  # as the Redactor: a value this short would match ordinary prose by chance
-        at = text.find(value)
-        if at >= 0:
-            line = text.count("\n", 0, at) + 1
+        if text.count(value) > before.count(value):
+            at = text.find(value)
+            line = first_line + text.count("\n", 0, at)
             raise SecretInLedger(
                 f"refusing to write the plan: line {line} would contain a secret value "
                 f"({len(value)} characters, not shown); it must never reach the ledger"
@@ -180,7 +186,6 @@ class PlanFile:
                 ) from exc
             base = self.plan if current == self.text else self._rebase(current)
             new_text = apply_update(base, update)
-            check_no_secrets(new_text, secrets)
             try:
                 new_plan = _parse(new_text, str(self.path))
             except PlanError as exc:
@@ -190,6 +195,14 @@ class PlanFile:
                 ) from exc
             if new_plan.live_state is None:
                 raise LedgerWriteError(f"{self.path}: Live State vanished in write-back; file left as it was")
+            # Only what Director writes is checked: the author's own text (a §0 default, a literal in a
+            # block) is theirs, outside Live State or already in it.
+            check_no_secrets(
+                live_state_text(new_plan),
+                secrets,
+                before=live_state_text(base),
+                first_line=new_plan.live_state.span.first_line,
+            )
             # Narrow the window for a concurrent edit: the file must still be what the update was built on.
             if read_text(self.path) != current:
                 continue

@@ -18,8 +18,10 @@ exports, functions, cwd) flows in document order through `SessionState`:
   (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their `declare -p`
   statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
   capture: that block's changes are lost. Not carried: shell options (`set -e`, `shopt`), aliases,
-  traps other than EXIT, unsetting an inherited variable, and background jobs (they receive SIGHUP
-  when the block's bash exits, as when a terminal closes, unless `nohup`/`setsid` detached them).
+  traps other than EXIT, unsetting an inherited variable. A job the block starts in the background
+  (`server &`, `nohup server &`) outlives the block, as it outlives a script run from a terminal: the
+  pty's session leader is a small job-control bash (`_LEADER`) that runs the block's bash as its
+  foreground job, so the hang-up when the leader exits reaches no job of the block.
 
 stdin. Interactive (and Director's stdin is a TTY): the block's stdin is the operator's terminal, so
 a human can answer "Are you sure?". Otherwise stdin is a pipe that Director holds open and never
@@ -135,6 +137,18 @@ __director_exit() {
     fi
 }
 builtin trap __director_exit EXIT
+"""
+
+
+# The pseudo-terminal's session leader: a job-control bash that runs the block's bash as its foreground job
+# and takes the terminal back when it ends. When the leader exits, the kernel hangs up only the leader's own
+# process group, so a job the block started in the background (`nohup server &`, `cmd &`) lives on, as it
+# does when a script is run from a terminal -- instead of dying of SIGHUP before `nohup` could ignore it.
+_LEADER = r"""set -m
+trap : TERM INT HUP QUIT  # outlive the block's bash to report its status (a handler, not inherited)
+__director_p=$__director_prelude; unset __director_prelude
+if [ "$1" = -c ]; then BASH_ENV=$__director_p "$0" --noprofile --norc -c "$2" bash
+else BASH_ENV=$__director_p "$0" --noprofile --norc "$2"; fi
 """
 
 
@@ -779,15 +793,16 @@ class Shell:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._state_path)  # a stale file must never pass for this block's state
         env = dict(self._env)
-        env["BASH_ENV"] = self._prelude_path
+        env.pop("BASH_ENV", None)  # the leader must not source the prelude; the block's bash does
+        env["__director_prelude"] = self._prelude_path
         env["PWD"] = cwd  # keeps the logical path (symlinks) the session had
         if len(script.encode("utf-8", "surrogateescape")) < _MAX_ARG:
-            argv = [self.bash, "--noprofile", "--norc", "-c", script, "bash"]
+            argv = [self.bash, "--noprofile", "--norc", "-c", _LEADER, self.bash, "-c", script]
         else:
             script_path = os.path.join(self._tmp, "block.bash")
             with open(script_path, "wb") as f:
                 f.write(_enc(script))
-            argv = [self.bash, "--noprofile", "--norc", script_path]
+            argv = [self.bash, "--noprofile", "--norc", "-c", _LEADER, self.bash, "-f", script_path]
 
         pipe_w: int | None = None
         if self._tty_fd is not None:

@@ -111,6 +111,10 @@ def judge(model: VerifyModel, ev: Evidence) -> Judgement:
     traced = ev.ran is not None and model.traceable
     ran: Mapping[int, int] = ev.ran if traced and ev.ran is not None else _ran_from_output(model, output)
     lines_ran = [ln for ln in model.lines if ran.get(ln.probe, 0)]
+    if ev.exit_code == 0 and ev.stopped is None:
+        # A hard failure line is followed by an exit non-zero: in a block that exited 0 it did not run
+        # (the trace cannot tell two identical `echo`s on one line apart; the exit status can).
+        lines_ran = [ln for ln in lines_ran if not (ln.polarity == "fail" and ln.hard)]
     pass_ran = [ln for ln in lines_ran if ln.polarity == "pass"]
     fail_ran = [ln for ln in lines_ran if ln.polarity == "fail"]
     hard = [ln for ln in fail_ran if ln.hard]

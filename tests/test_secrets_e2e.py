@@ -382,3 +382,69 @@ def test_a_later_run_never_runs_a_block_with_a_secret_an_in_sync_section_minted(
     assert token in (None, minted(out)), f"§2 ran with API_TOKEN={token!r}"
     if r.returncode != 0:
         assert "API_TOKEN" in r.stdout + r.stderr, "a refusal names the secret it cannot restore"
+
+
+SPOOL_PLAN = """\
+# Spool — a plan whose §0 gives a secret a default
+
+## 0. Variables
+
+```bash
+export OUT="${COUNTER_OUT:-$PWD/out}"
+export SPOOL_TOKEN="${SPOOL_TOKEN:-dev-spool-token-0042}"
+mkdir -p "$OUT"
+```
+
+## 1. Spool  🟢
+
+```bash
+printf '%s' "$SPOOL_TOKEN" | sha256sum | cut -c1-16 > "$OUT/spool.sig"
+```
+```bash
+# ✔ spool signed
+[ -s "$OUT/spool.sig" ] && echo "spool signed" || { echo "no signature"; exit 1; }
+```
+
+## Live State
+
+```yaml
+status:        not-created
+last_action:   —
+```
+
+| key  | value (filled on apply) |
+|------|-------------------------|
+| OUT  | `${OUT}` |
+
+| ✔ check      | expected | observed | result |
+|--------------|----------|----------|--------|
+| spool signed | a sig    | —        | —      |
+"""
+
+
+def test_a_secret_default_in_the_authors_text_never_blocks_the_write(tmp_path: Path) -> None:
+    """The §0 literal is the author's text outside Live State: apply writes the plan; the value stays out of
+    Live State, the journal and the screen (issue: a §0 default made apply refuse to write, exit 70)."""
+    out = tmp_path / "out"
+    plan = tmp_path / "spool.md"
+    plan.write_text(SPOOL_PLAN, encoding="utf-8")
+    r = director("apply", str(plan), cwd=tmp_path, out=out, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = plan.read_text(encoding="utf-8")
+    head, live = text.split("## Live State", 1)
+    assert head == SPOOL_PLAN.split("## Live State", 1)[0], "the author's text is untouched"
+    assert "status:        live" in live and "✅" in live
+    value = "dev-spool-token-0042"
+    assert value not in live and value not in r.stdout + r.stderr
+    # The journal keeps a copy of the plan as the author wrote it (for `diff --last-run`); nothing else of it
+    # -- step outputs, sessions, events -- may hold the value.
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / ".director" / "spool.md" / "journal.sqlite3")
+    try:
+        rows = db.execute("select kind, data_json from events where kind != 'plan-before-run'").fetchall()
+        rows += db.execute("select step_key, coalesce(output, '') || coalesce(session_json, '') from steps").fetchall()
+        assert not [r for r in rows if value in r[1]], "the value reached the journal"
+        assert db.execute("select count(*) from steps").fetchone()[0] >= 2
+    finally:
+        db.close()

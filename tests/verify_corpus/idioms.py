@@ -44,8 +44,8 @@ World = Literal["holds", "broken", "na"]
 Verdict = Literal["passed", "failed", "inconclusive", "skipped"]
 
 #: The lint codes that say "this block's exit status cannot reflect its check".
-LINT_CODES = frozenset({"verify-exit-status", "unenforced-check", "fail-without-exit", "ambiguous-check"})
-_AMBIGUOUS = frozenset({"ambiguous-check"})
+LINT_CODES = frozenset({"verify-exit-status", "unenforced-check", "fail-without-exit", "soft-alternative"})
+_AMBIGUOUS = frozenset({"soft-alternative"})
 _SECRETISH = re.compile(r"TOKEN|SECRET|PASSW|APIKEY|CREDENTIAL|_KEY$", re.IGNORECASE)
 
 
