@@ -759,6 +759,43 @@ def destructions(text: str, *, plan_functions: frozenset[str] = frozenset()) -> 
     return out
 
 
+# Commands that create what their (last, or every) argument names.
+_CREATE_EVERY = frozenset({"mkdir", "touch", "tee", "install", "mkfifo", "truncate"})
+_CREATE_LAST = frozenset({"cp", "mv", "ln", "rsync", "scp"})
+
+
+def creates(text: str) -> frozenset[str]:
+    """Variables naming something the block creates or writes: `> "$F"`, `mkdir "$D"`, `cp a "$B"`,
+    `git init "$R"`, `python3 -m venv "$V"`, `sqlite3 "$DB" …` (a database file it opens read-write)."""
+    out: set[str] = set()
+    for c in parse(text).commands:
+        for r in c.redirects:
+            if r.op in (">", ">>", ">|", "&>", "&>>") and r.target is not None and r.target.whole_var:
+                out.add(r.target.whole_var)
+        if c.kind != "command":
+            continue
+        prog, args = c.program, c.args
+        positional = [a for a in args if not (a.static or "").startswith("-")]
+        named = [a.whole_var for a in positional if a.whole_var]
+        last = positional[-1].whole_var if positional else None
+        if prog in _CREATE_EVERY:
+            out.update(named)
+        elif last and (
+            prog in _CREATE_LAST
+            or (prog == "git" and positional[0].static in ("init", "clone"))
+            or (prog.startswith("python") and any(a.static == "venv" for a in args))
+        ):
+            out.add(last)
+        elif (
+            prog in _SQL_CLIENTS
+            and not any(a.static in ("-readonly", "--readonly") for a in args)
+            and positional
+            and positional[0].whole_var
+        ):
+            out.add(positional[0].whole_var)  # the database file it opens read-write
+    return frozenset(out)
+
+
 def function_names(text: str) -> frozenset[str]:
     """Shell functions a block defines."""
     return frozenset(parse(text).functions)

@@ -1436,7 +1436,7 @@ def gate_content(
 
 def _names_resource(word: bash.Word, var: str, value: str, env: dict[str, str]) -> bool:
     """Whether a destroyed word names `value`: through its variable, its expansion, a glob or a parent dir."""
-    if not var.startswith("bound:") and var in word.vars:
+    if not var.startswith("bound:") and word.whole_var == var:
         return True
     expanded = re.sub(
         r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)",

@@ -19,18 +19,41 @@ def discovered_vars(plan: Plan) -> list[str]:
 
     A variable counts when a discovery command takes it as a whole word (`wrangler d1 info "$BIND_D1"`,
     `[ -n "$BIND_KV" ]`, `sqlite3 -readonly "$LEDGER_DB" …`), not when it only helps build a path or a
-    message (`"$OUT/x"`, `echo "D1 $BIND_D1 missing"`).
+    message (`"$OUT/x"`, `echo "D1 $BIND_D1 missing"`) -- and not when the plan makes it itself: a value
+    discovery computes (`MAJOR=$(node -v …)`), or a file an act block of the plan creates or writes
+    (`echo $! > "$PIDFILE"`): discovery may look at the plan's own resources too.
     """
+    own: set[str] = set()
+    parents: dict[str, str] = {}  # VAR -> the variable its value is a path under (`PIDFILE="$BASE/x.pid"`)
+    for s in plan.sections:
+        if s.kind in (SectionKind.VARIABLES, SectionKind.NUMBERED):
+            for b in s.act_blocks:
+                own |= bash.creates(b.text)
+                for name, value in bash.assignments(b.text):
+                    m = re.match(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/", value.pattern)
+                    if m:
+                        parents[name] = m.group(1)
+    grew = True
+    while grew:  # under a directory the plan creates: the plan's own too
+        grew = False
+        for name, parent in parents.items():
+            if parent in own and name not in own:
+                own.add(name)
+                grew = True
     names: list[str] = []
     for s in plan.sections:
         if s.kind is SectionKind.DISCOVERY:
             for b in s.executable_blocks:
-                for c in bash.parse(b.text).commands:
+                script = bash.parse(b.text)
+                for c in script.commands:
                     if c.program in ("echo", "printf"):
                         continue
                     for w in c.argv if c.kind == "test" else c.argv[1:]:
-                        if w.whole_var and w.whole_var not in names:
-                            names.append(w.whole_var)
+                        v = w.whole_var
+                        if not v or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v):
+                            continue  # `$1`, `$?`: not a resource's name
+                        if v not in names and v not in script.assigns and v not in own:
+                            names.append(v)
     return names
 
 

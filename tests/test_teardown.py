@@ -470,6 +470,39 @@ def test_upstream_guard_refuses_a_teardown_that_names_a_discovered_resource(
     assert plan.read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    "offending",
+    [
+        'rm -rf "$OUT"/orders-db-*',  # a glob that matches it
+        'rm -rf "$OUT"   # the directory that holds it',
+        "rm -rf {db}/../orders-db-prod",
+    ],
+    ids=["glob", "parent-directory", "dotdot"],
+)
+def test_upstream_guard_reads_what_a_command_destroys(tmp_path: Path, out: Path, offending: str) -> None:
+    """Refused before anything ran: the destroyed words, expanded with the session's values, name it."""
+    plan = _guarded(tmp_path, out, offending)
+    before = plan.read_bytes()
+    r = director("teardown", str(plan), "--approve", "teardown", cwd=tmp_path, out=out)
+    if offending.startswith("rm -rf {db}/.."):
+        # Not a textual match: the observation after the block catches it (exit 9, the rest not run).
+        assert r.returncode == 9, r.stdout + r.stderr
+        assert "no longer there" in r.stderr and "stopped the teardown at once" in r.stderr
+        assert plan.read_bytes() == before
+        return
+    assert r.returncode == 9, r.stdout + r.stderr
+    assert "would destroy the bound upstream resource" in r.stderr
+    assert not (out / "td-log").exists(), "no teardown command ran"
+    assert (out / "orders-db-prod").is_dir() and plan.read_bytes() == before
+
+
+def test_upstream_guard_lets_read_only_mentions_run(tmp_path: Path, out: Path) -> None:
+    plan = _guarded(tmp_path, out, 'ls -la "$BIND_DB" >/dev/null\ncp -r "$BIND_DB" "$OUT/backup"')
+    r = director("teardown", str(plan), "--approve", "teardown", cwd=tmp_path, out=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (out / "orders-db-prod").is_dir() and (out / "backup").is_dir() and not (out / "mine").exists()
+
+
 def test_upstream_guard_lets_a_teardown_that_leaves_the_upstream_alone_run(tmp_path: Path, out: Path) -> None:
     plan = _guarded(tmp_path, out, "# the upstream database belongs to its own plan")
     r = director("teardown", str(plan), "--approve", "teardown", cwd=tmp_path, out=out)
