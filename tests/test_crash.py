@@ -105,8 +105,11 @@ def test_sigkill_anywhere_never_reruns_a_finished_act_and_the_run_completes(tmp_
 def test_a_block_that_kills_director_every_time_is_stopped_as_a_crash_loop(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    # $PPID of the block's bash is the Director process: this block SIGKILLs it mid-block, every time.
-    plan = write_plan(tmp_path, CounterPlan([Step(), Step(extra="kill -9 $PPID; sleep 5")]))
+    # The block's bash runs under the pty's session leader, whose parent is the Director process: this
+    # block SIGKILLs Director mid-block, every time.
+    plan = write_plan(
+        tmp_path, CounterPlan([Step(), Step(extra='kill -9 "$(ps -o ppid= -p "$PPID" | tr -d " ")"; sleep 5')])
+    )
     codes = []
     for _ in range(8):
         r = director("apply", str(plan), cwd=tmp_path, out=out, timeout=60)
