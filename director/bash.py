@@ -680,6 +680,18 @@ def assignments(text: str) -> list[tuple[str, Word]]:
     return list(_analysed(text)[1].values)
 
 
+def backgrounds(text: str) -> bool:
+    """Whether the block starts a job in the background (`server &`, `nohup x >log 2>&1 &`)."""
+    root, _ = _analysed(text)
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "&" and not n.is_named:
+            return True
+        stack.extend(n.children)
+    return False
+
+
 def calls(text: str, program: str) -> bool:
     """Whether the block runs `program`."""
     return parse(text).calls(program)

@@ -70,6 +70,7 @@ from typing import Any, Self
 
 import pexpect  # type: ignore[import-untyped]  # no stubs shipped
 
+from director import bash as bash_analysis
 from director.bash import TRACE_PS4, TraceEntry, parse_trace
 from director.errors import PrerequisiteError
 from director.secrets import Redactor
@@ -793,16 +794,23 @@ class Shell:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._state_path)  # a stale file must never pass for this block's state
         env = dict(self._env)
-        env.pop("BASH_ENV", None)  # the leader must not source the prelude; the block's bash does
-        env["__director_prelude"] = self._prelude_path
+        env.pop("BASH_ENV", None)  # only the block's bash sources the prelude, never a leader
         env["PWD"] = cwd  # keeps the logical path (symlinks) the session had
         if len(script.encode("utf-8", "surrogateescape")) < _MAX_ARG:
-            argv = [self.bash, "--noprofile", "--norc", "-c", _LEADER, self.bash, "-c", script]
+            mode, payload = "-c", script
         else:
-            script_path = os.path.join(self._tmp, "block.bash")
-            with open(script_path, "wb") as f:
+            payload = os.path.join(self._tmp, "block.bash")
+            with open(payload, "wb") as f:
                 f.write(_enc(script))
-            argv = [self.bash, "--noprofile", "--norc", "-c", _LEADER, self.bash, "-f", script_path]
+            mode = "-f"
+        if bash_analysis.backgrounds(script):
+            # Under the job-control leader, so that the block's background jobs outlive it (see `_LEADER`).
+            env["__director_prelude"] = self._prelude_path
+            argv = [self.bash, "--noprofile", "--norc", "-c", _LEADER, self.bash, mode, payload]
+        else:
+            env["BASH_ENV"] = self._prelude_path  # no job to protect: one bash is enough
+            args = ["-c", payload, "bash"] if mode == "-c" else [payload]
+            argv = [self.bash, "--noprofile", "--norc", *args]
 
         pipe_w: int | None = None
         if self._tty_fd is not None:
