@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from director.parse import parse  # noqa: E402  (after the path tweak, so the bench runs from a checkout)
+from director.plan.parse import parse  # noqa: E402  (after the path tweak, so the bench runs from a checkout)
 
 SEED = ROOT / "plans" / "workflow.cloudflare.md"
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from director.journal import Journal
-from director.shell import Shell
-from director.states import RunState, StepState
+from director.exec.shell import Shell
+from director.state.journal import Journal
+from director.state.lifecycle import RunState, StepState
 
 
 def bench_shell(n: int) -> None:

@@ -86,7 +86,7 @@ def _fail(exc: BaseException) -> None:
 
 
 def _load(plan: Path) -> Any:
-    from director.parse import parse_file
+    from director.plan.parse import parse_file
 
     if not plan.exists():
         raise UsageError(f"PLAN: no such file: {plan}")
@@ -106,13 +106,13 @@ def show(
         if as_json:
             import json
 
-            from director.plan_json import to_json
+            from director.plan.tojson import to_json
 
             sys.stdout.write(json.dumps(to_json(p), ensure_ascii=False, indent=2) + "\n")
             return
         from rich.console import Console
 
-        from director.show import render
+        from director.ui.show import render
 
         render(p, Console())
     except DirectorError as exc:
@@ -127,7 +127,7 @@ def lint(plan: PlanArg) -> None:
     """
     try:
         p = _load(plan)
-        from director.lint import lint as run_lint
+        from director.plan.lint import lint as run_lint
 
         findings = run_lint(p)
         for f in findings:
@@ -141,7 +141,7 @@ def lint(plan: PlanArg) -> None:
 
 
 def _run(kind: str, mode: str, plan: Path, **opts: Any) -> None:
-    from director import app as runner
+    from director.commands import app as runner
 
     try:
         code = runner.run_command(kind=kind, mode=mode, plan_path=plan, **opts)
@@ -320,7 +320,7 @@ def approve_cmd(
 
     Example: director approve plans/workflow.cloudflare.md 3 --operator alice
     """
-    from director import app as runner
+    from director.commands import app as runner
 
     try:
         code = runner.approve_command(plan, section, operator=operator, state_dir=state_dir)
@@ -340,7 +340,7 @@ def status(
 
     Example: director status plans/workflow.cloudflare.md --json
     """
-    from director import app as runner
+    from director.commands import app as runner
 
     try:
         raise typer.Exit(runner.status_command(plan, state_dir=state_dir, as_json=as_json))
@@ -362,7 +362,7 @@ def diff(
 
     Example: director diff plans/workflow.cloudflare.md --against HEAD~1
     """
-    from director import app as runner
+    from director.commands import app as runner
 
     try:
         raise typer.Exit(
@@ -385,7 +385,7 @@ def audit(
 
     Example: director audit plans/workflow.cloudflare.md --jsonl > audit.jsonl
     """
-    from director import app as runner
+    from director.commands import app as runner
 
     try:
         raise typer.Exit(runner.audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl))
@@ -402,7 +402,7 @@ def init(
 
     Example: director init cache.local && director apply cache.local.md --non-interactive
     """
-    from director import scaffold
+    from director.plan import scaffold
 
     try:
         path = scaffold.write(name, directory)

@@ -1,6 +1,6 @@
 """Run a plan's bash blocks under plain bash — no Director involved — to prove the plan itself is sound.
 
-What it does, independently of `director.parse`:
+What it does, independently of `director.plan.parse`:
 
 - splits the plan into `##` sections and their fenced blocks (a tiny reader: fences, info strings, headings);
 - runs the executable blocks of `## 0.`, `## Requires-discovery`, `## 1.` … in document order, each in its own

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from director import bash
+from director.plan import bash
 
 
 def test_commands_words_and_programs() -> None:

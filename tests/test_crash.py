@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from director.parse import parse_file
+from director.plan.parse import parse_file
 from tests.planmaker import CounterPlan, Step, director, write_plan
 
 pytestmark = pytest.mark.slow

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from director.diff import SCHEMA, live_state_diff, text_at_revision
 from director.errors import UsageError
-from director.ledger import LedgerUpdate, apply_update
-from director.parse import parse
+from director.ledger.diff import SCHEMA, live_state_diff, text_at_revision
+from director.ledger.splice import LedgerUpdate, apply_update
+from director.plan.parse import parse
 
 TESTS = Path(__file__).resolve().parent
 SEED = TESTS.parent / "plans" / "workflow.cloudflare.md"

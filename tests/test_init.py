@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from director.parse import parse_file
+from director.plan.parse import parse_file
 
 
 def _fresh_env(home: Path) -> dict[str, str]:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from director.errors import JournalError, TransitionError
-from director.journal import SCHEMA_VERSION, Journal, excerpt
-from director.states import RunState, StepState
+from director.state.journal import SCHEMA_VERSION, Journal, excerpt
+from director.state.lifecycle import RunState, StepState
 
 
 class FakeClock:

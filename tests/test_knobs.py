@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from director import knobs
 from director.errors import UsageError
-from director.model import (
+from director.plan import knobs
+from director.plan.model import (
     Block,
     BlockRole,
     Condition,

@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from director.errors import LeaseHeld
-from director.journal import Journal
-from director.lease import acquire, pid_alive
+from director.state.journal import Journal
+from director.state.lease import acquire, pid_alive
 
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from director.journal import Journal
-    from director.lease import acquire
+    from director.state.journal import Journal
+    from director.state.lease import acquire
     j = Journal.open(sys.argv[1])
     lease = acquire(sys.argv[2], j, run_kind="teardown")
     print("held", flush=True)

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from director.errors import PlanError
-from director.ledger import LedgerUpdate, UnknownLedgerKey, apply_update, live_state_text, split_cells
-from director.model import Plan
-from director.parse import parse
+from director.ledger.splice import LedgerUpdate, UnknownLedgerKey, apply_update, live_state_text, split_cells
+from director.plan.model import Plan
+from director.plan.parse import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from director.lint import Finding, lint
-from director.parse import parse, parse_file
+from director.plan.lint import Finding, lint
+from director.plan.parse import parse, parse_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from director.bash import message_regex, verify_model
 from director.errors import PlanError
-from director.model import (
+from director.plan.bash import message_regex, verify_model
+from director.plan.model import (
     BlockRole,
     CheckPolarity,
     Condition,
@@ -17,8 +17,8 @@ from director.model import (
     Plan,
     SectionKind,
 )
-from director.parse import parse, parse_duration, parse_file, slugify, split_markers
-from director.templates import parse_rules
+from director.plan.parse import parse, parse_duration, parse_file, slugify, split_markers
+from director.plan.templates import parse_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from director.errors import PlanError
-from director.lint import lint
-from director.parse import parse, parse_file
-from director.plan_json import to_json
+from director.plan.lint import lint
+from director.plan.parse import parse, parse_file
+from director.plan.tojson import to_json
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANS = ROOT / "tests" / "plans"

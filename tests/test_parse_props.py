@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from director.errors import PlanError
-from director.lint import lint
-from director.parse import parse
-from director.plan_json import to_json
-from director.show import render
+from director.plan.lint import lint
+from director.plan.parse import parse
+from director.plan.tojson import to_json
+from director.ui.show import render
 
 ROOT = Path(__file__).resolve().parent.parent
 BASES = [

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from director import planfile
 from director.errors import LedgerConflict, PlanError
-from director.ledger import LedgerUpdate, LedgerWriteError, apply_update
-from director.parse import parse
-from director.planfile import PlanFile, SecretInLedger, check_no_secrets, read_text, write_atomic
+from director.ledger import planfile
+from director.ledger.planfile import PlanFile, SecretInLedger, check_no_secrets, read_text, write_atomic
+from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update
+from director.plan.parse import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"
@@ -220,8 +220,8 @@ _CYCLE = [_update(d) for d in _CYCLE_DATA]
 _CHILD = textwrap.dedent(
     """
     import json, os, signal, sys
-    from director import planfile
-    from director.ledger import LedgerUpdate
+    from director.ledger import planfile
+    from director.ledger.splice import LedgerUpdate
 
     cycle = [
         LedgerUpdate(yaml=d["yaml"], kv=d["kv"], checks={k: tuple(v) for k, v in d["checks"].items()})

@@ -21,7 +21,7 @@ import pexpect
 import pyte
 import pytest
 
-from director.parse import parse_file
+from director.plan.parse import parse_file
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"

@@ -18,9 +18,9 @@ import pyte
 import pytest
 from rich.console import Console
 
-from director.approve import GateContent
-from director.model import Input
-from director.render import (
+from director.plan.model import Input
+from director.run.gates import GateContent
+from director.ui.render import (
     LineBuffer,
     LiveReporter,
     PlainReporter,
@@ -371,8 +371,8 @@ def test_make_console_is_plain_without_a_terminal() -> None:
 
 
 def test_importing_render_stays_cheap() -> None:
-    code = ("import sys, director.render; "
-            "print(sorted(m for m in ('rich.live', 'rich.syntax', 'rich.prompt', 'pygments', 'director.engine') "
+    code = ("import sys, director.ui.render; "
+            "print(sorted(m for m in ('rich.live', 'rich.syntax', 'rich.prompt', 'pygments', 'director.run.engine') "
             "if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"
@@ -423,7 +423,7 @@ def test_a_failure_message_has_no_escape_sequences(tmp_path: Path, out: Path) ->
 
 
 def test_writeback_strip_ansi_removes_what_a_terminal_would_not_show() -> None:
-    from director.writeback import strip_ansi
+    from director.ledger.cells import strip_ansi
 
     assert strip_ansi("\x1b(Bx\x1b]0;t\x1b\\y\x1b=z") == "xyz"
 

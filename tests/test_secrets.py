@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from director.secrets import (
+from director.exec.secrets import (
     MASK,
     Redactor,
     is_secret_name,

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from director.journal import Journal
-from director.secrets import Redactor, is_secret_name
-from director.shell import BlockResult, SessionState, Shell, parse_declare_p
-from director.states import StepState
+from director.exec.secrets import Redactor, is_secret_name
+from director.exec.shell import BlockResult, SessionState, Shell, parse_declare_p
+from director.state.journal import Journal
+from director.state.lifecycle import StepState
 
 BASE_ENV = {
     "PATH": os.environ.get("PATH", os.defpath),
@@ -328,7 +328,7 @@ def test_declare_p_parser_round_trips_bash_quoting(values: list[str]) -> None:
 INTERACTIVE_CHILD = textwrap.dedent(
     """
     import os, sys
-    from director.shell import Shell
+    from director.exec.shell import Shell
     with Shell(dict(os.environ), ".", interactive=True) as sh:
         r = sh.run('read -r -p "Are you sure? " ans; echo "answer=$ans"', sh.initial_state(),
                    on_output=lambda t: (sys.stdout.write(t), sys.stdout.flush()))

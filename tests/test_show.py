@@ -10,9 +10,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from director.parse import parse_file
-from director.plan_json import SCHEMA, to_json
-from director.show import render
+from director.plan.parse import parse_file
+from director.plan.tojson import SCHEMA, to_json
+from director.ui.show import render
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"

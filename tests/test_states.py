@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from director.errors import TransitionError
-from director.states import (
+from director.state.lifecycle import (
     RESUMABLE,
     STEP_FINAL,
     TERMINAL,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from director.parse import parse_file
+from director.plan.parse import parse_file
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from director import templates
-from director.model import Block, BlockRole, Span, TemplateLine, TemplateRule
-from director.parse import parse, parse_file
-from director.templates import TemplateError, render_text, resolve_target, target_variables
+from director.plan import templates
+from director.plan.model import Block, BlockRole, Span, TemplateLine, TemplateRule
+from director.plan.parse import parse, parse_file
+from director.plan.templates import TemplateError, render_text, resolve_target, target_variables
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"

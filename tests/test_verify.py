@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from director import bash
-from director.shell import Shell
-from director.verify import Evidence, Verdict, judge
+from director.exec.shell import Shell
+from director.plan import bash
+from director.plan.verify import Evidence, Verdict, judge
 
 
 @pytest.fixture(scope="module")

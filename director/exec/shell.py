@@ -70,10 +70,10 @@ from typing import Any, Self
 
 import pexpect  # type: ignore[import-untyped]  # no stubs shipped
 
-from director import bash as bash_analysis
-from director.bash import TRACE_PS4, TraceEntry, parse_trace
 from director.errors import PrerequisiteError
-from director.secrets import Redactor
+from director.exec.secrets import Redactor
+from director.plan import bash as bash_analysis
+from director.plan.bash import TRACE_PS4, TraceEntry, parse_trace
 
 OUTPUT_HEAD = 16 * 1024
 OUTPUT_TAIL = 48 * 1024
@@ -741,7 +741,7 @@ class Shell:
         """Run one block in its own bash, restoring `state` first; returns its result and new state.
 
         With `trace`, bash traces the block's commands (xtrace) into a pipe Director reads: the result's
-        `trace` says which commands ran, how often (how verify blocks are judged, see `director.verify`).
+        `trace` says which commands ran, how often (how verify blocks are judged, see `director.plan.verify`).
         """
         with self._lock:
             cur = _Running()

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from director.model import Input
+from director.plan.model import Input
 
 
 @dataclass(frozen=True)

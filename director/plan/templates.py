@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from director.model import Block, BlockRole, Plan, TemplateLine, TemplateRule
+from director.plan.model import Block, BlockRole, Plan, TemplateLine, TemplateRule
 
 # ---------------------------------------------------------------------------------------------------
 # Errors and expansion
@@ -734,7 +734,7 @@ def resolve_target(heading_target: str, env: Mapping[str, str], cwd: str) -> str
 
 def _assignments(text: str) -> list[tuple[str, str]]:
     """(name, value as written, quotes removed) of the assignments in a bash block (the bash analyser)."""
-    from director import bash
+    from director.plan import bash
 
     return [(name, w.pattern) for name, w in bash.assignments(text)]
 

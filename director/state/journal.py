@@ -42,8 +42,8 @@ from types import TracebackType
 from typing import Any, Literal, Self
 
 from director.errors import JournalError, TransitionError
-from director.secrets import is_secret_name
-from director.states import STEP_FINAL, RunState, StepState, check_transition
+from director.exec.secrets import is_secret_name
+from director.state.lifecycle import STEP_FINAL, RunState, StepState, check_transition
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x44495230  # "DIR0": tells a Director journal from any other SQLite file
@@ -833,7 +833,7 @@ class Journal:
         rows = self._db.execute(sql + " ORDER BY id", args).fetchall()
         return [_event(r) for r in rows]
 
-    # -- lease holder (written by director.lease) ----------------------------------------------
+    # -- lease holder (written by director.state.lease) ----------------------------------------------
 
     def lease_holder(self) -> LeaseHolder | None:
         """The recorded lease holder, if the lease is held or was not released."""

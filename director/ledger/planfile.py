@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from director.errors import DirectorError, LedgerConflict, PlanError
-from director.ledger import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
-from director.model import Plan
-from director.parse import parse
-from director.secrets import MIN_SECRET_LEN
+from director.exec.secrets import MIN_SECRET_LEN
+from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
+from director.plan.model import Plan
+from director.plan.parse import parse
 
 __all__ = [
     "PlanFile",

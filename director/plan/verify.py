@@ -12,7 +12,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from director.bash import Guard, ReportLine, VerifyModel, message_regex
+from director.plan.bash import Guard, ReportLine, VerifyModel, message_regex
 
 
 class Verdict(enum.StrEnum):

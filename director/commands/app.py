@@ -53,7 +53,7 @@ def _prepare_dirs(p: Paths) -> None:
 
 
 def _secret_values(names: list[str]) -> list[str]:
-    from director.secrets import is_secret_name
+    from director.exec.secrets import is_secret_name
 
     marked = {n.upper() for n in names}
     return [v for k, v in os.environ.items() if v and (is_secret_name(k) or k.upper() in marked)]
@@ -79,7 +79,7 @@ def _sigint(handler: Any) -> Iterator[None]:
 
 def uses_wrangler(plan: Any) -> bool:
     """Whether any executable block of the plan runs wrangler (targets only matter then)."""
-    from director import bash
+    from director.plan import bash
 
     return any(bash.calls(b.text, "wrangler") for s in plan.sections for b in s.executable_blocks)
 
@@ -105,17 +105,17 @@ def run_command(
     max_recoveries: int = 5,
 ) -> int:
     """apply / teardown / plan / check."""
-    from director import knobs
-    from director.approve import operator_name
-    from director.engine import Engine, RunConfig
-    from director.events import Bus, JsonlWriter
-    from director.journal import Journal
-    from director.lease import acquire
-    from director.planfile import PlanFile
-    from director.render import LiveReporter, PlainReporter, TerminalPrompter, make_console, summary_table
-    from director.secrets import Redactor
-    from director.shell import Shell
+    from director.exec.secrets import Redactor
+    from director.exec.shell import Shell
+    from director.ledger.planfile import PlanFile
+    from director.plan import knobs
+    from director.run.engine import Engine, RunConfig
+    from director.run.events import Bus, JsonlWriter
+    from director.run.gates import operator_name
+    from director.state.journal import Journal
+    from director.state.lease import acquire
     from director.targets import get_target
+    from director.ui.render import LiveReporter, PlainReporter, TerminalPrompter, make_console, summary_table
 
     if not plan_path.exists():
         raise UsageError(f"PLAN: no such file: {plan_path}")
@@ -185,7 +185,7 @@ def run_command(
             tp.pause, tp.resume = live.pause, live.resume
         prompter = tp
 
-    from director.secrets import secret_name_predicate
+    from director.exec.secrets import secret_name_predicate
 
     journal = Journal.open(p.journal, is_secret=secret_name_predicate(secrets))
     base_env = dict(os.environ)
@@ -286,7 +286,7 @@ def _end_fields(result: Any, mode: str, code: int) -> dict[str, Any]:
 
 
 def _report(console: Any, result: Any, mode: str, kind: str) -> int:
-    from director.render import clean
+    from director.ui.render import clean
 
     def say(line: str) -> None:
         # Messages carry block output: never read them as rich markup.
@@ -320,7 +320,7 @@ def _report(console: Any, result: Any, mode: str, kind: str) -> int:
 
 
 def _open_journal(plan_path: Path, state_dir: Path | None) -> Any:
-    from director.journal import Journal
+    from director.state.journal import Journal
 
     p = paths_for(plan_path, state_dir, None)
     if not p.journal.exists():
@@ -330,10 +330,10 @@ def _open_journal(plan_path: Path, state_dir: Path | None) -> Any:
 
 def approve_command(plan_path: Path, selector: str, *, operator: str | None, state_dir: Path | None) -> int:
     """Record a receipt for a gate's content as it stands (the waiting run's session and inputs)."""
-    from director import knobs
-    from director.approve import GateContent, make_receipt, matches, operator_name
-    from director.parse import parse_file
-    from director.render import gate_panel, make_console
+    from director.plan import knobs
+    from director.plan.parse import parse_file
+    from director.run.gates import GateContent, make_receipt, matches, operator_name
+    from director.ui.render import gate_panel, make_console
 
     if not plan_path.exists():
         raise UsageError(f"PLAN: no such file: {plan_path}")
@@ -370,9 +370,9 @@ def approve_command(plan_path: Path, selector: str, *, operator: str | None, sta
 
 def _content_as_it_stands(plan: Any, section: Any, run: Any, journal: Any, kn: dict[str, str]) -> Any:
     """The gate content from the current plan text with the run's session, inputs and realized values."""
-    from director import knobs
-    from director.engine import gate_content, render_templates
-    from director.shell import SessionState
+    from director.exec.shell import SessionState
+    from director.plan import knobs
+    from director.run.engine import gate_content, render_templates
 
     session = SessionState(cwd=str(paths_for(Path(run.plan_path), None, None).workspace))
     for step in journal.steps(run.id):
@@ -390,9 +390,9 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
     """`director status`."""
     import socket
 
-    from director import lease as lease_mod
-    from director.parse import parse_file
-    from director.render import make_console
+    from director.plan.parse import parse_file
+    from director.state import lease as lease_mod
+    from director.ui.render import make_console
 
     if not plan_path.exists():
         raise UsageError(f"PLAN: no such file: {plan_path}")
@@ -501,8 +501,8 @@ def diff_command(
     plan_path: Path, *, against: str, last_run: bool, state_dir: Path | None, as_json: bool
 ) -> int:
     """`director diff`."""
-    from director.diff import live_state_diff, text_at_revision
-    from director.render import make_console
+    from director.ledger.diff import live_state_diff, text_at_revision
+    from director.ui.render import make_console
 
     if not plan_path.exists():
         raise UsageError(f"PLAN: no such file: {plan_path}")
@@ -530,7 +530,7 @@ def diff_command(
 
 def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jsonl: bool) -> int:
     """`director audit`."""
-    from director.render import make_console
+    from director.ui.render import make_console
 
     if not plan_path.exists():
         raise UsageError(f"PLAN: no such file: {plan_path}")
@@ -557,7 +557,7 @@ def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jso
                 for row in rows:
                     print(json.dumps({"record": table.rstrip("s"), **row}, ensure_ascii=False, default=str))
         return codes.EXIT_OK
-    from director.audit_view import render_audit
+    from director.ui.audit import render_audit
 
     render_audit(make_console(False), data)
     return codes.EXIT_OK

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from director.bash import VerifyModel
+    from director.plan.bash import VerifyModel
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class CheckLine:
 
     `message` is the echo's literal text (variables unexpanded, e.g. `workflow $WF registered`);
     `label` is its contract label (`1`, `2a`) when the message starts with `LABEL:`. The polarity is
-    read from the block's structure (`director.bash`): a pass line runs on the success path, a failure
+    read from the block's structure (`director.plan.bash`): a pass line runs on the success path, a failure
     line after `||` or before an `exit 1`. `soft` marks a failure line whose branch lets the block exit
     0 (`cond && echo A || echo B`): when printed, the check is inconclusive, never a pass.
     """
@@ -130,7 +130,7 @@ class Realization:
 
 @dataclass(frozen=True)
 class TemplateRule:
-    """One regeneration rule of a file template line (read and applied by `director.templates`).
+    """One regeneration rule of a file template line (read and applied by `director.plan.templates`).
 
     kind "expr": the value of `key` (or the line's value when key is None, found per the fence language)
     becomes the expansion of `expr` (`// = ${WORKER}` or `// name = ${WF}`), in the value's type and quoting.

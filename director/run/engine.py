@@ -20,20 +20,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from director import bash, writeback
-from director import knobs as knobs_mod
-from director.approve import GateContent, Prompter, make_receipt, matches
 from director.errors import DirectorError
-from director.events import Bus
-from director.journal import Journal
-from director.ledger import LedgerUpdate
-from director.model import Block, Marker, Plan, Section, SectionKind
-from director.planfile import PlanFile
-from director.secrets import is_secret_name, secret_name_predicate
-from director.shell import BlockResult, SessionState, Shell
-from director.states import RunState, StepState
+from director.exec.secrets import is_secret_name, secret_name_predicate
+from director.exec.shell import BlockResult, SessionState, Shell
+from director.ledger import cells as writeback
+from director.ledger.planfile import PlanFile
+from director.ledger.splice import LedgerUpdate
+from director.plan import bash
+from director.plan import knobs as knobs_mod
+from director.plan.model import Block, Marker, Plan, Section, SectionKind
+from director.plan.verify import CheckResult, Evidence, Judgement, Verdict, judge
+from director.run.events import Bus
+from director.run.gates import GateContent, Prompter, make_receipt, matches
+from director.state.journal import Journal
+from director.state.lifecycle import RunState, StepState
 from director.targets.base import Target
-from director.verify import CheckResult, Evidence, Judgement, Verdict, judge
 
 RESUMABLE = {RunState.FAILED.value, RunState.INTERRUPTED.value, RunState.AWAITING_APPROVAL.value}
 
@@ -1385,7 +1386,7 @@ def render_templates(
     section: Section, session: SessionState, knobs: dict[str, str]
 ) -> dict[int, tuple[str, str]]:
     """Template block index -> (target path, regenerated content) in this session (TemplateError if not)."""
-    from director import templates
+    from director.plan import templates
 
     out: dict[int, tuple[str, str]] = {}
     env = dict(session.variables)

@@ -23,7 +23,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from director.errors import DirectorError, PlanError
-from director.model import Plan, Table
+from director.plan.model import Plan, Table
 
 __all__ = [
     "LedgerUpdate",

@@ -873,7 +873,7 @@ class Guard:
 
 @dataclass(frozen=True)
 class VerifyModel:
-    """What a verify block checks, for judging its run (see `director.verify.judge`).
+    """What a verify block checks, for judging its run (see `director.plan.verify.judge`).
 
     `top` classifies the block's top-level statements: "inert" (assignments, declarations, plain
     echoes, `cd`…), "guard:N" (a precondition, index into `guards`), or "check".

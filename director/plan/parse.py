@@ -24,9 +24,9 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from director import bash, checkrows
 from director.errors import PlanError
-from director.model import (
+from director.plan import bash, checkrows
+from director.plan.model import (
     Block,
     BlockRole,
     CheckLine,
@@ -48,7 +48,7 @@ from director.model import (
     Table,
     TemplateLine,
 )
-from director.templates import heading_target, template_lines
+from director.plan.templates import heading_target, template_lines
 
 SHELL_LANGS = frozenset({"bash", "sh", "shell"})
 EXECUTABLE_KINDS = frozenset(

@@ -1,6 +1,6 @@
 """Inputs and knobs: resolution, marker conditions, knob/realization substitution (pure).
 
-File templates live in `director.templates`; its `expand` and `TemplateError` are re-exported here for
+File templates live in `director.plan.templates`; its `expand` and `TemplateError` are re-exported here for
 the callers that expand `${VAR}` cells outside templates.
 """
 
@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from director.errors import UsageError
-from director.model import Block, Marker, MarkerSpec, Plan, Section, SectionKind
-from director.templates import TemplateError as TemplateError
-from director.templates import expand as expand
+from director.plan.model import Block, Marker, MarkerSpec, Plan, Section, SectionKind
+from director.plan.templates import TemplateError as TemplateError
+from director.plan.templates import expand as expand
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 

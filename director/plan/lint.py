@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from director import bash, checkrows
-from director.model import BlockRole, Marker, Plan, Section, SectionKind
-from director.templates import target_variables, unlocated_rules
+from director.plan import bash, checkrows
+from director.plan.model import BlockRole, Marker, Plan, Section, SectionKind
+from director.plan.templates import target_variables, unlocated_rules
 
 
 @dataclass(frozen=True)

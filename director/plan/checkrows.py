@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from director.model import CheckPolarity, CheckRow, ContractItem, Section
+from director.plan.model import CheckPolarity, CheckRow, ContractItem, Section
 
 _STOP = {"the", "a", "an", "is", "are", "was", "be", "of", "to", "and", "on", "in", "for", "with", "its"}
 

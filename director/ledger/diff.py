@@ -29,8 +29,8 @@ from rich.console import Console
 from rich.text import Text
 
 from director.errors import UsageError
-from director.model import LiveState
-from director.parse import parse
+from director.plan.model import LiveState
+from director.plan.parse import parse
 
 __all__ = ["SCHEMA", "Change", "LiveStateDiff", "live_state_diff", "text_at_revision"]
 

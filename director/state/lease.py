@@ -31,7 +31,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from director.errors import LeaseHeld
-from director.journal import Journal, LeaseHolder, utc_now
+from director.state.journal import Journal, LeaseHolder, utc_now
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from director.model import Block, BlockRole, CheckPolarity, MarkerSpec, Plan, Section, SectionKind
-from director.templates import target_variables
+from director.plan.model import Block, BlockRole, CheckPolarity, MarkerSpec, Plan, Section, SectionKind
+from director.plan.templates import target_variables
 
 _ROLE_STYLE = {
     BlockRole.ACT: "bold yellow",

@@ -1,6 +1,6 @@
 """Rich output only: the operator's view of a run, the gate panel, prompts, summaries.
 
-Two views subscribe to the event bus (`director.events`):
+Two views subscribe to the event bus (`director.run.events`):
 - `PlainReporter`: one line per event that matters, block output indented; never a control sequence
   (CI logs, pipes, `NO_COLOR`, `--plain`);
 - `LiveReporter`: a rich `Live` board at a terminal: every section with its state, the running block with a
@@ -28,14 +28,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from director.writeback import strip_ansi
+from director.ledger.cells import strip_ansi
 
 if TYPE_CHECKING:
     from rich.live import Live
 
-    from director.approve import GateContent
-    from director.events import Event
-    from director.model import Input
+    from director.plan.model import Input
+    from director.run.events import Event
+    from director.run.gates import GateContent
 
 VERDICT_STYLE = {
     "pending": ("· pending", "dim"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from director.model import (
+from director.plan.model import (
     Block,
     CheckLine,
     CheckRow,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from director import bash
-from director import knobs as knobs_mod
-from director.model import CheckRow, KVRow, Plan, SectionKind
-from director.verify import CheckResult, Verdict, excerpt
+from director.plan import bash
+from director.plan import knobs as knobs_mod
+from director.plan.model import CheckRow, KVRow, Plan, SectionKind
+from director.plan.verify import CheckResult, Verdict, excerpt
 
 _TICKED = re.compile(r"`([^`]*)`")
 _URL = re.compile(r"https?://[^\s\"'<>`)]+")

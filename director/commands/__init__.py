@@ -1,0 +1,1 @@
+"""One module per command: the effects edge that wires the parts together."""

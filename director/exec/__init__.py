@@ -1,0 +1,1 @@
+"""Running blocks: the pty shell session and secret redaction."""

@@ -1,0 +1,1 @@
+"""The Live State ledger: splicing, cells, the plan file on disk, diffs."""

@@ -1,0 +1,1 @@
+"""The plan: its model, the parser, the bash analyser, templates, knobs, verify semantics, lint."""

@@ -1,0 +1,1 @@
+"""Machine state: the journal, the run lifecycle table, the lease."""

@@ -1,0 +1,1 @@
+"""What the operator sees: live and plain rendering, show, audit views."""
