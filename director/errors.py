@@ -58,3 +58,15 @@ class JournalError(DirectorError):
     """The journal database is unusable (corrupt, newer schema…)."""
 
     exit_code = 70
+
+
+class CrashLoop(DirectorError):
+    """A run keeps dying without progress; Director stops recovering it."""
+
+    exit_code = 8
+
+
+class UpstreamGuard(DirectorError):
+    """A teardown command would destroy a bound (upstream) resource, or one disappeared during teardown."""
+
+    exit_code = 9

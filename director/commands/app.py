@@ -109,7 +109,8 @@ def run_command(
     from director.exec.shell import Shell
     from director.ledger.planfile import PlanFile
     from director.plan import knobs
-    from director.run.engine import Engine, RunConfig
+    from director.run.config import RunConfig
+    from director.run.engine import Engine
     from director.run.events import Bus, JsonlWriter
     from director.run.gates import operator_name
     from director.state.journal import Journal
@@ -195,8 +196,8 @@ def run_command(
         base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor
     )
     cfg = RunConfig(
-        kind=kind,
-        mode=mode,
+        kind="teardown" if kind == "teardown" else "apply",
+        mode="check" if mode == "check" else "preview" if mode == "preview" else "run",
         interactive=interactive,
         restart=restart,
         approve=tuple(approve),
@@ -372,7 +373,8 @@ def _content_as_it_stands(plan: Any, section: Any, run: Any, journal: Any, kn: d
     """The gate content from the current plan text with the run's session, inputs and realized values."""
     from director.exec.shell import SessionState
     from director.plan import knobs
-    from director.run.engine import gate_content, render_templates
+    from director.run.approval import gate_content
+    from director.run.sections import render_templates
 
     session = SessionState(cwd=str(paths_for(Path(run.plan_path), None, None).workspace))
     for step in journal.steps(run.id):

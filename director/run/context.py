@@ -1,0 +1,192 @@
+"""One run in progress: the effects it was handed and everything it has learned so far.
+
+The engine creates a `Run` once the journal has given it a run id (so `run_id` is always a real run), and
+every part of a run -- steps, sections, gates, teardown -- reads and updates it. Nothing here decides
+what to do next; it only holds the state and the few effects every part shares (events, reports, the
+ledger write, the run's end).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from director.exec.shell import SessionState, Shell
+from director.ledger import compose
+from director.ledger.planfile import PlanFile
+from director.ledger.splice import LedgerUpdate
+from director.plan.model import Plan, Section
+from director.plan.verify import CheckResult
+from director.run.config import Outcome, RunConfig, RunResult, SectionReport
+from director.run.events import Bus
+from director.run.gates import Prompter
+from director.state.journal import Journal
+from director.state.lifecycle import RunState
+from director.targets.base import Target
+
+_OUTCOMES: dict[RunState, Outcome] = {
+    RunState.COMPLETED: "completed",
+    RunState.AWAITING_APPROVAL: "awaiting-approval",
+    RunState.FAILED: "failed",
+    RunState.INTERRUPTED: "interrupted",
+}
+
+
+@dataclass(frozen=True)
+class Done:
+    """A step finished earlier in this run (the within-run memo)."""
+
+    fingerprint: str
+    output: str
+
+
+@dataclass
+class Run:
+    """An apply or teardown run: its effects (passed in) and its state (learned as it goes)."""
+
+    pf: PlanFile
+    journal: Journal
+    shell: Shell
+    target: Target
+    bus: Bus
+    prompter: Prompter | None
+    cfg: RunConfig
+    workdir: Path
+    clock: Callable[[], datetime]
+    sleeper: Callable[[float], None]
+    is_secret: Callable[[str], bool]
+    run_id: int
+    knobs: dict[str, str]
+    resolved_at: str
+    session: SessionState
+    realized: dict[str, str] = field(default_factory=dict)  # key -> value realized by a section
+    by_ref: dict[str, CheckResult] = field(default_factory=dict)  # `label:2a` / `section:3` -> verdict
+    reports: list[SectionReport] = field(default_factory=list)
+    interrupted: bool = False
+    done_steps: dict[str, Done] = field(default_factory=dict)
+    completed_sections: dict[str, str] = field(default_factory=dict)  # key -> fingerprint
+    done_before_resume: set[str] = field(default_factory=set)
+    rerun_keys: set[str] = field(default_factory=set)  # steps that were running when the run died
+    recovering: bool = False
+    known_secrets: set[str] = field(default_factory=set)
+    # Names the journal could not keep (secret-named, or holding a secret value): a restored session lacks
+    # them, so a block that reads one must get it recomputed or not run at all.
+    withheld: set[str] = field(default_factory=set)
+    gate_receipts: dict[str, int] = field(default_factory=dict)  # section -> approval it acts on
+    realized_rows: set[str] = field(default_factory=set)  # key/value rows realized in this invocation
+    applied: list[str] = field(default_factory=list)
+    verified: list[str] = field(default_factory=list)
+    unconfirmed: list[str] = field(default_factory=list)  # inconclusive checks after an act: exit 10
+    failed_at: str = ""
+    teardown_message: str = ""
+    last_update: LedgerUpdate | None = None
+
+    @property
+    def plan(self) -> Plan:
+        return self.pf.plan
+
+    def label(self, section: Section) -> str:
+        """`§3` for a numbered section, its key otherwise (`teardown`, `discovery`)."""
+        return f"§{section.key}" if section.number is not None else section.key
+
+    def report(
+        self,
+        section: Section,
+        verdict: str,
+        detail: str = "",
+        started: float | None = None,
+        *,
+        emit: bool = True,
+    ) -> None:
+        """A section's outcome: in the summary and (unless a `gate` event said it already) as an event."""
+        duration = time.monotonic() - started if started is not None else 0.0
+        self.reports.append(SectionReport(section.key, section.title, verdict, detail, duration))
+        if emit:
+            self.bus.emit(
+                "section.verdict",
+                section=section.key,
+                label=self.label(section),
+                verdict=verdict,
+                detail=detail,
+            )
+
+    def summary(self) -> str:
+        """What this run did, for `last_action` and the end of the run."""
+        parts = []
+        if self.applied:
+            parts.append("applied " + ", ".join(self.applied))
+
+        def name(key: str) -> str:
+            return f"§{key}" if key[:1].isdigit() else key
+
+        insync = [r.key for r in self.reports if r.verdict == "in-sync"]
+        earlier = [name(k) for k in insync if k in self.done_before_resume]
+        insync = [name(k) for k in insync if k not in self.done_before_resume]
+        if earlier:
+            parts.insert(0, "finished before the run was resumed " + ", ".join(earlier))
+        if insync:
+            parts.append("in sync " + ", ".join(insync))
+        if self.verified:
+            parts.append("verified " + ", ".join(self.verified))
+        return "; ".join(parts) or "nothing to do"
+
+    def write_ledger(self, status: str | None = None, final: RunState | None = None) -> None:
+        """Write what this run knows into Live State (skipped when nothing changed since the last write)."""
+        ls = self.plan.live_state
+        if ls is None:
+            return
+        facts = compose.Facts(
+            kind=self.cfg.kind,
+            run_id=self.run_id,
+            target=self.cfg.target,
+            operator=self.cfg.operator,
+            now=self.clock(),
+            final=final,
+            status=status,
+            summary=self.teardown_message if self.cfg.kind == "teardown" else self.summary(),
+            failed_at=self.failed_at,
+            unconfirmed=tuple(self.unconfirmed),
+            knobs=self.knobs,
+            resolved_at=self.resolved_at,
+            session=self.session.variables,
+            realized=self.realized,
+            realized_rows=frozenset(self.realized_rows),
+            by_ref=self.by_ref,
+            kv_templates=self.kv_templates(),
+        )
+        update = compose.ledger_update(
+            self.plan, facts, is_secret=self.is_secret, redact=self.shell.redactor.redact
+        )
+        if update == self.last_update and final is None:
+            return  # nothing new since the last write: skip the re-read/splice/re-parse (~15 ms)
+        self.last_update = update
+        self.pf.save(update)
+        self.bus.emit("ledger.write", path=str(self.pf.path), changed=self.pf.last_save_wrote)
+
+    def kv_templates(self) -> dict[str, str]:
+        """The key/value cells as the author wrote them (journaled the first time Director realizes them)."""
+        ls = self.plan.live_state
+        assert ls is not None
+        evs = self.journal.events(kind="kv-templates")
+        if evs:
+            return dict(evs[0].data.get("cells", {}))
+        cells = {r.key: r.value for r in ls.kv_rows}
+        self.journal.record_event(self.run_id, "kv-templates", {"cells": cells})
+        return cells
+
+    def finish(self, state: RunState, section: str | None, message: str, ledger: bool = True) -> RunResult:
+        """End the run in `state`: journaled, announced, written to Live State."""
+        self.journal.transition(self.run_id, state, message)
+        self.bus.emit("run.state", run_id=self.run_id, to=state.value, reason=message)
+        if ledger:
+            self.write_ledger(final=state)
+        return RunResult(_OUTCOMES[state], self.run_id, section, message)
+
+    def fail(self, section: Section, message: str) -> RunResult:
+        """The run fails at this section (reported, journaled, Live State says where)."""
+        self.report(section, "failed", message)
+        self.failed_at = self.label(section)
+        return self.finish(RunState.FAILED, section.key, message)

@@ -1,0 +1,56 @@
+"""What a step and a section are, for the memo: the exact text that runs, the values it reads, the inputs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from director.plan import bash, knobs
+from director.plan.model import Section
+
+Templates = dict[int, tuple[str, str]]  # template block index -> (target path, content)
+
+
+def sha(obj: Any) -> str:
+    """sha256 of a JSON-able value, key order ignored."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def block_texts(
+    section: Section, knob_values: Mapping[str, str], realized: Mapping[str, str]
+) -> dict[int, str]:
+    """The exact text each executable block of a section runs (knobs in §0, realized placeholders)."""
+    return {
+        b.index: knobs.block_text(section, b, dict(knob_values), dict(realized))
+        for b in section.executable_blocks
+    }
+
+
+def read_values(text: str, session: Mapping[str, str], is_secret: Callable[[str], bool]) -> dict[str, str]:
+    """Values of the variables a block reads (not those it sets itself); never a secret's."""
+    return {n: session[n] for n in bash.inputs(text) if n in session and not is_secret(n)}
+
+
+def step(
+    text: str, knob_values: Mapping[str, str], session: Mapping[str, str], is_secret: Callable[[str], bool]
+) -> str:
+    """A step's fingerprint: its text, the inputs, the values it reads."""
+    return sha({"text": text, "inputs": dict(knob_values), "vars": read_values(text, session, is_secret)})
+
+
+def section(
+    texts: Mapping[int, str],
+    templates: Templates,
+    knob_values: Mapping[str, str],
+    session: Mapping[str, str],
+    is_secret: Callable[[str], bool],
+) -> str:
+    """A section's fingerprint: its steps' and its regenerated files'."""
+    return sha(
+        {
+            "steps": [step(texts[i], knob_values, session, is_secret) for i in sorted(texts)],
+            "templates": {str(i): list(v) for i, v in sorted(templates.items())},
+        }
+    )

@@ -1,0 +1,89 @@
+"""Opening a run: resume the latest stopped one, or start fresh; replay what the journal says finished.
+
+A run left `running` belongs to a process that died (we hold the lease): its unfinished steps are marked
+interrupted, its recovery count rises, and after `--max-recoveries` recoveries without progress Director
+stops (a crash loop). A stopped run of the other kind (a teardown's, when applying) is cancelled, so only
+one story is ever resumable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from director.errors import CrashLoop
+from director.exec.shell import SessionState
+from director.run import session
+from director.run.config import RunConfig
+from director.run.context import Done, Run
+from director.run.events import Bus
+from director.state.journal import Journal
+from director.state.lifecycle import RESUMABLE, RunState, StepState
+
+
+def _mark_dead(journal: Journal, run_id: int) -> None:
+    """We hold the lease, so the process that was running this run is gone: its outcome is unknown."""
+    for step in journal.unfinished_steps(run_id):
+        journal.step_finished(step.id, StepState.INTERRUPTED, None, 0.0, step.output or "", None)
+    journal.transition(run_id, RunState.INTERRUPTED, "the process running it died")
+
+
+def open_run(journal: Journal, bus: Bus, cfg: RunConfig) -> tuple[int | None, bool]:
+    """(the stopped run to resume or None for a new one, whether it is recovering from a crash)."""
+    kind = cfg.kind
+    latest = journal.latest_run(kind)
+    if latest is not None and latest.state == RunState.RUNNING.value:
+        _mark_dead(journal, latest.id)
+        journal.bump_recoveries(latest.id)
+        latest = journal.run(latest.id)
+    other = journal.latest_run("apply" if kind == "teardown" else "teardown")
+    if other is not None and other.state == RunState.RUNNING.value:
+        _mark_dead(journal, other.id)
+        other = journal.run(other.id)
+    resumable = {s.value for s in RESUMABLE}
+    if other is not None and other.state in resumable:
+        journal.transition(other.id, RunState.CANCELLED, f"cancelled by {kind}")
+        bus.emit("run.state", run_id=other.id, to="cancelled", reason=f"cancelled by {kind}")
+    if latest is not None and latest.state in resumable and not cfg.restart:
+        if latest.recoveries > cfg.max_recoveries:
+            raise CrashLoop(
+                f"run {latest.id} died {latest.recoveries} times without progress; "
+                "inspect it with `director audit`, then start over with --restart"
+            )
+        return latest.id, latest.recoveries > 0
+    if latest is not None and latest.state in resumable:
+        journal.transition(latest.id, RunState.CANCELLED, "superseded by --restart")
+    return None, False
+
+
+def previous_inputs(journal: Journal) -> dict[str, str] | None:
+    """The most recent resolution of the inputs (a later run reuses it unless a knob is set)."""
+    evs = journal.events(kind="inputs-resolved")
+    return {str(k): str(v) for k, v in evs[-1].data.get("values", {}).items()} if evs else None
+
+
+def realized_values(journal: Journal) -> dict[str, str]:
+    """The values every run so far realized, latest last."""
+    out: dict[str, str] = {}
+    for ev in journal.events(kind="realized"):
+        out.update(ev.data.get("values", {}))
+    return out
+
+
+def replay(run: Run) -> None:
+    """A resumed run: its finished steps, completed sections and the session they left."""
+    last_session: dict[str, Any] | None = None
+    for step in run.journal.steps(run.run_id):
+        if step.state == StepState.SUCCEEDED.value:
+            if step.role == "section":
+                run.completed_sections[step.section_key] = step.fingerprint
+            else:
+                run.done_steps[step.step_key] = Done(step.fingerprint, step.output or "")
+            if step.session is not None and step.role != "section":
+                last_session = step.session
+        elif step.state == StepState.INTERRUPTED.value:
+            run.rerun_keys.add(step.step_key)
+    if last_session is not None:
+        run.session = SessionState.from_json(last_session)
+        session.withhold(run, last_session)
+    run.done_before_resume = set(run.completed_sections)
+    session.recompute_withheld(run)

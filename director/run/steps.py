@@ -1,0 +1,191 @@
+"""Durable steps: a block journaled before it runs and after, retried by its policy, judged if it checks.
+
+A step that finished earlier in the same run with the same fingerprint is not run again (the memo that
+makes a resumed run continue where it stopped); one that was running when the run died is re-run and
+flagged. Verify and observe blocks run with bash's trace and are judged by their structure
+(`director.plan.verify`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from director.exec.shell import BlockResult
+from director.ledger.cells import strip_ansi
+from director.plan import bash
+from director.plan.model import Block, Section
+from director.plan.verify import Evidence, Judgement, Verdict, judge
+from director.run import fingerprint, session
+from director.run.config import Stop
+from director.run.context import Done, Run
+from director.state.lifecycle import RunState, StepState
+
+Role = Literal["act", "verify", "observe"]
+
+
+def judge_block(block: Block, text: str, res: BlockResult) -> Judgement:
+    """A verify block's run read by its structure (docs/verify-semantics.md)."""
+    model = bash.verify_model(text, block.body_start)
+    lines = [strip_ansi(ln).rstrip("\r") for ln in res.output.split("\n")]
+    ran = bash.executed(model, list(res.trace)) if res.trace is not None else None
+    stopped = (
+        "timeout"
+        if res.timed_out
+        else "input"
+        if res.waited_for_input
+        else "interrupted"
+        if res.interrupted
+        else None
+    )
+    return judge(model, Evidence(res.exit_code, lines, ran, stopped))
+
+
+def failure(what: str, block: Block, res: BlockResult, reason: str = "") -> str:
+    """`§3 verify failed (exit 1) at plan line 270: <the last lines it printed>`."""
+    if reason and not reason.startswith("exit "):
+        why = reason
+    elif res.timed_out:
+        why = "timed out"
+    elif res.waited_for_input:
+        why = "waited for keyboard input in a non-interactive run (stdin is not a terminal)"
+    else:
+        why = f"exit {res.exit_code}"
+    tail = [strip_ansi(ln) for ln in res.output.splitlines() if ln.strip()][-3:]
+    msg = f"{what} ({why}) at plan line {block.span.first_line}"
+    return msg + (": " + " | ".join(tail) if tail else "")
+
+
+def backoff(delay_s: float, kind: str, attempt: int) -> float:
+    """Delay before the next attempt: constant, or exponential (delay·2^(attempt-1))."""
+    if kind == "exponential":
+        return float(delay_s * (2 ** (attempt - 1)))
+    return float(delay_s)
+
+
+def drain_target(run: Run) -> None:
+    """Journal and announce what the target did during the block (a deploy, a session started)."""
+    for ev in run.target.drain_events():
+        run.journal.record_event(run.run_id, "target", ev)
+        what = str(ev.get("kind") or ev.get("op") or "change")
+        name = ev.get("worker") or ev.get("name")
+        run.bus.emit("target", op=f"{what} {name}" if name else what, detail=ev)
+
+
+def _memo(
+    run: Run, block: Block, text: str, prior: Done, judged: bool
+) -> tuple[BlockResult, Judgement | None]:
+    res = BlockResult(0, prior.output or "", 0.0, run.session)
+    return res, (judge_block(block, text, res) if judged else None)
+
+
+def _refuse_withheld(run: Run, section: Section, block: Block, text: str) -> None:
+    """Never run a block with an empty or masked secret a previous process had (it was never stored)."""
+    missing = [n for n in bash.reads(text) if n in run.withheld]
+    if not missing:
+        return
+    names = ", ".join(missing)
+    raise Stop(
+        run.fail(
+            section,
+            f"{run.label(section)} block at plan line {block.span.first_line} reads {names}: a secret an "
+            "earlier block set in a previous process; Director never stores secrets, so it cannot restore "
+            f"it. Export {names} in Director's environment and run again (the block was not run with an "
+            "empty or masked value)",
+        )
+    )
+
+
+def step(
+    run: Run, section: Section, block: Block, text: str, role: Role, *, memo: bool = True
+) -> tuple[BlockResult, Judgement | None]:
+    """Run one block as a durable step (journaled before and after), with its retry policy.
+
+    Verify and observe blocks are traced and judged by their structure: the step succeeded unless the
+    judgement is a failure (a false precondition's exit 1 is not one).
+    """
+    judged = role in ("verify", "observe")
+    key = f"{section.key}/{block.index}"
+    fp = fingerprint.step(text, run.knobs, run.session.variables, run.is_secret)
+    prior = run.done_steps.get(key)
+    if memo and role in ("act", "verify") and prior is not None and prior.fingerprint == fp:
+        run.bus.emit(
+            "step.skip", section=section.key, block=block.index, role=role, reason="finished earlier"
+        )
+        return _memo(run, block, text, prior, judged)
+    _refuse_withheld(run, section, block, text)
+    policy = block.retry
+    attempts = 1 + (policy.retries if policy else 0)
+    timeout = policy.timeout_s if policy and policy.timeout_s else run.cfg.step_timeout_s
+    flags = {"rerun_after_crash": True} if key in run.rerun_keys else None
+    run.rerun_keys.discard(key)
+    res: BlockResult | None = None
+    j: Judgement | None = None
+    for attempt in range(1, attempts + 1):
+        if run.interrupted:
+            break
+        sid = run.journal.step_started(run.run_id, key, section.key, block.index, role, fp, attempt, flags)
+        run.bus.emit(
+            "step.start",
+            section=section.key,
+            block=block.index,
+            role=role,
+            attempt=attempt,
+            line=block.span.first_line,
+            rerun=bool(flags),
+        )
+
+        def on_output(chunk: str, _s: str = section.key, _b: int = block.index) -> None:
+            run.bus.emit("step.output", section=_s, block=_b, text=chunk)
+
+        res = run.shell.run(text, run.session, timeout_s=timeout, on_output=on_output, trace=judged)
+        if judged:
+            j = judge_block(block, text, res)
+            ok = j.verdict is not Verdict.FAILED and not (res.interrupted or run.interrupted)
+        else:
+            ok = res.ok
+        state = (
+            StepState.SUCCEEDED if ok else (StepState.INTERRUPTED if run.interrupted else StepState.FAILED)
+        )
+        run.session = res.state
+        run.withheld -= set(run.session.variables)
+        session.learn_secrets(run)
+        run.journal.step_finished(
+            sid,
+            state,
+            res.exit_code,
+            res.duration_s,
+            # a secret the block itself minted is known only now: mask it in what is stored
+            run.shell.redactor.redact(res.output),
+            session.as_journaled(run, run.session),
+        )
+        run.bus.emit(
+            "step.end",
+            section=section.key,
+            block=block.index,
+            role=role,
+            exit_code=res.exit_code,
+            duration_s=round(res.duration_s, 3),
+            ok=ok,
+            timed_out=res.timed_out,
+            waited_for_input=res.waited_for_input,
+        )
+        drain_target(run)
+        if ok:
+            run.done_steps[key] = Done(fp, res.output)
+            if run.recovering and role == "act":
+                # Real progress since the last recovery: the crash-loop count restarts.
+                run.journal.reset_recoveries(run.run_id)
+                run.recovering = False
+            return res, j
+        if run.interrupted or role == "observe" or attempt == attempts:
+            break
+        delay = backoff(policy.delay_s if policy else 1.0, policy.backoff if policy else "constant", attempt)
+        run.bus.emit("step.retry", section=section.key, block=block.index, attempt=attempt, delay_s=delay)
+        run.sleeper(delay)
+    if run.interrupted:
+        run.report(section, "interrupted", "Ctrl-C")
+        raise Stop(run.finish(RunState.INTERRUPTED, section.key, "interrupted by the operator (Ctrl-C)"))
+    assert res is not None
+    if role == "act":
+        raise Stop(run.fail(section, failure(f"{run.label(section)} block failed", block, res)))
+    return res, j

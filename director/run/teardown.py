@@ -1,0 +1,70 @@
+"""Teardown: observe first, the 💥 gate, the destructive blocks (upstream guarded), verify; resumable.
+
+Only a passing observation says "already gone" (nothing runs); a skipped or inconclusive one is no
+evidence of absence, so the teardown runs behind its gate. It is one section, journaled step by step like
+any other, so a SIGKILLed teardown resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from director.errors import DirectorError, UpstreamGuard
+from director.plan.model import SectionKind
+from director.plan.verify import Verdict
+from director.run import approval, fingerprint, sections, steps, upstream
+from director.run.config import RunResult
+from director.run.context import Run
+from director.state.lifecycle import RunState
+
+
+def _first_tick(cell: str) -> str:
+    """The first backticked value of a table cell (the realized value), or the cell."""
+    m = re.search(r"`([^`]*)`", cell)
+    return (m.group(1) if m else cell).strip()
+
+
+def teardown(run: Run) -> RunResult:
+    """Run the plan's Teardown section (§0 first, for its variables)."""
+    plan = run.plan
+    td = plan.teardown
+    if td is None:
+        raise DirectorError(f"{run.pf.path}: the plan has no `## Teardown` section")
+    for section in plan.executable_sections:
+        if section.kind is SectionKind.VARIABLES:
+            sections.apply_section(run, section)
+    texts = fingerprint.block_texts(td, run.knobs, run.realized)
+    try:
+        upstream.refuse_destroying_commands(run, td, texts)
+    except UpstreamGuard as exc:
+        # Refused before anything ran: the run ends `failed`, the ledger is left as it was.
+        run.finish(RunState.FAILED, td.key, str(exc), ledger=False)
+        raise
+    fp = fingerprint.section(texts, {}, run.knobs, run.session.variables, run.is_secret)
+    run.bus.emit("section.start", section=td.key, title=td.title, label="teardown")
+    if not sections.in_progress(run, td, texts):
+        seen = sections.observe(run, td, texts) if td.verify_blocks else None
+        if seen is Verdict.PASSED:
+            sections.done(run, td, fp, None)
+            run.report(td, "in-sync", "already gone: nothing to delete")
+            run.teardown_message = "observed already gone; no destructive command ran"
+            return run.finish(RunState.COMPLETED, None, run.teardown_message)
+    approval.gate(run, td, texts, {})
+    present = upstream.observe(run)
+    for b in td.act_blocks:
+        steps.step(run, td, b, texts[b.index], "act")
+        if present:
+            upstream.recheck(run, td, b, present)
+    notes = sections.verify(run, td, texts, memo=False)
+    sections.done(run, td, fp, None)
+    run.report(td, *(("applied", "torn down") if not notes else ("unconfirmed", "; ".join(notes))))
+    bound = {r.key for r in upstream.upstream_rows(plan)}
+    existed = [
+        f"{r.key}={_first_tick(r.value)}"
+        for r in (plan.live_state.kv_rows if plan.live_state else ())
+        if _first_tick(r.value) not in ("", "—") and "$" not in _first_tick(r.value) and r.key not in bound
+    ]
+    run.teardown_message = "torn down " + (", ".join(existed) if existed else "what the plan created")
+    if notes:
+        run.teardown_message += " (unconfirmed: " + "; ".join(notes) + ")"
+    return run.finish(RunState.COMPLETED, None, run.teardown_message)
