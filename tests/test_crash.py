@@ -105,11 +105,13 @@ def test_sigkill_anywhere_never_reruns_a_finished_act_and_the_run_completes(tmp_
 def test_a_block_that_kills_director_every_time_is_stopped_as_a_crash_loop(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    # The block's bash runs under the pty's session leader, whose parent is the Director process: this
-    # block SIGKILLs Director mid-block, every time.
-    plan = write_plan(
-        tmp_path, CounterPlan([Step(), Step(extra='kill -9 "$(ps -o ppid= -p "$PPID" | tr -d " ")"; sleep 5')])
+    # The block SIGKILLs the Director process (its nearest ancestor running `-m director`) mid-block, every
+    # time; it walks up because Director may run a block's bash under a session leader.
+    kill_director = (
+        'p=$PPID; while [ "$p" -gt 1 ] && ! tr "\\0" " " < /proc/$p/cmdline | grep -q -- "-m director"; '
+        'do p=$(ps -o ppid= -p "$p" | tr -d " "); done; [ "$p" -gt 1 ] && kill -9 "$p"; sleep 5'
     )
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step(extra=kill_director)]))
     codes = []
     for _ in range(8):
         r = director("apply", str(plan), cwd=tmp_path, out=out, timeout=60)
