@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from director.errors import UsageError
-from director.plan.model import Block, Marker, MarkerSpec, Plan, Section, SectionKind
+from director.plan.markers import TEARDOWN_GATE, gating_order
+from director.plan.model import Block, MarkerSpec, Plan, Section, SectionKind
 from director.plan.templates import TemplateError as TemplateError
 from director.plan.templates import expand as expand
 
@@ -82,21 +83,21 @@ def markers(section: Section, knobs: Mapping[str, str]) -> tuple[MarkerSpec, ...
 
 
 def gate_of(section: Section, knobs: Mapping[str, str]) -> MarkerSpec | None:
-    """The 💥 or 🔴 marker that gates this section for these knobs (💥 first), or None."""
+    """The marker that gates this section for these knobs (a destructive one first: 💥 before 🔴), or None."""
     active = markers(section, knobs)
-    for kind in (Marker.DESTRUCTIVE, Marker.GATE):
+    for row in gating_order():
         for m in active:
-            if m.marker is kind:
+            if m.marker is row.marker:
                 return m
     if section.kind is SectionKind.TEARDOWN:
         # A teardown is destructive even if its author forgot the marker.
-        return MarkerSpec(Marker.DESTRUCTIVE, None, "teardown")
+        return MarkerSpec(TEARDOWN_GATE, None, "teardown")
     return None
 
 
 def is_check_section(section: Section, knobs: Mapping[str, str]) -> bool:
-    """A ✔ section (or one with only verify blocks): read-only checks that always run."""
-    if any(m.marker is Marker.VERIFY for m in markers(section, knobs)):
+    """A check section (✔, or only verify blocks): read-only checks that always run."""
+    if any(m.rule.check for m in markers(section, knobs)):
         return True
     return bool(section.verify_blocks) and not section.act_blocks and not section.template_blocks
 

@@ -11,6 +11,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from director.plan.markers import Marker as Marker
+from director.plan.markers import MarkerRule, rule
+
 if TYPE_CHECKING:
     from director.plan.bash import VerifyModel
 
@@ -28,17 +31,6 @@ class Span:
         return self.start + 1
 
 
-class Marker(enum.Enum):
-    """Section heading markers (the plan's legend)."""
-
-    CREATE = "🟢"
-    CONFIG = "🟡"
-    GATE = "🔴"
-    DESTRUCTIVE = "💥"
-    WAIT = "⏳"
-    VERIFY = "✔"
-
-
 @dataclass(frozen=True)
 class Condition:
     """`KNOB in values`: a heading marker that applies only for some knob values."""
@@ -54,6 +46,11 @@ class MarkerSpec:
     marker: Marker
     condition: Condition | None = None
     note: str = ""
+
+    @property
+    def rule(self) -> MarkerRule:
+        """The marker's row of the marker table: what it means for a run."""
+        return rule(self.marker)
 
 
 class SectionKind(enum.Enum):
@@ -206,6 +203,16 @@ class Section:
     @property
     def template_blocks(self) -> tuple[Block, ...]:
         return tuple(b for b in self.blocks if b.role is BlockRole.TEMPLATE)
+
+
+def section_label(section: Section) -> str:
+    """How messages name a section: `§3` for a numbered one, its key otherwise (`discovery`, `teardown`)."""
+    return f"§{section.key}" if section.number is not None else section.key
+
+
+def key_label(key: str) -> str:
+    """`section_label` from a key alone (events and the journal carry keys): numbered keys are digits."""
+    return f"§{key}" if key.isdigit() else key
 
 
 @dataclass(frozen=True)

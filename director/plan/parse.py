@@ -8,7 +8,7 @@ Heading marker rule (documented in docs/plan-json.md): a heading's *marker tail*
 that (a) starts after whitespace, (b) consists only of marker groups — one emoji-like symbol, optionally
 followed by a `*( … )*` note — separated by whitespace, `/` or `·`. Emoji inside the title (followed by
 words, like `🤖 Director prompt`) are title text. An emoji-like symbol in the tail that is not one of the
-legend's six markers is a `PlanError`.
+marker table's (`director.plan.markers`) is a `PlanError`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from director.errors import PlanError
-from director.plan import bash, checkrows
+from director.plan import bash, checkrows, markers
 from director.plan.model import (
     Block,
     BlockRole,
@@ -37,7 +37,6 @@ from director.plan.model import (
     Input,
     KVRow,
     LiveState,
-    Marker,
     MarkerSpec,
     Plan,
     Realization,
@@ -56,11 +55,8 @@ EXECUTABLE_KINDS = frozenset(
 )
 # Output samples are never templates, even in a numbered section.
 ILLUSTRATIVE_LANGS = frozenset({"text", "txt", "plaintext", "console", "output", "log"})
-KNOWN_MARKERS = {m.value: m for m in Marker}
-MARKER_LIST = "🟢 create, 🟡 config, 🔴 gate, 💥 destructive, ⏳ wait, ✔ verify"
 
 _NEWLINES = re.compile(r"\r\n?|\n")  # exactly markdown-it's normalisation, so Token.map lines agree
-_VS = "\ufe0f\ufe0e"
 _MD: MarkdownIt | None = None
 
 
@@ -87,10 +83,6 @@ def slugify(title: str) -> str:
 def _emoji_like(ch: str) -> bool:
     """A pictographic symbol that could be meant as a marker (So category, above the Latin blocks)."""
     return ord(ch) >= 0x2100 and unicodedata.category(ch) == "So"
-
-
-def _strip_vs(s: str) -> str:
-    return s.translate({ord(c): None for c in _VS})
 
 
 @dataclass
@@ -167,14 +159,14 @@ def _note_text(rest: str) -> str:
 
 def parse_markers(tail: str, ctx: _Ctx, line0: int, inputs: Sequence[Input]) -> tuple[MarkerSpec, ...]:
     """Marker specs of a heading's marker tail (conditional knobs resolved)."""
-    specs: list[tuple[Marker, Condition | None, str, bool]] = []
+    specs: list[tuple[markers.Marker, Condition | None, str, bool]] = []
     for m in _GROUP_RE.finditer(tail):
-        glyph = _strip_vs(m.group(1))
-        base = glyph.split("\u200d")[0]
-        base = re.sub(r"[\U0001f3fb-\U0001f3ff]", "", base)
-        marker = KNOWN_MARKERS.get(base)
-        if marker is None or base != glyph:
-            raise ctx.error(f"unknown marker {m.group(1)!r} in heading; known markers: {MARKER_LIST}", line0)
+        known = markers.by_glyph(m.group(1))
+        if known is None:  # also a known glyph joined (ZWJ) or skin-toned into another symbol
+            raise ctx.error(
+                f"unknown marker {m.group(1)!r} in heading; known markers: {markers.known_list()}", line0
+            )
+        marker = known.marker
         cond: Condition | None = None
         note = ""
         needs_knob = False
@@ -261,7 +253,9 @@ _REALIZED = re.compile(
 )
 _HINT_BLOCK = re.compile(r"^\s*#\s*(?:→|->)\s*(?:write\s+)?Live State\s*:\s*(.*?)\s*$", re.IGNORECASE)
 _HINT_QUOTE = re.compile(r"^(?:→|->)\s*(?:write\s+)?Live State\s*:\s*(.*?)\s*$", re.IGNORECASE)
-_VERIFY_LINE = re.compile(r"^#\s*✔[\ufe0f\ufe0e]?\s*(.*?)\s*$")
+_VERIFY_LINE = re.compile(
+    rf"^#\s*{re.escape(markers.VERIFY_BLOCK.value)}[{markers.VARIATION_SELECTORS}]?\s*(.*?)\s*$"
+)
 
 
 def _unquote_value(value: str) -> str:
@@ -324,7 +318,10 @@ def _table(tokens: Sequence[Token], start: int) -> tuple[Table, list[int], int]:
 
 
 def _first_word(cell: str) -> str:
-    c = _strip_vs(cell).replace("✔", " ").strip().strip("*_`").lower()
+    c = markers.strip_variation(cell)
+    for row in markers.MARKERS:  # `✔ check`
+        c = c.replace(row.glyph, " ")
+    c = c.strip().strip("*_`").lower()
     m = re.match(r"[#\w-]+", c)
     return m.group(0) if m else c
 
@@ -561,7 +558,7 @@ class _PlanParser:
         contract = self._contract(0, raws[0].start - 3 if raws else len(toks))
         for r, kind, number, key, stitle, tail in classified:
             line0 = r.span.start
-            markers = parse_markers(tail, ctx, line0, inputs) if tail else ()
+            section_markers = parse_markers(tail, ctx, line0, inputs) if tail else ()
             if number is not None:
                 if key in seen_keys:
                     raise ctx.error(
@@ -591,7 +588,7 @@ class _PlanParser:
             if kind is SectionKind.PROMPT:
                 prompt_rules = self._bullets(r)
             blocks: list[Block] = []
-            is_verify_section = any(m.marker is Marker.VERIFY for m in markers)
+            is_verify_section = any(m.rule.check for m in section_markers)
             live_yaml: Block | None = None
             for i in range(r.start, r.end):
                 t = toks[i]
@@ -614,7 +611,7 @@ class _PlanParser:
                 title=stitle,
                 heading=self._heading_text(r),
                 kind=kind,
-                markers=markers,
+                markers=section_markers,
                 blocks=tuple(blocks),
                 quotes=quotes,
                 hints=hints,

@@ -7,7 +7,16 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from director.plan.model import Block, BlockRole, CheckPolarity, MarkerSpec, Plan, Section, SectionKind
+from director.plan.model import (
+    Block,
+    BlockRole,
+    CheckPolarity,
+    MarkerSpec,
+    Plan,
+    Section,
+    SectionKind,
+    section_label,
+)
 from director.plan.templates import target_variables
 
 _ROLE_STYLE = {
@@ -15,7 +24,6 @@ _ROLE_STYLE = {
     BlockRole.VERIFY: "bold green",
     BlockRole.TEMPLATE: "bold cyan",
 }
-_GATED = {"🔴", "💥"}
 
 
 def marker_text(m: MarkerSpec) -> str:
@@ -43,13 +51,12 @@ def _first_line(b: Block) -> str:
 
 
 def _section_label(s: Section) -> str:
-    if s.number is not None:
-        return f"§{s.number} {s.title}"
-    return s.title
+    """`§3 Deploy`; an unnumbered section by its title alone."""
+    return f"{section_label(s)} {s.title}" if s.number is not None else s.title
 
 
 def _gate_text(s: Section) -> str:
-    gated = [m for m in s.markers if m.marker.value in _GATED]
+    gated = [m for m in s.markers if m.rule.gates]
     if not gated:
         return ""
     parts = []
