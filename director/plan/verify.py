@@ -177,13 +177,7 @@ def _only_skips(model: VerifyModel, ran: Mapping[int, int], skipped: list[Guard]
     if not skipped:
         return False
     skipped_ids = {model.guards.index(g) for g in skipped}
-    for kind in model.top:
-        if kind == "inert":
-            continue
-        if kind.startswith("guard:") and int(kind.split(":")[1]) in skipped_ids:
-            continue
-        return False
-    return True
+    return all(top == "inert" or (isinstance(top, int) and top in skipped_ids) for top in model.top)
 
 
 def _skip_reason(skipped: list[Guard], model: VerifyModel) -> str:
