@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from director.errors import UsageError
 from director.plan.markers import TEARDOWN_GATE, gating_order
@@ -19,12 +20,16 @@ from director.plan.templates import expand as expand
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
+# How a knob's value was decided: `--set`, the previous run's resolution, the prompt, the input's default.
+Decided = Literal["flag", "previous", "prompt", "default"]
+
+
 @dataclass(frozen=True)
 class Resolution:
     """The resolved knobs and, per knob, how each value was decided."""
 
     values: dict[str, str]  # knob (as in the plan, e.g. TRIGGER) -> value
-    how: dict[str, str]  # knob -> "flag" | "prompt" | "default" | "previous"
+    how: dict[str, Decided]  # knob -> how its value was decided
 
 
 def parse_sets(plan: Plan, sets: list[str]) -> dict[str, str]:
@@ -57,7 +62,7 @@ def resolve(
 ) -> Resolution:
     """Resolve every input: a flag wins, then a previous resolution, then the prompt, then the default."""
     values: dict[str, str] = {}
-    how: dict[str, str] = {}
+    how: dict[str, Decided] = {}
     for inp in plan.inputs:
         if inp.knob in given:
             values[inp.knob], how[inp.knob] = given[inp.knob], "flag"

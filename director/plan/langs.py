@@ -120,6 +120,8 @@ def _string_at(line: str, i: int, syntax: Syntax) -> int:
 
 @dataclass(frozen=True)
 class Split:
+    """A line cut at its trailing comment."""
+
     code: str  # the line up to the trailing comment, without the whitespace before it
     gap: str  # whitespace between code and comment
     comment: str  # the trailing comment, mark included, to the end of the line ("" if none)

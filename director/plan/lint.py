@@ -55,6 +55,7 @@ def lint(plan: Plan) -> list[Finding]:
 
 
 def _sections(plan: Plan, out: list[Finding]) -> None:
+    """Markers and verify blocks of the sections; conditions naming unknown knobs."""
     knobs = plan.knob_inputs()
     for s in plan.sections:
         line = s.span.first_line
@@ -111,6 +112,7 @@ def _sections(plan: Plan, out: list[Finding]) -> None:
 
 
 def _teardown(plan: Plan, out: list[Finding]) -> None:
+    """A Teardown exists, runs something and verifies it."""
     td = plan.teardown
     if td is None:
         out.append(
@@ -134,6 +136,7 @@ def _teardown(plan: Plan, out: list[Finding]) -> None:
 
 
 def _destructive_commands(plan: Plan, out: list[Finding]) -> None:
+    """Destructive commands only in sections with a destructive marker (💥)."""
     functions = frozenset(
         n for s in plan.sections for b in s.executable_blocks for n in bash.function_names(b.text)
     )
@@ -157,6 +160,7 @@ def _destructive_commands(plan: Plan, out: list[Finding]) -> None:
 
 
 def _inputs(plan: Plan, out: list[Finding]) -> None:
+    """Inputs are real choices and §0 sets each knob to its default."""
     zero = next((s for s in plan.sections if s.kind is SectionKind.VARIABLES), None)
     zero_text = "\n".join(b.text for b in zero.executable_blocks) if zero else ""
     for i in plan.inputs:
@@ -202,6 +206,7 @@ def _inputs(plan: Plan, out: list[Finding]) -> None:
 
 
 def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
+    """Verify blocks whose exit status cannot show a failure; labels naming no contract item."""
     contract = {c.number for c in plan.contract}
     for s in plan.sections:
         for b in s.verify_blocks:
@@ -222,6 +227,7 @@ def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
 
 
 def _check_rows(plan: Plan, out: list[Finding]) -> None:
+    """Every check-table row is fed; every contract item has a row."""
     ls = plan.live_state
     if ls is None:
         out.append(
@@ -254,6 +260,7 @@ def _check_rows(plan: Plan, out: list[Finding]) -> None:
 
 
 def _realizations(plan: Plan, out: list[Finding]) -> None:
+    """A realized value names a section that says it writes it."""
     by_key = {s.key: s for s in plan.sections}
     for s in plan.sections:
         for b in s.blocks:
@@ -274,6 +281,7 @@ def _realizations(plan: Plan, out: list[Finding]) -> None:
 
 
 def _templates(plan: Plan, out: list[Finding]) -> None:
+    """Templates: one per target, the target unambiguous, every rule locatable and complete."""
     knobs = plan.knob_inputs()
     target_vars = target_variables(plan)
     for s in plan.sections:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from director.plan.markers import Marker as Marker
 from director.plan.markers import MarkerRule, rule
@@ -105,12 +105,16 @@ class CheckLine:
     soft: bool = False
 
 
+# How the delay between retries grows: doubling from `delay`, or always `delay`.
+Backoff = Literal["exponential", "constant"]
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """Declared in the fence info string: ```bash {retries=3 backoff=exponential delay=2s timeout=5m}."""
 
     retries: int = 0
-    backoff: str = "exponential"  # exponential | constant
+    backoff: Backoff = "exponential"
     delay_s: float = 1.0
     timeout_s: float | None = None
 
@@ -135,7 +139,7 @@ class TemplateRule:
     (`// TRIGGER=http → true; cli/binding → false`).
     """
 
-    kind: str  # "expr" | "knob"
+    kind: Literal["expr", "knob"]
     key: str | None = None
     expr: str = ""
     knob: str = ""
@@ -194,14 +198,17 @@ class Section:
 
     @property
     def act_blocks(self) -> tuple[Block, ...]:
+        """The act blocks, in document order."""
         return tuple(b for b in self.blocks if b.role is BlockRole.ACT)
 
     @property
     def verify_blocks(self) -> tuple[Block, ...]:
+        """The verify blocks, in document order."""
         return tuple(b for b in self.blocks if b.role is BlockRole.VERIFY)
 
     @property
     def template_blocks(self) -> tuple[Block, ...]:
+        """The file templates, in document order."""
         return tuple(b for b in self.blocks if b.role is BlockRole.TEMPLATE)
 
 
@@ -302,7 +309,6 @@ class Plan:
     contract: tuple[ContractItem, ...]
     live_state: LiveState | None
     title_line: int = 0
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def section(self, key: str) -> Section:
         """The section with this key (number as a string, or slug); KeyError if none."""
@@ -321,6 +327,7 @@ class Plan:
 
     @property
     def teardown(self) -> Section | None:
+        """The Teardown section, if the plan has one."""
         for s in self.sections:
             if s.kind is SectionKind.TEARDOWN:
                 return s

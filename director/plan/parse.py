@@ -26,6 +26,7 @@ from director.errors import PlanError
 from director.plan import bash, checkrows, markers
 from director.plan.headings import classify, parse_markers, slugify, split_markers
 from director.plan.model import (
+    Backoff,
     Block,
     BlockRole,
     CheckLine,
@@ -67,6 +68,9 @@ def parse_duration(text: str) -> float | None:
     return float(m.group(1)) * _UNITS[m.group(2)] if m else None
 
 
+_BACKOFFS: dict[str, Backoff] = {"exponential": "exponential", "constant": "constant"}
+
+
 def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
     """The `{retries=… backoff=… delay=… timeout=…}` attributes of a fence info string."""
     if "{" not in info and "}" not in info:
@@ -76,37 +80,36 @@ def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
         raise ctx.error(
             f"bad retry policy {info!r}: write {{retries=3 backoff=exponential delay=2s timeout=5m}}", line0
         )
-    fields: dict[str, Any] = {}
+    policy = RetryPolicy()
+    seen: set[str] = set()
     for item in re.split(r"[\s,]+", m.group(1).strip()):
         if not item:
             continue
         key, eq, value = item.partition("=")
         if not eq or not value:
             raise ctx.error(f"bad retry policy item {item!r}: expected key=value", line0)
-        if (
-            key in fields
-            or (key == "delay" and "delay_s" in fields)
-            or (key == "timeout" and "timeout_s" in fields)
-        ):
+        if key in seen:
             raise ctx.error(f"retry policy sets {key!r} twice", line0)
+        seen.add(key)
         if key == "retries":
             if not value.isdigit():
                 raise ctx.error(f"bad retries={value!r}: expected a whole number", line0)
-            fields["retries"] = int(value)
+            policy = replace(policy, retries=int(value))
         elif key == "backoff":
-            if value not in ("exponential", "constant"):
+            backoff = _BACKOFFS.get(value)
+            if backoff is None:
                 raise ctx.error(f"bad backoff={value!r}: expected exponential or constant", line0)
-            fields["backoff"] = value
+            policy = replace(policy, backoff=backoff)
         elif key in ("delay", "timeout"):
             secs = parse_duration(value)
             if secs is None or (key == "timeout" and secs <= 0):
                 raise ctx.error(f"bad {key}={value!r}: expected a duration like 500ms, 2s, 5m or 1h", line0)
-            fields["delay_s" if key == "delay" else "timeout_s"] = secs
+            policy = replace(policy, delay_s=secs) if key == "delay" else replace(policy, timeout_s=secs)
         else:
             raise ctx.error(
                 f"unknown retry policy key {key!r} (known: retries, backoff, delay, timeout)", line0
             )
-    return RetryPolicy(**fields)
+    return policy
 
 
 _REALIZED = re.compile(
@@ -128,6 +131,7 @@ def _unquote_value(value: str) -> str:
 
 
 def _realizations(text: str, body_start: int) -> tuple[Realization, ...]:
+    """`VAR="…"  # realized in §N` assignments of a block."""
     out: list[Realization] = []
     for off, line in enumerate(text.split("\n")):
         m = _REALIZED.match(line)
@@ -175,6 +179,7 @@ class _PlanParser:
                 stack.append(i)
 
     def run(self) -> Plan:
+        """The whole parse: structure, inputs, sections and their blocks, Live State."""
         toks = self.tokens
         ctx = self.ctx
         for t in toks:
@@ -420,6 +425,7 @@ class _PlanParser:
     def _role(
         self, t: Token, kind: SectionKind, verify_section: bool, title: str, first_yaml: bool
     ) -> BlockRole:
+        """What Director does with a fenced block, by its language, section and first line."""
         lang = (t.info.split() or [""])[0].lower()
         if not lang:
             return BlockRole.DIAGRAM if not self._is_legend(t) else BlockRole.LEGEND
@@ -441,6 +447,7 @@ class _PlanParser:
         return BlockRole.ILLUSTRATIVE
 
     def _block(self, t: Token, index: int, role: BlockRole, kind: SectionKind, title: str) -> Block:
+        """A fenced block with what its role needs: retry policy, checks, realizations, template rules."""
         ctx = self.ctx
         span = Span(*(t.map or (0, 0)))
         body_start = span.start + 1
@@ -466,7 +473,7 @@ class _PlanParser:
             block_checks = tuple(
                 CheckLine(
                     ln.message,
-                    CheckPolarity.PASS if ln.polarity == "pass" else CheckPolarity.FAIL,
+                    CheckPolarity(ln.polarity),
                     body_start + ln.row,
                     ln.label,
                     soft=ln.polarity == "fail" and not ln.hard,
@@ -501,6 +508,7 @@ class _PlanParser:
         )
 
     def _check_realizations(self, sections: Sequence[Section]) -> None:
+        """Every `# realized in §N` names a section of the plan."""
         keys = {s.key for s in sections}
         for s in sections:
             for b in s.blocks:

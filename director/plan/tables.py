@@ -48,6 +48,7 @@ def read_table(tokens: Sequence[Token], start: int) -> tuple[Table, list[int], i
 
 
 def first_word(cell: str) -> str:
+    """The first word of a header cell, lower case, markers and emphasis removed."""
     c = markers.strip_variation(cell)
     for row in markers.MARKERS:  # `✔ check`
         c = c.replace(row.glyph, " ")
@@ -57,6 +58,7 @@ def first_word(cell: str) -> str:
 
 
 def columns(table: Table, required: Sequence[str], ctx: Source, what: str) -> dict[str, int]:
+    """Column index by first header word; a PlanError when a required column is missing."""
     cols: dict[str, int] = {}
     for idx, cell in enumerate(table.header):
         cols.setdefault(first_word(cell), idx)
@@ -70,6 +72,7 @@ def columns(table: Table, required: Sequence[str], ctx: Source, what: str) -> di
 
 
 def cell(row: Sequence[str], idx: int | None) -> str:
+    """The cell at `idx` of a row ("" when absent)."""
     return row[idx] if idx is not None and idx < len(row) else ""
 
 

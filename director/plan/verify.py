@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from director.plan.bash import Guard, ReportLine, VerifyModel, message_regex
 
@@ -30,6 +31,10 @@ class Verdict(enum.StrEnum):
         return self is Verdict.PASSED
 
 
+# Why Director killed a verify block: it ran out of time, waited for keyboard input, or Ctrl-C.
+Stopped = Literal["timeout", "input", "interrupted"]
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What one run of a verify block did.
@@ -41,7 +46,7 @@ class Evidence:
     exit_code: int | None
     output: Sequence[str] = ()  # its lines, control sequences removed
     ran: Mapping[int, int] | None = None
-    stopped: str | None = None  # "timeout" | "input" | "interrupted"
+    stopped: str | None = None  # a `Stopped` (typed str while the engine passes a str)
 
 
 @dataclass(frozen=True)

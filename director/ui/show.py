@@ -18,6 +18,7 @@ from director.plan.model import (
     section_label,
 )
 from director.plan.templates import target_variables
+from director.plan.verify import excerpt
 
 _ROLE_STYLE = {
     BlockRole.ACT: "bold yellow",
@@ -46,8 +47,8 @@ def markers_text(s: Section) -> str:
 
 
 def _first_line(b: Block) -> str:
-    line = next((ln.strip() for ln in b.text.split("\n") if ln.strip()), "")
-    return line if len(line) <= 90 else line[:89] + "…"
+    """The block's first non-blank line, as a short excerpt."""
+    return excerpt(next((ln for ln in b.text.split("\n") if ln.strip()), ""), 90)
 
 
 def _section_label(s: Section) -> str:

@@ -123,6 +123,7 @@ def label_of(message: str) -> str | None:
 
 
 def _printf_message(args: tuple[Word, ...]) -> str:
+    """The line a `printf FORMAT ARGS…` prints, its conversions replaced by the arguments."""
     if not args:
         return ""
     fmt = args[0].pattern
@@ -164,6 +165,7 @@ class _VerifyBuilder:
         return sorted(ids)
 
     def build(self, root: Node) -> None:
+        """Classify every statement of the block, then the bodies of its functions."""
         stmts = statements(root)
         for i, st in enumerate(stmts):
             exits_after = any(_is_fail_exit(later) for later in stmts[i + 1 :])
@@ -194,6 +196,7 @@ class _VerifyBuilder:
         return "inert"
 
     def walk_list(self, stmts: list[Node], fail: bool, tail: bool = False) -> None:
+        """Classify a statement list (`fail`: it runs on a failure path)."""
         for i, st in enumerate(stmts):
             exits_after = any(_is_fail_exit(later) for later in stmts[i + 1 :])
             self.statement(st, fail, exits_after, tail=tail and i == len(stmts) - 1)
@@ -358,6 +361,7 @@ class _VerifyBuilder:
         return False
 
     def if_statement(self, st: Node, fail: bool, exits_after: bool, tail: bool = False) -> int | None:
+        """An `if`: its branches are alternatives; without `else`, a precondition."""
         has_else = any(c.type == "else_clause" for c in st.children)
         conds: list[int] = []
         body: list[int] = []
@@ -493,6 +497,7 @@ def verify_model(text: str, line_offset: int = 0) -> VerifyModel:
 
 @functools.lru_cache(maxsize=1024)
 def _verify_model(text: str, line_offset: int) -> VerifyModel:
+    """`verify_model`, cached by text and offset."""
     script = parse(text)
     root, b = analysed(text)
     vb = _VerifyBuilder(script, b.by_node)

@@ -30,6 +30,7 @@ from director.plan.bash.words import (
 
 @functools.cache
 def _parser() -> Parser:
+    """The tree-sitter parser for bash (built once)."""
     return Parser(Language(tree_sitter_bash.language()))
 
 
@@ -85,6 +86,7 @@ class _Builder:
         return cid
 
     def walk(self, node: Node, fn: str | None = None, in_subst: bool = False, last: bool = True) -> None:
+        """Collect the commands and facts under `node` (`fn`: the enclosing function)."""
         t = node.type
         if t == "comment":
             self.comments.append((node.start_point.row, node_text(node)[1:]))
@@ -175,6 +177,7 @@ class _Builder:
     def _assignments(
         self, node: Node, fn: str | None, in_subst: bool, *, sets: bool = True
     ) -> tuple[str, ...]:
+        """The names `node` assigns (recording their values and what they read)."""
         names: list[str] = []
         assigns = [node] if node.type == "variable_assignment" else [
             c for c in node.children if c.type == "variable_assignment"
@@ -197,6 +200,7 @@ class _Builder:
         return tuple(names)
 
     def _value_reads(self, value: Node, fn: str | None) -> None:
+        """Variables an assigned value expands; substitutions in it run as commands."""
         vars_: list[str] = []
         stack = [value]
         while stack:
@@ -212,6 +216,7 @@ class _Builder:
         self.reads.extend(vars_)
 
     def _redirect(self, node: Node) -> Redirect:
+        """A redirection node as a `Redirect` (a lifted heredoc with its body)."""
         op = ""
         fd = ""
         target: Word | None = None
@@ -233,6 +238,7 @@ class _Builder:
     def _command(
         self, node: Node, fn: str | None, in_subst: bool, last: bool, redirects: tuple[Redirect, ...]
     ) -> None:
+        """Record a simple command, a test or a declaration."""
         t = node.type
         # Nested substitutions in any word run as commands of their own.
         for sub in descendants(node, SUBST):
@@ -389,6 +395,7 @@ def _lift_heredocs(source: bytes) -> tuple[bytes, dict[int, _Heredoc]]:
 
 @functools.lru_cache(maxsize=1024)
 def analysed(text: str) -> tuple[Node, _Builder]:
+    """The tree of `text` (heredocs lifted) and the builder that walked it."""
     source = text.encode("utf-8", "surrogateescape")
     heredocs: dict[int, _Heredoc] = {}
     if b"<<" in source:

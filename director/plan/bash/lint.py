@@ -84,6 +84,7 @@ def verify_issues(text: str) -> list[ShellIssue]:
 
 
 def _inside(node: Node, types: frozenset[str]) -> bool:
+    """Whether an ancestor of `node` is of one of `types`."""
     p = node.parent
     while p is not None:
         if p.type in types:

@@ -143,6 +143,7 @@ class Script:
 
 
 def node_text(node: Node | None) -> str:
+    """The source text of a node ("" for none)."""
     return node.text.decode("utf-8", "surrogateescape") if node is not None and node.text else ""
 
 
