@@ -1,4 +1,4 @@
-"""The bash analyser (director/bash.py): what a block runs, reads, sets, destroys and checks, by grammar."""
+"""The bash analyser (director/plan/bash/): what a block runs, reads, sets, destroys and checks, by grammar."""
 
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ def test_preconditions_assertions_and_failure_branches() -> None:
     kinds = [(g.kind, g.row) for g in m.guards]
     assert kinds == [("precondition", 0), ("assertion", 3)], "failure branches guard nothing"
     assert m.guards[1].enforced, "the block's last word: bash exits with it"
-    assert m.top == ("guard:0", "check", "check", "check")
+    assert m.top == (0, "check", "check", "check")
     assert m.trailing_guard is None
 
 

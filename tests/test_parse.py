@@ -328,3 +328,25 @@ def test_contract_in_preamble_and_not_after_numbered_sections() -> None:
     assert [(c.number, c.title, c.line) for c in plan.contract] == [(1, "Fast", 2), (2, "Safe", 3)]
     late = parse("# T\n\n## 1. Go  🟢\n\n## Notes\n\n1. **Late** — not a contract.\n")
     assert late.contract == ()
+
+
+def test_plain_yaml_data_default_and_exact() -> None:
+    import datetime
+
+    from ruamel.yaml import YAML
+
+    from director.plan.source import plain
+
+    data = YAML(typ="rt").load("a: 2024-01-02\nb: 2024-01-02 03:04:05\n1: [x, 2, 1.5, true, null]\nc: !tag v\n")
+    assert plain(data) == {
+        "a": "2024-01-02",
+        "b": "2024-01-02T03:04:05",
+        "1": ["x", 2, 1.5, True, None],
+        "c": "v",
+    }
+    exact = plain(data, exact=True)
+    assert exact["a"] == ("date", "2024-01-02") and exact["b"] == ("datetime", "2024-01-02T03:04:05")
+    assert exact[1] == ["x", 2, 1.5, True, None] and 1 in exact and "1" not in exact
+    aware = datetime.datetime(2024, 1, 2, 3, tzinfo=datetime.UTC)
+    assert plain({"t": aware}, exact=True) == {"t": ("datetime", "2024-01-02T03:00:00")}
+    assert plain({"t": aware}) == {"t": "2024-01-02T03:00:00+00:00"}

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from director.plan import templates
+from director.plan import langs, templates
 from director.plan.model import Block, BlockRole, Span, TemplateLine, TemplateRule
 from director.plan.parse import parse, parse_file
 from director.plan.templates import TemplateError, render_text, resolve_target, target_variables
@@ -529,7 +529,7 @@ _COMMENT = st.one_of(
 @st.composite
 def _template_text(draw: st.DrawFn) -> tuple[str, str]:
     lang = draw(st.sampled_from(_LANGS))
-    syntax = templates.syntax_for(lang)
+    syntax = langs.syntax_for(lang)
     marks = [*syntax.marks, *(["/*"] if syntax.block else [])]
     lines = []
     for _ in range(draw(st.integers(1, 8))):
@@ -562,11 +562,11 @@ def test_property_only_rule_values_change(template: tuple[str, str], value: str)
     except TemplateError:
         return  # a rule that cannot be honoured stops the run; it never writes a wrong file
     rules = {tl.offset for tl in templates.template_lines(text, lang)}
-    syntax = templates.syntax_for(lang)
+    syntax = langs.syntax_for(lang)
     before, after = text.split("\n"), out.split("\n")
     assert len(before) == len(after)
     for i, (old, new) in enumerate(zip(before, after, strict=True)):
         if i not in rules:
             assert new == old
         else:
-            assert templates._split(new, syntax).comment == templates._split(old, syntax).comment
+            assert langs.split_line(new, syntax).comment == langs.split_line(old, syntax).comment

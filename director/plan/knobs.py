@@ -9,13 +9,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from director.errors import UsageError
-from director.plan.model import Block, Marker, MarkerSpec, Plan, Section, SectionKind
+from director.plan.markers import TEARDOWN_GATE, gating_order
+from director.plan.model import Block, MarkerSpec, Plan, Section, SectionKind
 from director.plan.templates import TemplateError as TemplateError
 from director.plan.templates import expand as expand
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+# How a knob's value was decided: `--set`, the previous run's resolution, the prompt, the input's default.
+Decided = Literal["flag", "previous", "prompt", "default"]
 
 
 @dataclass(frozen=True)
@@ -23,7 +29,7 @@ class Resolution:
     """The resolved knobs and, per knob, how each value was decided."""
 
     values: dict[str, str]  # knob (as in the plan, e.g. TRIGGER) -> value
-    how: dict[str, str]  # knob -> "flag" | "prompt" | "default" | "previous"
+    how: dict[str, Decided]  # knob -> how its value was decided
 
 
 def parse_sets(plan: Plan, sets: list[str]) -> dict[str, str]:
@@ -56,7 +62,7 @@ def resolve(
 ) -> Resolution:
     """Resolve every input: a flag wins, then a previous resolution, then the prompt, then the default."""
     values: dict[str, str] = {}
-    how: dict[str, str] = {}
+    how: dict[str, Decided] = {}
     for inp in plan.inputs:
         if inp.knob in given:
             values[inp.knob], how[inp.knob] = given[inp.knob], "flag"
@@ -82,21 +88,21 @@ def markers(section: Section, knobs: Mapping[str, str]) -> tuple[MarkerSpec, ...
 
 
 def gate_of(section: Section, knobs: Mapping[str, str]) -> MarkerSpec | None:
-    """The 💥 or 🔴 marker that gates this section for these knobs (💥 first), or None."""
+    """The marker that gates this section for these knobs (a destructive one first: 💥 before 🔴), or None."""
     active = markers(section, knobs)
-    for kind in (Marker.DESTRUCTIVE, Marker.GATE):
+    for row in gating_order():
         for m in active:
-            if m.marker is kind:
+            if m.marker is row.marker:
                 return m
     if section.kind is SectionKind.TEARDOWN:
         # A teardown is destructive even if its author forgot the marker.
-        return MarkerSpec(Marker.DESTRUCTIVE, None, "teardown")
+        return MarkerSpec(TEARDOWN_GATE, None, "teardown")
     return None
 
 
 def is_check_section(section: Section, knobs: Mapping[str, str]) -> bool:
-    """A ✔ section (or one with only verify blocks): read-only checks that always run."""
-    if any(m.marker is Marker.VERIFY for m in markers(section, knobs)):
+    """A check section (✔, or only verify blocks): read-only checks that always run."""
+    if any(m.rule.check for m in markers(section, knobs)):
         return True
     return bool(section.verify_blocks) and not section.act_blocks and not section.template_blocks
 

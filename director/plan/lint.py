@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from director.plan import bash, checkrows
-from director.plan.model import BlockRole, Marker, Plan, Section, SectionKind
+from director.plan import bash, checkrows, markers
+from director.plan.markers import MarkerRule
+from director.plan.model import BlockRole, Plan, Section, SectionKind, section_label
 from director.plan.templates import target_variables, unlocated_rules
 
 
@@ -24,15 +26,18 @@ class Finding:
 
 
 def _where(s: Section) -> str:
-    return f"§{s.number}" if s.number is not None else f"'{s.title}'"
+    """`§3`, or an unnumbered section's title in quotes."""
+    return section_label(s) if s.number is not None else f"'{s.title}'"
 
 
-def _has(s: Section, *markers: Marker) -> bool:
-    return any(m.marker in markers for m in s.markers)
+def _has(s: Section, meaning: Callable[[MarkerRule], bool]) -> bool:
+    """Whether some marker of the section (conditional ones included) has this meaning."""
+    return any(meaning(m.rule) for m in s.markers)
 
 
-def _markers_text(s: Section, *markers: Marker) -> str:
-    return "/".join(m.marker.value for m in s.markers if m.marker in markers)
+def _markers_text(s: Section, meaning: Callable[[MarkerRule], bool]) -> str:
+    """`🟢/🟡`: the section's markers with this meaning."""
+    return "/".join(m.marker.value for m in s.markers if meaning(m.rule))
 
 
 def lint(plan: Plan) -> list[Finding]:
@@ -40,7 +45,7 @@ def lint(plan: Plan) -> list[Finding]:
     out: list[Finding] = []
     _sections(plan, out)
     _teardown(plan, out)
-    _destructive(plan, out)
+    _destructive_commands(plan, out)
     _inputs(plan, out)
     _verify_blocks(plan, out)
     _check_rows(plan, out)
@@ -50,20 +55,21 @@ def lint(plan: Plan) -> list[Finding]:
 
 
 def _sections(plan: Plan, out: list[Finding]) -> None:
+    """Markers and verify blocks of the sections; conditions naming unknown knobs."""
     knobs = plan.knob_inputs()
     for s in plan.sections:
         line = s.span.first_line
         if s.kind is SectionKind.NUMBERED:
-            if _has(s, Marker.CREATE, Marker.CONFIG) and not s.verify_blocks:
+            if _has(s, lambda r: r.needs_verify) and not s.verify_blocks:
                 out.append(
                     Finding(
                         line,
                         "missing-verify",
-                        f"{_where(s)} is {_markers_text(s, Marker.CREATE, Marker.CONFIG)} but has no "
+                        f"{_where(s)} is {_markers_text(s, lambda r: r.needs_verify)} but has no "
                         f"verify block (a bash block whose first line is `# ✔ …`)",
                     )
                 )
-            elif s.act_blocks and not s.verify_blocks and not _has(s, Marker.VERIFY):
+            elif s.act_blocks and not s.verify_blocks and not _has(s, lambda r: r.check):
                 out.append(
                     Finding(
                         line,
@@ -74,7 +80,9 @@ def _sections(plan: Plan, out: list[Finding]) -> None:
             if s.act_blocks and not s.markers:
                 out.append(
                     Finding(
-                        line, "missing-marker", f"{_where(s)} has act blocks but no marker (🟢 🟡 🔴 💥 ⏳ ✔)"
+                        line,
+                        "missing-marker",
+                        f"{_where(s)} has act blocks but no marker ({markers.glyphs()})",
                     )
                 )
         for m in s.markers:
@@ -104,6 +112,7 @@ def _sections(plan: Plan, out: list[Finding]) -> None:
 
 
 def _teardown(plan: Plan, out: list[Finding]) -> None:
+    """A Teardown exists, runs something and verifies it."""
     td = plan.teardown
     if td is None:
         out.append(
@@ -126,12 +135,14 @@ def _teardown(plan: Plan, out: list[Finding]) -> None:
         out.append(Finding(td.span.first_line, "empty-teardown", "the Teardown has no bash block"))
 
 
-def _destructive(plan: Plan, out: list[Finding]) -> None:
+def _destructive_commands(plan: Plan, out: list[Finding]) -> None:
+    """Destructive commands only in sections with a destructive marker (💥)."""
     functions = frozenset(
         n for s in plan.sections for b in s.executable_blocks for n in bash.function_names(b.text)
     )
+    destructive_glyphs = "/".join(r.glyph for r in markers.MARKERS if r.destructive)
     for s in plan.sections:
-        if _has(s, Marker.DESTRUCTIVE):
+        if _has(s, lambda r: r.destructive):
             continue
         for b in s.executable_blocks:
             for d in bash.destructions(b.text, plan_functions=functions):
@@ -142,13 +153,14 @@ def _destructive(plan: Plan, out: list[Finding]) -> None:
                     Finding(
                         b.body_start + d.row + 1,
                         "destructive-outside-teardown",
-                        f"`{what}` is destructive but {_where(s)} is not marked 💥 "
+                        f"`{what}` is destructive but {_where(s)} is not marked {destructive_glyphs} "
                         f"(destructive commands need a human go)",
                     )
                 )
 
 
 def _inputs(plan: Plan, out: list[Finding]) -> None:
+    """Inputs are real choices and §0 sets each knob to its default."""
     zero = next((s for s in plan.sections if s.kind is SectionKind.VARIABLES), None)
     zero_text = "\n".join(b.text for b in zero.executable_blocks) if zero else ""
     for i in plan.inputs:
@@ -194,6 +206,7 @@ def _inputs(plan: Plan, out: list[Finding]) -> None:
 
 
 def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
+    """Verify blocks whose exit status cannot show a failure; labels naming no contract item."""
     contract = {c.number for c in plan.contract}
     for s in plan.sections:
         for b in s.verify_blocks:
@@ -214,6 +227,7 @@ def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
 
 
 def _check_rows(plan: Plan, out: list[Finding]) -> None:
+    """Every check-table row is fed; every contract item has a row."""
     ls = plan.live_state
     if ls is None:
         out.append(
@@ -246,6 +260,7 @@ def _check_rows(plan: Plan, out: list[Finding]) -> None:
 
 
 def _realizations(plan: Plan, out: list[Finding]) -> None:
+    """A realized value names a section that says it writes it."""
     by_key = {s.key: s for s in plan.sections}
     for s in plan.sections:
         for b in s.blocks:
@@ -266,6 +281,7 @@ def _realizations(plan: Plan, out: list[Finding]) -> None:
 
 
 def _templates(plan: Plan, out: list[Finding]) -> None:
+    """Templates: one per target, the target unambiguous, every rule locatable and complete."""
     knobs = plan.knob_inputs()
     target_vars = target_variables(plan)
     for s in plan.sections:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from director.plan.markers import Marker as Marker
+from director.plan.markers import MarkerRule, rule
 
 if TYPE_CHECKING:
     from director.plan.bash import VerifyModel
@@ -28,17 +31,6 @@ class Span:
         return self.start + 1
 
 
-class Marker(enum.Enum):
-    """Section heading markers (the plan's legend)."""
-
-    CREATE = "🟢"
-    CONFIG = "🟡"
-    GATE = "🔴"
-    DESTRUCTIVE = "💥"
-    WAIT = "⏳"
-    VERIFY = "✔"
-
-
 @dataclass(frozen=True)
 class Condition:
     """`KNOB in values`: a heading marker that applies only for some knob values."""
@@ -54,6 +46,11 @@ class MarkerSpec:
     marker: Marker
     condition: Condition | None = None
     note: str = ""
+
+    @property
+    def rule(self) -> MarkerRule:
+        """The marker's row of the marker table: what it means for a run."""
+        return rule(self.marker)
 
 
 class SectionKind(enum.Enum):
@@ -108,12 +105,16 @@ class CheckLine:
     soft: bool = False
 
 
+# How the delay between retries grows: doubling from `delay`, or always `delay`.
+Backoff = Literal["exponential", "constant"]
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """Declared in the fence info string: ```bash {retries=3 backoff=exponential delay=2s timeout=5m}."""
 
     retries: int = 0
-    backoff: str = "exponential"  # exponential | constant
+    backoff: Backoff = "exponential"
     delay_s: float = 1.0
     timeout_s: float | None = None
 
@@ -138,7 +139,7 @@ class TemplateRule:
     (`// TRIGGER=http → true; cli/binding → false`).
     """
 
-    kind: str  # "expr" | "knob"
+    kind: Literal["expr", "knob"]
     key: str | None = None
     expr: str = ""
     knob: str = ""
@@ -197,15 +198,28 @@ class Section:
 
     @property
     def act_blocks(self) -> tuple[Block, ...]:
+        """The act blocks, in document order."""
         return tuple(b for b in self.blocks if b.role is BlockRole.ACT)
 
     @property
     def verify_blocks(self) -> tuple[Block, ...]:
+        """The verify blocks, in document order."""
         return tuple(b for b in self.blocks if b.role is BlockRole.VERIFY)
 
     @property
     def template_blocks(self) -> tuple[Block, ...]:
+        """The file templates, in document order."""
         return tuple(b for b in self.blocks if b.role is BlockRole.TEMPLATE)
+
+
+def section_label(section: Section) -> str:
+    """How messages name a section: `§3` for a numbered one, its key otherwise (`discovery`, `teardown`)."""
+    return f"§{section.key}" if section.number is not None else section.key
+
+
+def key_label(key: str) -> str:
+    """`section_label` from a key alone (events and the journal carry keys): numbered keys are digits."""
+    return f"§{key}" if key.isdigit() else key
 
 
 @dataclass(frozen=True)
@@ -295,7 +309,6 @@ class Plan:
     contract: tuple[ContractItem, ...]
     live_state: LiveState | None
     title_line: int = 0
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def section(self, key: str) -> Section:
         """The section with this key (number as a string, or slug); KeyError if none."""
@@ -314,6 +327,7 @@ class Plan:
 
     @property
     def teardown(self) -> Section | None:
+        """The Teardown section, if the plan has one."""
         for s in self.sections:
             if s.kind is SectionKind.TEARDOWN:
                 return s

@@ -8,46 +8,42 @@ Heading marker rule (documented in docs/plan-json.md): a heading's *marker tail*
 that (a) starts after whitespace, (b) consists only of marker groups — one emoji-like symbol, optionally
 followed by a `*( … )*` note — separated by whitespace, `/` or `·`. Emoji inside the title (followed by
 words, like `🤖 Director prompt`) are title text. An emoji-like symbol in the tail that is not one of the
-legend's six markers is a `PlanError`.
+marker table's (`director.plan.markers`) is a `PlanError`.
 """
 
 from __future__ import annotations
 
 import gc
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from director.errors import PlanError
-from director.plan import bash, checkrows
+from director.plan import bash, checkrows, markers
+from director.plan.headings import classify, parse_markers, slugify, split_markers
 from director.plan.model import (
+    Backoff,
     Block,
     BlockRole,
     CheckLine,
     CheckPolarity,
-    CheckRow,
-    Condition,
     ContractItem,
     Input,
-    KVRow,
     LiveState,
-    Marker,
-    MarkerSpec,
     Plan,
     Realization,
     RetryPolicy,
     Section,
     SectionKind,
     Span,
-    Table,
     TemplateLine,
 )
+from director.plan.source import NEWLINES, Source, load_yaml, markdown, quote_lines, unclosed_fence
+from director.plan.tables import parse_inputs, parse_live_state, read_table
 from director.plan.templates import heading_target, template_lines
 
 SHELL_LANGS = frozenset({"bash", "sh", "shell"})
@@ -56,147 +52,6 @@ EXECUTABLE_KINDS = frozenset(
 )
 # Output samples are never templates, even in a numbered section.
 ILLUSTRATIVE_LANGS = frozenset({"text", "txt", "plaintext", "console", "output", "log"})
-KNOWN_MARKERS = {m.value: m for m in Marker}
-MARKER_LIST = "🟢 create, 🟡 config, 🔴 gate, 💥 destructive, ⏳ wait, ✔ verify"
-
-_NEWLINES = re.compile(r"\r\n?|\n")  # exactly markdown-it's normalisation, so Token.map lines agree
-_VS = "\ufe0f\ufe0e"
-_MD: MarkdownIt | None = None
-
-
-def _md() -> MarkdownIt:
-    """One shared markdown-it instance (building it costs more than parsing a small plan)."""
-    global _MD
-    if _MD is None:
-        # Only block structure and raw inline `content` are read, never inline children: skipping the
-        # inline pass halves the parse time of a large plan.
-        _MD = MarkdownIt("commonmark").enable("table").disable("inline")
-    return _MD
-
-
-# ---------------------------------------------------------------------------------------------------
-# Small helpers
-
-
-def slugify(title: str) -> str:
-    """Lower case, every run of non-alphanumerics → `-` (ASCII only, so keys stay stable)."""
-    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()  # Ü → U
-    return re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-") or "section"
-
-
-def _emoji_like(ch: str) -> bool:
-    """A pictographic symbol that could be meant as a marker (So category, above the Latin blocks)."""
-    return ord(ch) >= 0x2100 and unicodedata.category(ch) == "So"
-
-
-def _strip_vs(s: str) -> str:
-    return s.translate({ord(c): None for c in _VS})
-
-
-@dataclass
-class _Ctx:
-    """Parse-wide state: the source lines and the path, for error messages."""
-
-    lines: list[str]
-    path: str | None
-
-    def error(self, message: str, line0: int | None) -> PlanError:
-        """A PlanError at a 0-based line."""
-        return PlanError(message, path=self.path, line=None if line0 is None else line0 + 1)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Heading markers
-
-_NOTE = r"\*\((?:[^)]|\)(?!\*))*\)\*"
-_EMOJI = (
-    r"[^\s\w*/·()`\[\]<>.,;:!?'\"-][\ufe0f\ufe0e\u200d\U0001f3fb-\U0001f3ff]*(?:\u200d\S[\ufe0f\ufe0e]?)*"
-)
-_GROUP = rf"(?:{_EMOJI})(?:\s*{_NOTE})?"
-_TAIL = re.compile(rf"\s+(?:{_GROUP})(?:\s*(?:/|·|\+|,)?\s*(?:{_GROUP}))*\s*")
-_GROUP_RE = re.compile(rf"({_EMOJI})(?:\s*({_NOTE}))?")
-
-
-def split_markers(heading: str) -> tuple[str, str]:
-    """(title, marker tail) of a heading's inline text; the tail is "" when there are no markers."""
-    for i, ch in enumerate(heading):
-        if i == 0 or not _emoji_like(ch) or not heading[i - 1].isspace():
-            continue
-        start = i
-        while start > 0 and heading[start - 1].isspace():
-            start -= 1
-        if start == 0:
-            continue  # a heading that is only emoji keeps them as its title
-        if _TAIL.fullmatch(heading, start):
-            return heading[:start].rstrip(), heading[start:].strip()
-    return heading.strip(), ""
-
-
-_COND_KV = re.compile(
-    r"^(?:`\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=|∈|\bin\b)\s*\{?([^`}]*)\}?\s*`"
-    r"|([A-Z][A-Z0-9_]*)\s*(?:=|∈)\s*\{?([^\s}—–;:,]+)\}?)"  # unquoted: upper-case knobs only
-)
-_COND_VALUES = re.compile(r"^((?:`[^`]+`\s*(?:/|\||,|or)?\s*)+)")
-
-
-def _parse_note(note: str) -> tuple[Condition | None, str, bool]:
-    """(condition, note text, condition-needs-knob) of a `*( … )*` note body."""
-    body = note.strip()
-    m = _COND_KV.match(body)
-    knob, raw = (m.group(1), m.group(2)) if m and m.group(1) else (m.group(3), m.group(4)) if m else ("", "")
-    if m and raw.strip():
-        values = tuple(v.strip() for v in re.split(r"[/|,]", raw) if v.strip())
-        rest = body[m.end() :]
-        # `KNOB=a`/`b`: more backticked values may follow the first one
-        more = _COND_VALUES.match(rest.lstrip(" /|,"))
-        if more and rest.lstrip().startswith(("/", "|", ",")):
-            values += tuple(re.findall(r"`([^`]+)`", more.group(1)))
-            rest = rest.lstrip(" /|,")[more.end() :]
-        return Condition(knob, values), _note_text(rest), False
-    m2 = _COND_VALUES.match(body)
-    if m2:
-        values = tuple(v.strip() for v in re.findall(r"`([^`]+)`", m2.group(1)))
-        if all(re.fullmatch(r"[\w.-]+", v) for v in values):
-            return Condition("", values), _note_text(body[m2.end() :]), True
-    return None, body, False
-
-
-def _note_text(rest: str) -> str:
-    return re.sub(r"^[\s—–:;,-]+", "", rest).strip()
-
-
-def parse_markers(tail: str, ctx: _Ctx, line0: int, inputs: Sequence[Input]) -> tuple[MarkerSpec, ...]:
-    """Marker specs of a heading's marker tail (conditional knobs resolved)."""
-    specs: list[tuple[Marker, Condition | None, str, bool]] = []
-    for m in _GROUP_RE.finditer(tail):
-        glyph = _strip_vs(m.group(1))
-        base = glyph.split("\u200d")[0]
-        base = re.sub(r"[\U0001f3fb-\U0001f3ff]", "", base)
-        marker = KNOWN_MARKERS.get(base)
-        if marker is None or base != glyph:
-            raise ctx.error(f"unknown marker {m.group(1)!r} in heading; known markers: {MARKER_LIST}", line0)
-        cond: Condition | None = None
-        note = ""
-        needs_knob = False
-        if m.group(2):
-            cond, note, needs_knob = _parse_note(m.group(2)[2:-2])
-        specs.append((marker, cond, note, needs_knob))
-    knobs = {c.knob for _, c, _, need in specs if c is not None and not need}
-    out: list[MarkerSpec] = []
-    for marker, cond, note, needs_knob in specs:
-        if cond is not None and needs_knob:
-            if len(knobs) == 1:
-                cond = Condition(next(iter(knobs)), cond.values)
-            else:
-                owners = [i.knob for i in inputs if set(cond.values) <= set(i.options)]
-                if len(owners) != 1:
-                    vals = "/".join(cond.values)
-                    raise ctx.error(
-                        f"condition values {vals!r} name no knob (write `KNOB={cond.values[0]}`)", line0
-                    )
-                cond = Condition(owners[0], cond.values)
-        out.append(MarkerSpec(marker, cond, note))
-    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -213,7 +68,10 @@ def parse_duration(text: str) -> float | None:
     return float(m.group(1)) * _UNITS[m.group(2)] if m else None
 
 
-def parse_retry(info: str, ctx: _Ctx, line0: int) -> RetryPolicy | None:
+_BACKOFFS: dict[str, Backoff] = {"exponential": "exponential", "constant": "constant"}
+
+
+def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
     """The `{retries=… backoff=… delay=… timeout=…}` attributes of a fence info string."""
     if "{" not in info and "}" not in info:
         return None
@@ -222,37 +80,36 @@ def parse_retry(info: str, ctx: _Ctx, line0: int) -> RetryPolicy | None:
         raise ctx.error(
             f"bad retry policy {info!r}: write {{retries=3 backoff=exponential delay=2s timeout=5m}}", line0
         )
-    fields: dict[str, Any] = {}
+    policy = RetryPolicy()
+    seen: set[str] = set()
     for item in re.split(r"[\s,]+", m.group(1).strip()):
         if not item:
             continue
         key, eq, value = item.partition("=")
         if not eq or not value:
             raise ctx.error(f"bad retry policy item {item!r}: expected key=value", line0)
-        if (
-            key in fields
-            or (key == "delay" and "delay_s" in fields)
-            or (key == "timeout" and "timeout_s" in fields)
-        ):
+        if key in seen:
             raise ctx.error(f"retry policy sets {key!r} twice", line0)
+        seen.add(key)
         if key == "retries":
             if not value.isdigit():
                 raise ctx.error(f"bad retries={value!r}: expected a whole number", line0)
-            fields["retries"] = int(value)
+            policy = replace(policy, retries=int(value))
         elif key == "backoff":
-            if value not in ("exponential", "constant"):
+            backoff = _BACKOFFS.get(value)
+            if backoff is None:
                 raise ctx.error(f"bad backoff={value!r}: expected exponential or constant", line0)
-            fields["backoff"] = value
+            policy = replace(policy, backoff=backoff)
         elif key in ("delay", "timeout"):
             secs = parse_duration(value)
             if secs is None or (key == "timeout" and secs <= 0):
                 raise ctx.error(f"bad {key}={value!r}: expected a duration like 500ms, 2s, 5m or 1h", line0)
-            fields["delay_s" if key == "delay" else "timeout_s"] = secs
+            policy = replace(policy, delay_s=secs) if key == "delay" else replace(policy, timeout_s=secs)
         else:
             raise ctx.error(
                 f"unknown retry policy key {key!r} (known: retries, backoff, delay, timeout)", line0
             )
-    return RetryPolicy(**fields)
+    return policy
 
 
 _REALIZED = re.compile(
@@ -261,7 +118,9 @@ _REALIZED = re.compile(
 )
 _HINT_BLOCK = re.compile(r"^\s*#\s*(?:→|->)\s*(?:write\s+)?Live State\s*:\s*(.*?)\s*$", re.IGNORECASE)
 _HINT_QUOTE = re.compile(r"^(?:→|->)\s*(?:write\s+)?Live State\s*:\s*(.*?)\s*$", re.IGNORECASE)
-_VERIFY_LINE = re.compile(r"^#\s*✔[\ufe0f\ufe0e]?\s*(.*?)\s*$")
+_VERIFY_LINE = re.compile(
+    rf"^#\s*{re.escape(markers.VERIFY_BLOCK.value)}[{markers.VARIATION_SELECTORS}]?\s*(.*?)\s*$"
+)
 
 
 def _unquote_value(value: str) -> str:
@@ -272,6 +131,7 @@ def _unquote_value(value: str) -> str:
 
 
 def _realizations(text: str, body_start: int) -> tuple[Realization, ...]:
+    """`VAR="…"  # realized in §N` assignments of a block."""
     out: list[Realization] = []
     for off, line in enumerate(text.split("\n")):
         m = _REALIZED.match(line)
@@ -283,200 +143,6 @@ def _realizations(text: str, body_start: int) -> tuple[Realization, ...]:
 def _block_hints(text: str) -> tuple[str, ...]:
     """`# → Live State: …` comments of a bash block, whole-line or trailing (read by the bash analyser)."""
     return tuple(m.group(1) for _, c in bash.parse(text).comments if (m := _HINT_BLOCK.match("#" + c)))
-
-
-# ---------------------------------------------------------------------------------------------------
-# Tables
-
-
-def _table(tokens: Sequence[Token], start: int) -> tuple[Table, list[int], int]:
-    """The table opening at tokens[start]: (table, 0-based row lines, index after table_close)."""
-    header: list[str] = []
-    rows: list[tuple[str, ...]] = []
-    row_lines: list[int] = []
-    current: list[str] = []
-    in_head = False
-    i = start
-    open_tok = tokens[start]
-    while i < len(tokens):
-        t = tokens[i]
-        if t.type == "thead_open":
-            in_head = True
-        elif t.type == "thead_close":
-            in_head = False
-        elif t.type == "tr_open":
-            current = []
-            if not in_head:
-                row_lines.append(t.map[0] if t.map else 0)
-        elif t.type == "inline":
-            current.append(t.content.strip())
-        elif t.type == "tr_close":
-            if in_head:
-                header = current
-            else:
-                rows.append(tuple(current))
-        elif t.type == "table_close":
-            i += 1
-            break
-        i += 1
-    span = Span(*open_tok.map) if open_tok.map else Span(0, 0)
-    return Table(tuple(header), tuple(rows), span), row_lines, i
-
-
-def _first_word(cell: str) -> str:
-    c = _strip_vs(cell).replace("✔", " ").strip().strip("*_`").lower()
-    m = re.match(r"[#\w-]+", c)
-    return m.group(0) if m else c
-
-
-def _columns(table: Table, required: Sequence[str], ctx: _Ctx, what: str) -> dict[str, int]:
-    cols: dict[str, int] = {}
-    for idx, cell in enumerate(table.header):
-        cols.setdefault(_first_word(cell), idx)
-    missing = [c for c in required if c not in cols]
-    if missing:
-        raise ctx.error(
-            f"{what} table lacks column(s) {', '.join(missing)} (has: {' / '.join(table.header)})",
-            table.span.start,
-        )
-    return cols
-
-
-def _cell(row: Sequence[str], idx: int | None) -> str:
-    return row[idx] if idx is not None and idx < len(row) else ""
-
-
-def parse_inputs(table: Table, row_lines: Sequence[int], ctx: _Ctx) -> tuple[Input, ...]:
-    """Provisioning Inputs rows: closed options, a default among them, a knob."""
-    cols = _columns(table, ("question", "options", "default", "sets"), ctx, "Provisioning Inputs")
-    out: list[Input] = []
-    knobs: dict[str, int] = {}
-    for n, (row, line0) in enumerate(zip(table.rows, row_lines, strict=True), start=1):
-        num_cell = _cell(row, cols.get("#")).strip()
-        number = int(num_cell) if num_cell.isdigit() else n
-        options = tuple(o.strip() for o in re.findall(r"`([^`]*)`", _cell(row, cols["options"])) if o.strip())
-        if not options:
-            raise ctx.error(f"input {number} has no options (write them as `a` / `b` / `c`)", line0)
-        default = _cell(row, cols["default"]).replace("`", "").strip()
-        if default not in options:
-            raise ctx.error(
-                f"input {number}: default {default!r} is not one of its options ({' / '.join(options)})",
-                line0,
-            )
-        knob = _cell(row, cols["sets"]).replace("`", "").strip()
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", knob):
-            raise ctx.error(
-                f"input {number} sets no knob (the Sets cell must name one shell variable, got {knob!r})",
-                line0,
-            )
-        if knob in knobs:
-            raise ctx.error(
-                f"input {number} sets knob {knob} already set by the input on line {knobs[knob]}", line0
-            )
-        knobs[knob] = line0 + 1
-        out.append(
-            Input(
-                number,
-                _cell(row, cols["question"]),
-                options,
-                default,
-                knob,
-                _cell(row, cols.get("gates")),
-                line0,
-            )
-        )
-    return tuple(out)
-
-
-# ---------------------------------------------------------------------------------------------------
-# YAML
-
-
-def _plain(value: Any) -> Any:
-    """ruamel round-trip data → plain JSON-able Python (dict/list/str/int/float/bool/None)."""
-    import datetime
-
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [_plain(v) for v in value]
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, datetime.date | datetime.datetime):
-        return value.isoformat()
-    if isinstance(value, str):
-        return str(value)
-    if hasattr(value, "value"):  # TaggedScalar
-        return str(value.value)
-    return str(value)
-
-
-def load_yaml(text: str, ctx: _Ctx, body_start: int, what: str) -> Any:
-    """Round-trip-parse YAML; any failure is a PlanError on the plan line of the problem."""
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt")
-    try:
-        data = yaml.load(text)
-    except Exception as exc:  # ruamel raises many types; each means bad YAML
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        context = getattr(exc, "context_mark", None)
-        if mark is not None and context is not None and mark.line >= text.count("\n"):
-            mark = context  # "got <stream end>": the opening of the unclosed construct is the useful line
-        line = body_start + (mark.line if mark is not None else 0)
-        problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
-        raise ctx.error(f"{what} YAML does not parse: {problem}", line) from None
-    return _plain(data)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Sections
-
-
-_RAW_KIND = (
-    (re.compile(r"^requires[- ]discovery\b", re.I), SectionKind.DISCOVERY, "discovery"),
-    (re.compile(r"^teardown\b", re.I), SectionKind.TEARDOWN, "teardown"),
-    (re.compile(r"^update\b", re.I), SectionKind.UPDATE, "update"),
-    (re.compile(r"^live state\s*$", re.I), SectionKind.LIVE_STATE, ""),
-    (re.compile(r"^provisioning inputs\s*$", re.I), SectionKind.INPUTS, ""),
-    (re.compile(r"^director prompt\s*$", re.I), SectionKind.PROMPT, ""),
-)
-
-
-def classify(title: str) -> tuple[SectionKind, int | None, str, str]:
-    """(kind, number, key, title without the `N.` prefix) of a heading title (markers removed)."""
-    m = re.match(r"^(\d+)\.\s+(.*)$", title)
-    if m:
-        number = int(m.group(1))
-        kind = SectionKind.VARIABLES if number == 0 else SectionKind.NUMBERED
-        return kind, number, str(number), m.group(2).strip()
-    bare = re.sub(r"^[^\w]+", "", title).strip()  # `🤖 Director prompt` → `Director prompt`
-    for rx, kind, key in _RAW_KIND:
-        if rx.search(bare):
-            return kind, None, key or slugify(bare), title
-    return SectionKind.PROSE, None, slugify(title), title
-
-
-def _unclosed_fence(tok: Token, ctx: _Ctx) -> bool:
-    """Whether a fence token ran to the end of its container without its closing fence."""
-    if tok.map is None:
-        return False
-    start, end = tok.map
-    if end - 1 <= start:
-        return True
-    last = re.sub(r"^[\s>]*", "", ctx.lines[end - 1]) if end - 1 < len(ctx.lines) else ""
-    ch = tok.markup[:1] or "`"
-    return not re.fullmatch(rf"{re.escape(ch)}{{{len(tok.markup)},}}\s*", last)
-
-
-def _quote_lines(tok: Token, ctx: _Ctx) -> list[str]:
-    if tok.map is None:
-        return []
-    return [re.sub(r"^\s*>\s?", "", line) for line in ctx.lines[tok.map[0] : tok.map[1]]]
 
 
 @dataclass
@@ -496,12 +162,12 @@ class _PlanParser:
     def __init__(self, text: str, path: str | None) -> None:
         self.text = text
         self.path = path
-        lines = _NEWLINES.split(text)
+        lines = NEWLINES.split(text)
         if lines and lines[-1] == "":
             lines.pop()
-        self.ctx = _Ctx(lines, path)
+        self.ctx = Source(lines, path)
         # A BOM is an encoding artefact: parse without it (no line moves), keep it in `source`.
-        self.tokens = _md().parse(text[1:] if text.startswith("\ufeff") else text)
+        self.tokens = markdown().parse(text[1:] if text.startswith("\ufeff") else text)
         # parent[i]: index of the opening token that encloses token i (-1 at top level), in one pass.
         self.parent: list[int] = []
         stack: list[int] = []
@@ -513,10 +179,11 @@ class _PlanParser:
                 stack.append(i)
 
     def run(self) -> Plan:
+        """The whole parse: structure, inputs, sections and their blocks, Live State."""
         toks = self.tokens
         ctx = self.ctx
         for t in toks:
-            if t.type == "fence" and _unclosed_fence(t, ctx):
+            if t.type == "fence" and unclosed_fence(t, ctx):
                 line = t.map[0] if t.map else None
                 raise ctx.error(
                     f"unclosed {t.markup} fence (it runs to the end of the "
@@ -543,7 +210,7 @@ class _PlanParser:
             if kind is SectionKind.INPUTS:
                 for i in range(r.start, r.end):
                     if toks[i].type == "table_open":
-                        table, row_lines, _ = _table(toks, i)
+                        table, row_lines, _ = read_table(toks, i)
                         inputs = parse_inputs(table, row_lines, ctx)
                         break
                 break
@@ -561,7 +228,7 @@ class _PlanParser:
         contract = self._contract(0, raws[0].start - 3 if raws else len(toks))
         for r, kind, number, key, stitle, tail in classified:
             line0 = r.span.start
-            markers = parse_markers(tail, ctx, line0, inputs) if tail else ()
+            section_markers = parse_markers(tail, ctx, line0, inputs) if tail else ()
             if number is not None:
                 if key in seen_keys:
                     raise ctx.error(
@@ -591,7 +258,7 @@ class _PlanParser:
             if kind is SectionKind.PROMPT:
                 prompt_rules = self._bullets(r)
             blocks: list[Block] = []
-            is_verify_section = any(m.marker is Marker.VERIFY for m in markers)
+            is_verify_section = any(m.rule.check for m in section_markers)
             live_yaml: Block | None = None
             for i in range(r.start, r.end):
                 t = toks[i]
@@ -614,7 +281,7 @@ class _PlanParser:
                 title=stitle,
                 heading=self._heading_text(r),
                 kind=kind,
-                markers=markers,
+                markers=section_markers,
                 blocks=tuple(blocks),
                 quotes=quotes,
                 hints=hints,
@@ -623,7 +290,7 @@ class _PlanParser:
             )
             sections.append(section)
             if kind is SectionKind.LIVE_STATE:
-                live_state = self._live_state(r, live_yaml)
+                live_state = parse_live_state(toks, r.start, r.end, r.span, live_yaml, ctx)
 
         self._check_realizations(sections)
         if live_state is not None and live_state.check_rows:
@@ -648,7 +315,7 @@ class _PlanParser:
     # -- document structure
 
     def _newline(self) -> str:
-        m = _NEWLINES.search(self.text)
+        m = NEWLINES.search(self.text)
         return "\r\n" if m and m.group(0) == "\r\n" else "\n"
 
     def _title(self) -> tuple[str, int]:
@@ -693,7 +360,7 @@ class _PlanParser:
         return self.tokens[p].type if p >= 0 else ""
 
     def _paragraph_lines(self, toks: Sequence[Token], i: int) -> list[str]:
-        return _quote_lines(toks[i], self.ctx)
+        return quote_lines(toks[i], self.ctx)
 
     def _is_legend(self, t: Token) -> bool:
         return not t.info.strip() and t.content.lstrip().startswith("Legend")
@@ -704,7 +371,7 @@ class _PlanParser:
         for i in range(r.start, r.end):
             t = self.tokens[i]
             if t.type == "paragraph_open" and self._enclosing(i) == "blockquote_open":
-                lines = _quote_lines(t, self.ctx)
+                lines = quote_lines(t, self.ctx)
                 quotes.append("\n".join(lines))
                 hints.extend(m.group(1) for line in lines if (m := _HINT_QUOTE.match(line.strip())))
         return tuple(quotes), tuple(hints)
@@ -758,6 +425,7 @@ class _PlanParser:
     def _role(
         self, t: Token, kind: SectionKind, verify_section: bool, title: str, first_yaml: bool
     ) -> BlockRole:
+        """What Director does with a fenced block, by its language, section and first line."""
         lang = (t.info.split() or [""])[0].lower()
         if not lang:
             return BlockRole.DIAGRAM if not self._is_legend(t) else BlockRole.LEGEND
@@ -779,6 +447,7 @@ class _PlanParser:
         return BlockRole.ILLUSTRATIVE
 
     def _block(self, t: Token, index: int, role: BlockRole, kind: SectionKind, title: str) -> Block:
+        """A fenced block with what its role needs: retry policy, checks, realizations, template rules."""
         ctx = self.ctx
         span = Span(*(t.map or (0, 0)))
         body_start = span.start + 1
@@ -804,7 +473,7 @@ class _PlanParser:
             block_checks = tuple(
                 CheckLine(
                     ln.message,
-                    CheckPolarity.PASS if ln.polarity == "pass" else CheckPolarity.FAIL,
+                    CheckPolarity(ln.polarity),
                     body_start + ln.row,
                     ln.label,
                     soft=ln.polarity == "fail" and not ln.hard,
@@ -839,6 +508,7 @@ class _PlanParser:
         )
 
     def _check_realizations(self, sections: Sequence[Section]) -> None:
+        """Every `# realized in §N` names a section of the plan."""
         keys = {s.key for s in sections}
         for s in sections:
             for b in s.blocks:
@@ -851,59 +521,6 @@ class _PlanParser:
                         )
 
     # -- Live State
-
-    def _live_state(self, r: _RawSection, yaml_block: Block | None) -> LiveState:
-        ctx = self.ctx
-        data: dict[str, Any] = {}
-        if yaml_block is not None:
-            loaded = load_yaml(yaml_block.text, ctx, yaml_block.body_start, "Live State")
-            if loaded is None:
-                loaded = {}
-            if not isinstance(loaded, dict):
-                raise ctx.error(
-                    "the Live State YAML must be a mapping (status: …, last_action: …)", yaml_block.span.start
-                )
-            data = loaded
-        kv_table: Table | None = None
-        kv_rows: tuple[KVRow, ...] = ()
-        check_table: Table | None = None
-        check_rows: tuple[CheckRow, ...] = ()
-        i = r.start
-        while i < r.end:
-            if self.tokens[i].type != "table_open":
-                i += 1
-                continue
-            table, row_lines, i = _table(self.tokens, i)
-            first = _first_word(table.header[0]) if table.header else ""
-            if first == "key" and kv_table is None:
-                kv_table = table
-                kv_rows = tuple(
-                    KVRow(_cell(row, 0).strip("` "), _cell(row, 1), ln)
-                    for row, ln in zip(table.rows, row_lines, strict=True)
-                )
-            elif first == "check" and check_table is None:
-                check_table = table
-                cols = _columns(table, ("check", "expected", "observed", "result"), ctx, "Live State check")
-                check_rows = tuple(
-                    CheckRow(
-                        _cell(row, cols["check"]),
-                        _cell(row, cols["expected"]),
-                        _cell(row, cols["observed"]),
-                        _cell(row, cols["result"]),
-                        ln,
-                    )
-                    for row, ln in zip(table.rows, row_lines, strict=True)
-                )
-        return LiveState(
-            span=r.span,
-            yaml_text=yaml_block.text if yaml_block else "",
-            yaml_span=yaml_block.span if yaml_block else None,
-            data=data,
-            kv_table=kv_table,
-            kv_rows=kv_rows,
-            check_table=check_table,
-            check_rows=check_rows,
-        )
 
 
 def parse(text: str, path: str | None = None) -> Plan:

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from director.errors import UsageError
+from director.plan import markers
 
 TEMPLATE = """\
 # {title} — a self-executing plan
@@ -25,7 +26,7 @@ You are the Director. Execute this plan:
 - Use only the commands in this plan
 
 ```
-Legend  🟢 create · 🟡 config · 🔴 GATE (human go) · 💥 destructive (human go) · ⏳ wait · ✔ verify
+{legend}
 ```
 
 ## Intent
@@ -105,7 +106,7 @@ rm -r "$STORE"
 def render(name: str) -> str:
     """The scaffold text for a plan called NAME."""
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "plan"
-    return TEMPLATE.format(title=name, slug=slug)
+    return TEMPLATE.format(title=name, slug=slug, legend=markers.legend())
 
 
 def write(name: str, directory: Path) -> Path:

@@ -1,7 +1,8 @@
 """File templates: the annotations in their trailing comments, rendering, and where the file goes (pure).
 
 A non-shell block in a numbered section is a file template (PLAN-FORMAT.md, "Blocks"). Its fence
-language (the first word of the info string) selects the comment syntax and how a line's value is found:
+language (the first word of the info string) selects the comment syntax and how a line's value is found
+(the per-language table is `director.plan.langs`):
 
     "name": "orders-dev",        // = ${WORKER} (${SVC}-${ENV})          JSON/JSONC
     mode = "enforce"  # POLICY=strict → "enforce"; lenient → "warn"       TOML
@@ -35,9 +36,26 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn
 
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
+
+from director.plan.langs import (
+    BS,
+    DBL,
+    NONE,
+    NUMBER,
+    Escaping,
+    Family,
+    Split,
+    Syntax,
+    code_lines,
+    mask,
+    split_line,
+    syntax_for,
+    value_slot,
+)
 from director.plan.model import Block, BlockRole, Plan, TemplateLine, TemplateRule
 
 # ---------------------------------------------------------------------------------------------------
@@ -62,158 +80,6 @@ def expand(expr: str, env: Mapping[str, str]) -> str:
         return env[name]
 
     return _VAR.sub(sub, expr)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Languages
-
-
-@dataclass(frozen=True)
-class Syntax:
-    """How one fence language writes comments, strings and values."""
-
-    family: str  # how a value is found: json | yaml | toml | ini | css | sql | nginx | code | generic
-    marks: tuple[str, ...]  # line comment marks: "//", "#", ";", "--"
-    block: bool  # `/* … */` comments
-    tight: tuple[str, ...]  # marks that start a comment right after code (others need whitespace before)
-    quotes: tuple[tuple[str, str], ...]  # (quote character, escaping: backslash | double | none)
-    bare_quote: str  # quote for a bare slot whose new value is not a literal of the language ("": none)
-    words: frozenset[str] = frozenset()  # bare literal words besides numbers (true, false, null …)
-
-
-_BS, _DBL, _NONE = "backslash", "double", "none"
-_JSON_WORDS = frozenset({"true", "false", "null"})
-_JSON = Syntax("json", ("//",), True, ("//",), (('"', _BS), ("'", _BS)), '"', _JSON_WORDS)
-_YAML = Syntax("yaml", ("#",), False, (), (('"', _BS), ("'", _DBL)), '"')
-_TOML = Syntax("toml", ("#",), False, (), (('"', _BS), ("'", _NONE)), '"')
-_INI = Syntax("ini", (";", "#"), False, (), (('"', _BS), ("'", _NONE)), "")
-_CSS = Syntax("css", (), True, (), (('"', _BS), ("'", _BS)), "")
-_SCSS = Syntax("css", ("//",), True, (), (('"', _BS), ("'", _BS)), "")
-_SQL_WORDS = frozenset({"true", "false", "null", "TRUE", "FALSE", "NULL"})
-_SQL = Syntax("sql", ("--",), True, ("--",), (("'", _DBL), ('"', _DBL)), "'", _SQL_WORDS)
-_NGINX = Syntax("nginx", ("#",), False, (), (('"', _BS), ("'", _BS)), "")
-_HCL = Syntax("code", ("#", "//"), True, (), (('"', _BS),), '"', _JSON_WORDS)
-_SQ_DQ = (('"', _BS), ("'", _BS))
-_PYTHON = Syntax("code", ("#",), False, (), _SQ_DQ, '"', frozenset({"True", "False", "None"}))
-_RUBY = Syntax("code", ("#",), False, (), _SQ_DQ, '"', frozenset({"true", "false", "nil"}))
-_JS = Syntax(
-    "code", ("//",), True, ("//",), (('"', _BS), ("'", _BS), ("`", _BS)), '"', _JSON_WORDS | {"undefined"}
-)
-_C = Syntax("code", ("//",), True, ("//",), (('"', _BS),), '"', frozenset({"true", "false", "nil", "NULL"}))
-_GENERIC = Syntax("generic", ("//", "#", ";", "--"), True, (), (('"', _BS), ("'", _BS)), "")
-
-
-def _langs(syntax: Syntax, names: str) -> dict[str, Syntax]:
-    return dict.fromkeys(names.split(), syntax)
-
-
-_LANGS: dict[str, Syntax] = {
-    **_langs(_JSON, "json jsonc json5 jsonl"),
-    **_langs(_YAML, "yaml yml"),
-    **_langs(_TOML, "toml"),
-    **_langs(_INI, "ini cfg conf config properties env dotenv .env editorconfig gitconfig desktop systemd"),
-    **_langs(_CSS, "css"),
-    **_langs(_SCSS, "scss less"),
-    **_langs(_SQL, "sql sqlite psql pgsql postgres postgresql mysql plsql tsql"),
-    **_langs(_NGINX, "nginx"),
-    **_langs(_HCL, "hcl tf terraform tfvars"),
-    **_langs(_PYTHON, "python py python3"),
-    **_langs(_RUBY, "ruby rb"),
-    **_langs(_JS, "js javascript mjs cjs jsx ts typescript tsx"),
-    **_langs(_C, "go rust rs c cpp c++ h java kotlin kt swift scala dart"),
-}
-
-
-def syntax_for(lang: str) -> Syntax:
-    """The syntax of a fence language (its first word, any case); unknown languages accept every comment."""
-    return _LANGS.get(lang.strip().lower(), _GENERIC)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Strings and comments on one line
-
-
-def _string_end(line: str, i: int, quote: str, esc: str) -> int:
-    """The index after the string opening at line[i], or -1 when it does not close on this line."""
-    j, n = i + 1, len(line)
-    while j < n:
-        c = line[j]
-        if esc == _BS and c == "\\":
-            j += 2
-            continue
-        if c == quote:
-            if esc == _DBL and j + 1 < n and line[j + 1] == quote:
-                j += 2
-                continue
-            return j + 1
-        j += 1
-    return -1
-
-
-def _string_at(line: str, i: int, syntax: Syntax) -> int:
-    """If a string literal opens at line[i], the index after it; else -1."""
-    c = line[i]
-    for quote, esc in syntax.quotes:
-        if c == quote:
-            # An apostrophe inside a word (YAML/INI `it's`) does not open a string.
-            if quote == "'" and i > 0 and line[i - 1].isalnum():
-                return -1
-            return _string_end(line, i, quote, esc)
-    return -1
-
-
-@dataclass(frozen=True)
-class _Split:
-    code: str  # the line up to the trailing comment, without the whitespace before it
-    gap: str  # whitespace between code and comment
-    comment: str  # the trailing comment, mark included, to the end of the line ("" if none)
-    text: str  # the comment's text: without its mark (and `*/`), for rules
-    opens_block: bool  # an unclosed `/*` continues on the next line
-
-
-def _split(line: str, syntax: Syntax) -> _Split:
-    """Split a line at its trailing comment (outside strings)."""
-    i, n = 0, len(line)
-    while i < n:
-        end = _string_at(line, i, syntax)
-        if end > 0:
-            i = end
-            continue
-        mark = None
-        if syntax.block and line.startswith("/*", i):
-            close = line.find("*/", i + 2)
-            if close >= 0 and line[close + 2 :].strip():
-                i = close + 2  # an inline comment with code after it is part of the code
-                continue
-            mark = "/*"
-        else:
-            for m in syntax.marks:
-                if line.startswith(m, i) and (m in syntax.tight or i == 0 or line[i - 1].isspace()):
-                    mark = m
-                    break
-        if mark is None:
-            i += 1
-            continue
-        code = line[:i].rstrip(" \t")
-        comment = line[i:]
-        text = comment[len(mark) :]
-        opens = False
-        if mark == "/*":
-            body = text.rstrip()
-            if body.endswith("*/"):
-                text = body[:-2]
-            else:
-                opens = True
-        return _Split(code, line[len(code) : i], comment, text, opens)
-    return _Split(line, "", "", "", False)
-
-
-def _block_comment_continues(line: str, syntax: Syntax) -> bool:
-    """Inside a `/* … */` comment: whether it is still open after this line."""
-    close = line.find("*/")
-    if close < 0:
-        return True
-    return _split(line[close + 2 :], syntax).opens_block
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -269,42 +135,11 @@ def parse_rules(comment: str) -> tuple[TemplateRule, ...]:
     return tuple(rules)
 
 
-_YAML_BLOCK_SCALAR = re.compile(r"(?:^|[:\s-])[|>][-+0-9]*$")
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
-
-
-def _lines(text: str, syntax: Syntax) -> list[tuple[int, str, _Split | None]]:
-    """Every line with its split, or None for a line that is all comment, blank, or the content of a
-    `/* … */` comment or of a YAML block scalar (`key: |`), where a `#` is text."""
-    out: list[tuple[int, str, _Split | None]] = []
-    in_block = False
-    scalar_indent = -1  # indentation of the line that opened a YAML block scalar
-    for off, line in enumerate(text.split("\n")):
-        if in_block:
-            in_block = _block_comment_continues(line, syntax)
-            out.append((off, line, None))
-            continue
-        if scalar_indent >= 0:
-            if not line.strip() or _indent(line) > scalar_indent:
-                out.append((off, line, None))
-                continue
-            scalar_indent = -1
-        sp = _split(line, syntax)
-        in_block = sp.opens_block
-        if syntax.family == "yaml" and _YAML_BLOCK_SCALAR.search(sp.code):
-            scalar_indent = _indent(line)
-        out.append((off, line, sp if sp.code.strip() else None))
-    return out
-
-
 def template_lines(text: str, lang: str) -> tuple[TemplateLine, ...]:
     """The lines of a template body that carry rules; whole-line and commented-out lines carry none."""
     syntax = syntax_for(lang)
     out: list[TemplateLine] = []
-    for off, _line, sp in _lines(text, syntax):
+    for off, _line, sp in code_lines(text, syntax):
         if sp is None or not sp.comment or sp.opens_block:
             continue
         rules = parse_rules(sp.text)
@@ -320,198 +155,14 @@ def heading_target(title: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Finding the value a rule rewrites
-
-
-def _mask(code: str, syntax: Syntax) -> tuple[str, list[tuple[int, int]]]:
-    """The code with string interiors blanked (NUL) so structure can be searched, and the string spans."""
-    chars = list(code)
-    spans: list[tuple[int, int]] = []
-    i = 0
-    while i < len(code):
-        end = _string_at(code, i, syntax)
-        if end > 0:
-            spans.append((i, end))
-            for k in range(i + 1, end - 1):
-                chars[k] = "\0"
-            i = end
-        else:
-            i += 1
-    return "".join(chars), spans
-
-
-_CLOSE = {"[": "]", "{": "}", "(": ")"}
-
-
-def _value_at(
-    masked: str, spans: list[tuple[int, int]], p: int, stops: str, whole: bool = False
-) -> tuple[int, int] | None:
-    """The value starting at or after p: a string, a bracketed collection, or bare text up to a stop
-    (`whole`: always the text up to a stop, strings included — CSS and INI values)."""
-    n = len(masked)
-    while p < n and masked[p] in " \t":
-        p += 1
-    if p >= n:
-        return None
-    for s, e in spans:
-        if s == p and not whole:
-            return s, e
-    if masked[p] in _CLOSE and not whole:
-        depth, q = 0, p
-        while q < n:
-            if masked[q] in _CLOSE:
-                depth += 1
-            elif masked[q] in _CLOSE.values():
-                depth -= 1
-                if depth == 0:
-                    return p, q + 1
-            q += 1
-        return None
-    e = p
-    while e < n and masked[e] not in stops:
-        e += 1
-    while e > p and masked[e - 1] in " \t":
-        e -= 1
-    return (p, e) if e > p else None
-
-
-def _depth_zero(masked: str, chars: str) -> list[int]:
-    """Positions of `chars` outside brackets."""
-    out, depth = [], 0
-    for i, c in enumerate(masked):
-        if c in _CLOSE:
-            depth += 1
-        elif c in _CLOSE.values():
-            depth = max(0, depth - 1)
-        elif depth == 0 and c in chars:
-            out.append(i)
-    return out
-
-
-_NUMBER = re.compile(
-    r"(?<![\w.\0])[-+]?(?:\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][-+]?\d+)?|0x[0-9a-fA-F_]+)(?![\w.\0])"
-)
-
-
-def _last_literal(masked: str, spans: list[tuple[int, int]], syntax: Syntax) -> tuple[int, int] | None:
-    """The last string or number (or literal word) on the line."""
-    quotes = "'" if syntax.family == "sql" else "".join(q for q, _ in syntax.quotes)
-    found = [(s, e) for s, e in spans if masked[s] in quotes]
-    found += [m.span() for m in _NUMBER.finditer(masked)]
-    for w in syntax.words:
-        found += [m.span() for m in re.finditer(rf"(?<![\w\0]){re.escape(w)}(?![\w\0])", masked)]
-    return max(found) if found else None
-
-
-def _keyed(masked: str, spans: list[tuple[int, int]], key: str, code: str) -> int | None:
-    """The position after `key:` / `key=` (key bare or quoted), outside strings; None if absent."""
-    for s, e in spans:
-        if code[s + 1 : e - 1] == key:
-            m = re.match(r"\s*[:=](?!=)", masked[e:])
-            if m:
-                return e + m.end()
-    m = re.search(rf"(?<![\w$.\-\0]){re.escape(key)}\s*[:=](?![=>])", masked)
-    return m.end() if m else None
-
-
-def _separator_value(
-    masked: str, spans: list[tuple[int, int]], seps: str, stops: str, whole: bool = False
-) -> tuple[int, int] | None:
-    """The value after the line's first separator (outside strings and brackets)."""
-    at = _depth_zero(masked, seps)
-    for i in at:
-        if masked[i] == "=" and (masked[i + 1 : i + 2] in ("=", ">") or (i > 0 and masked[i - 1] in "!<>=:")):
-            continue  # `==`, `=>`, `!=`, `<=`, `:=` are operators
-        if masked[i] == ":" and masked[i + 1 : i + 2] == "=":
-            return _value_at(masked, spans, i + 2, stops, whole)
-        return _value_at(masked, spans, i + 1, stops, whole)
-    return None
-
-
-def _yaml_value(masked: str, spans: list[tuple[int, int]]) -> tuple[int, int] | None:
-    m = re.match(r"[ \t]*(?:-[ \t]+)*", masked)
-    p = m.end() if m else 0
-    colon = [i for i in _depth_zero(masked, ":") if i >= p and masked[i + 1 : i + 2] in ("", " ", "\t")]
-    if colon:
-        return _value_at(masked, spans, colon[0] + 1, "")
-    if p and masked[:p].strip().startswith("-"):
-        return _value_at(masked, spans, p, "")
-    return None
-
-
-def _css_value(masked: str, spans: list[tuple[int, int]]) -> tuple[int, int] | None:
-    start = masked.rfind("{") + 1
-    decls = list(re.finditer(r"(?:^|[{;])\s*([$@]?-{0,2}[A-Za-z_][-\w]*)\s*:", masked[start:]))
-    if not decls:
-        return None
-    span = _value_at(masked, spans, start + decls[-1].end(), ";}", whole=True)
-    if span is None:
-        return None
-    s, e = span
-    imp = re.search(r"\s*!\s*important\s*$", masked[s:e])
-    return (s, s + imp.start()) if imp and imp.start() > 0 else span
-
-
-def _nginx_value(masked: str, spans: list[tuple[int, int]], key: str | None) -> tuple[int, int] | None:
-    pos, statements = 0, []
-    for part in masked.split(";"):
-        statements.append((pos, part))
-        pos += len(part) + 1
-    best = None
-    for base, stmt in statements:
-        words = [m.span() for m in re.finditer(r"\S+", stmt)]
-        if len(words) < 2 or stmt[words[-1][0] : words[-1][1]] in ("{", "}"):
-            continue
-        name = stmt[words[0][0] : words[0][1]]
-        if key is None or name == key:
-            s, e = words[-1]
-            best = (base + s, base + e)
-            if key is not None:
-                break
-    return best
-
-
-def _slot(code: str, syntax: Syntax, key: str | None) -> tuple[int, int] | None:
-    """The span in `code` of the value a rule rewrites (for `key`, or the line's value)."""
-    masked, spans = _mask(code, syntax)
-    fam = syntax.family
-    if fam == "nginx":
-        return _nginx_value(masked, spans, key)
-    if key is not None:
-        p = _keyed(masked, spans, key, code)
-        if p is None:
-            return None
-        stops = ",;}] \t" if fam in ("json", "toml", "code") else ",;}]"
-        return _value_at(masked, spans, p, stops)
-    if fam == "json":
-        keys = [e for s, e in spans if re.match(r"\s*:", masked[e:])]
-        if keys:
-            colon = masked.index(":", keys[-1])
-            return _value_at(masked, spans, colon + 1, ",}] \t")
-        return _last_literal(masked, spans, syntax)
-    if fam == "yaml":
-        return _yaml_value(masked, spans)
-    if fam == "toml":
-        return _separator_value(masked, spans, "=", ",}]")
-    if fam == "ini":
-        return _separator_value(masked, spans, "=:", "", whole=True)
-    if fam == "css":
-        return _css_value(masked, spans)
-    if fam == "sql":
-        return _last_literal(masked, spans, syntax)
-    # code and unknown languages: the value after the line's `=`/`:`, or else the last literal
-    return _separator_value(masked, spans, "=:", ",;") or _last_literal(masked, spans, syntax)
-
-
-# ---------------------------------------------------------------------------------------------------
 # Writing a value in the slot's type and quoting
 
 
-def _escape(value: str, quote: str, esc: str, family: str) -> str | None:
+def _escape(value: str, quote: str, esc: Escaping, family: Family) -> str | None:
     """`value` as the inside of a `quote` string, or None when that string cannot hold it."""
-    if esc == _DBL:
+    if esc == DBL:
         return value.replace(quote, quote * 2)
-    if esc == _NONE:
+    if esc == NONE:
         return None if (quote in value or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value)) else value
     out = []
     for c in value:
@@ -533,19 +184,19 @@ def _quote(value: str, quote: str, syntax: Syntax) -> str:
     escs = dict(syntax.quotes)
     if syntax.family == "yaml" and quote == "'" and any(ord(c) < 0x20 for c in value):
         quote = '"'  # a single-quoted YAML scalar would fold the line breaks
-    inner = _escape(value, quote, escs.get(quote, _BS), syntax.family)
+    inner = _escape(value, quote, escs.get(quote, BS), syntax.family)
     if inner is None:
         quote = '"'
-        inner = _escape(value, quote, escs.get(quote, _BS), syntax.family) or ""
+        inner = _escape(value, quote, escs.get(quote, BS), syntax.family) or ""
     return quote + inner + quote
 
 
 # YAML 1.1 (still read by many tools) takes these plain scalars for bools, a null or sexagesimal numbers.
 _YAML_11 = re.compile(r"^(?:[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|~|[-+]?\d[\d_]*(?::[0-5]?\d)+)$")
-_yaml_loader: Any = None
+_yaml_loader: YAML | None = None
 
 
-def _yaml_plain(text: str) -> tuple[bool, Any]:
+def _yaml_plain(text: str) -> tuple[bool, object]:
     """(reads as one plain scalar, what it reads as) for `k: text` in YAML."""
     global _yaml_loader
     if _yaml_loader is None:
@@ -568,7 +219,8 @@ def _yaml_plain(text: str) -> tuple[bool, Any]:
     return True, got
 
 
-def _not_json(word: str) -> Any:
+def _not_json(word: str) -> NoReturn:
+    """`json.loads`'s `parse_constant`: NaN and Infinity are not JSON values."""
     raise ValueError(f"{word} is not JSON")
 
 
@@ -584,13 +236,13 @@ def _is_literal(text: str, syntax: Syntax) -> bool:
             return not isinstance(tomllib.loads(f"v = {text}\n")["v"], str)
         except (tomllib.TOMLDecodeError, ValueError):
             return False
-    return text in syntax.words or bool(_NUMBER.fullmatch(text))
+    return text in syntax.words or bool(NUMBER.fullmatch(text))
 
 
 def _is_quoted(text: str, syntax: Syntax) -> str:
     """The quote character of a string literal that is all of `text` ("" if it is not one)."""
     if len(text) >= 2 and text[0] == text[-1] and any(text[0] == q for q, _ in syntax.quotes):
-        _masked, spans = _mask(text, syntax)
+        _masked, spans = mask(text, syntax)
         if spans == [(0, len(text))]:
             return text[0]
     return ""
@@ -633,7 +285,7 @@ def _new_value(
 
 
 def _rewrite(
-    sp: _Split,
+    sp: Split,
     rules: tuple[TemplateRule, ...],
     env: Mapping[str, str],
     knobs: Mapping[str, str],
@@ -643,7 +295,7 @@ def _rewrite(
     """The line with each rule's value rewritten and the comment kept (at its column when it fits)."""
     code = sp.code
     for rule in rules:
-        span = _slot(code, syntax, rule.key)
+        span = value_slot(code, syntax, rule.key)
         if span is None:
             what = f"`{rule.key}`" if rule.key else "the annotation"
             raise TemplateError(f"{where}: no value for {what} in {code.strip()!r}")
@@ -654,7 +306,7 @@ def _rewrite(
         keep = len(sp.code) + len(gap) - len(code)
         gap = " " * max(keep, min(len(gap), 2))
     line = code + gap + sp.comment
-    again = _split(line, syntax)
+    again = split_line(line, syntax)
     if "\n" in line or "\r" in line.rstrip("\r") or (again.code, again.comment) != (code, sp.comment):
         # A bare value in a language without quoting (INI, CSS …) that would start a comment or a string,
         # or a line break no string here can escape: the file would not say what the rule means.
@@ -676,7 +328,7 @@ def render_lines(
     out = text.split("\n")
     for tl in lines:
         out[tl.offset] = _rewrite(
-            _split(out[tl.offset], syntax), tl.rules, env, knobs, syntax, f"line {first_line + tl.offset}"
+            split_line(out[tl.offset], syntax), tl.rules, env, knobs, syntax, f"line {first_line + tl.offset}"
         )
     return "\n".join(out)
 
@@ -695,11 +347,11 @@ def unlocated_rules(block: Block) -> list[tuple[int, str]]:
     """(0-based line offset, rule) of every rule whose value cannot be found on its line (for lint)."""
     syntax = syntax_for(block.lang)
     out: list[tuple[int, str]] = []
-    for off, _line, sp in _lines(block.text, syntax):
+    for off, _line, sp in code_lines(block.text, syntax):
         if sp is None or not sp.comment or sp.opens_block:
             continue
         for rule in parse_rules(sp.text):
-            if _slot(sp.code, syntax, rule.key) is None:
+            if value_slot(sp.code, syntax, rule.key) is None:
                 out.append((off, f"`{rule.key}`" if rule.key else "the annotation"))
     return out
 

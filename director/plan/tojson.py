@@ -38,7 +38,7 @@ def span(s: Span) -> dict[str, int]:
 
 def _marker(m: MarkerSpec) -> dict[str, Any]:
     cond = None if m.condition is None else {"knob": m.condition.knob, "values": list(m.condition.values)}
-    return {"marker": m.marker.value, "name": m.marker.name.lower(), "condition": cond, "note": m.note}
+    return {"marker": m.marker.value, "name": m.rule.name, "condition": cond, "note": m.note}
 
 
 def _retry(r: RetryPolicy | None) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from director.plan.bash import Guard, ReportLine, VerifyModel, message_regex
 
@@ -30,6 +31,10 @@ class Verdict(enum.StrEnum):
         return self is Verdict.PASSED
 
 
+# Why Director killed a verify block: it ran out of time, waited for keyboard input, or Ctrl-C.
+Stopped = Literal["timeout", "input", "interrupted"]
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What one run of a verify block did.
@@ -41,7 +46,7 @@ class Evidence:
     exit_code: int | None
     output: Sequence[str] = ()  # its lines, control sequences removed
     ran: Mapping[int, int] | None = None
-    stopped: str | None = None  # "timeout" | "input" | "interrupted"
+    stopped: str | None = None  # a `Stopped` (typed str while the engine passes a str)
 
 
 @dataclass(frozen=True)
@@ -177,13 +182,7 @@ def _only_skips(model: VerifyModel, ran: Mapping[int, int], skipped: list[Guard]
     if not skipped:
         return False
     skipped_ids = {model.guards.index(g) for g in skipped}
-    for kind in model.top:
-        if kind == "inert":
-            continue
-        if kind.startswith("guard:") and int(kind.split(":")[1]) in skipped_ids:
-            continue
-        return False
-    return True
+    return all(top == "inert" or (isinstance(top, int) and top in skipped_ids) for top in model.top)
 
 
 def _skip_reason(skipped: list[Guard], model: VerifyModel) -> str:

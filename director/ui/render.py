@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from director.ledger.cells import strip_ansi
+from director.plan import markers
 
 if TYPE_CHECKING:
     from rich.live import Live
@@ -534,15 +535,14 @@ def gate_panel(c: Console, content: GateContent) -> None:
     """The gate: which section, why it is gated, the plan's note, what exists, and the exact commands."""
     from rich.syntax import Syntax
 
-    destructive = content.marker == "💥"
-    kind = "DESTRUCTIVE" if destructive else "GATE"
+    row = markers.by_glyph(content.marker) or markers.rule(markers.Marker.GATE)
     parts: list[RenderableType] = []
     why = Text()
     why.append("why gated: ", style="bold")
     if content.note:
         why.append(clean(content.note))
     else:
-        why.append("the plan marks this section " + ("💥 destructive" if destructive else "🔴 (a human go)"))
+        why.append("the plan marks this section " + row.gate_reason)
     parts.append(why)
     for q in content.quotes:
         parts.append(Text("> " + clean(q).replace("\n", "\n> "), style="italic"))
@@ -563,9 +563,10 @@ def gate_panel(c: Console, content: GateContent) -> None:
     if not content.commands:
         parts.append(Text("no command: the approval covers the section as written", style="dim"))
     parts.append(Text(f"content sha256 {content.sha256}", style="dim"))
-    c.print(Panel(Group(*parts), title=Text(f"{content.marker} {kind} · {_label_of(content.section_key)} "
-                                            f"{clean(content.title)}", style="bold"),
-                  title_align="left", border_style="red" if destructive else "yellow"))
+    c.print(Panel(Group(*parts), title=Text(f"{content.marker} {row.gate_title} · "
+                                            f"{_label_of(content.section_key)} {clean(content.title)}",
+                                            style="bold"),
+                  title_align="left", border_style=row.gate_style))
 
 
 def summary_table(c: Console, reports: list[Any], title: str = "summary") -> None:

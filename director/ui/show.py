@@ -7,15 +7,24 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from director.plan.model import Block, BlockRole, CheckPolarity, MarkerSpec, Plan, Section, SectionKind
+from director.plan.model import (
+    Block,
+    BlockRole,
+    CheckPolarity,
+    MarkerSpec,
+    Plan,
+    Section,
+    SectionKind,
+    section_label,
+)
 from director.plan.templates import target_variables
+from director.plan.verify import excerpt
 
 _ROLE_STYLE = {
     BlockRole.ACT: "bold yellow",
     BlockRole.VERIFY: "bold green",
     BlockRole.TEMPLATE: "bold cyan",
 }
-_GATED = {"🔴", "💥"}
 
 
 def marker_text(m: MarkerSpec) -> str:
@@ -38,18 +47,17 @@ def markers_text(s: Section) -> str:
 
 
 def _first_line(b: Block) -> str:
-    line = next((ln.strip() for ln in b.text.split("\n") if ln.strip()), "")
-    return line if len(line) <= 90 else line[:89] + "…"
+    """The block's first non-blank line, as a short excerpt."""
+    return excerpt(next((ln for ln in b.text.split("\n") if ln.strip()), ""), 90)
 
 
 def _section_label(s: Section) -> str:
-    if s.number is not None:
-        return f"§{s.number} {s.title}"
-    return s.title
+    """`§3 Deploy`; an unnumbered section by its title alone."""
+    return f"{section_label(s)} {s.title}" if s.number is not None else s.title
 
 
 def _gate_text(s: Section) -> str:
-    gated = [m for m in s.markers if m.marker.value in _GATED]
+    gated = [m for m in s.markers if m.rule.gates]
     if not gated:
         return ""
     parts = []

@@ -1,0 +1,168 @@
+"""What a block does, by its commands: the variables it reads and sets, what it destroys or creates,
+whether it calls a program or starts a background job (fingerprints, gate contents, lint, the targets).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from director.plan.bash.grammar import analysed, parse
+from director.plan.bash.words import NAME_RE, Word
+
+# ---------------------------------------------------------------------------------------------------
+# Variables (fingerprints and gate contents)
+
+
+def reads(text: str) -> list[str]:
+    """Variables a block expands, in first-seen order (heredoc bodies that expand included)."""
+    return list(parse(text).reads)
+
+
+def assigns(text: str) -> frozenset[str]:
+    """Variables a block sets (its outputs, not its inputs)."""
+    return parse(text).assigns
+
+
+def inputs(text: str) -> list[str]:
+    """Variables a block reads that it does not set itself first: what its outcome depends on."""
+    s = parse(text)
+    return [v for v in s.reads if v not in s.assigns and NAME_RE.fullmatch(v)]
+
+
+def assignments(text: str) -> list[tuple[str, Word]]:
+    """(name, value) of every assignment a block makes (`X=…`, `export X=…`, `local X=…`), in order."""
+    return list(analysed(text)[1].values)
+
+
+def backgrounds(text: str) -> bool:
+    """Whether the block starts a job in the background (`server &`, `nohup x >log 2>&1 &`)."""
+    root, _ = analysed(text)
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.type == "&" and not n.is_named:
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def calls(text: str, program: str) -> bool:
+    """Whether the block runs `program`."""
+    return parse(text).calls(program)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Destructive commands
+
+# Programs that destroy what their arguments name.
+_DESTROYING_PROGRAMS = frozenset(
+    {"rm", "rmdir", "unlink", "shred", "truncate", "dropdb", "dropuser", "wipefs", "mkfs"}
+)
+# Subcommands that destroy (`wrangler delete`, `kubectl delete`, `tmux kill-session`, `git branch -D`).
+_DESTROYING_VERBS = re.compile(
+    r"^(delete|del|destroy|drop|purge|remove|rm|rmi|terminate|truncate|uninstall|"
+    r"kill-session|kill-server|prune|wipe|erase)(-[a-z0-9-]+)?$",
+    re.IGNORECASE,
+)
+_SQL_DESTROYING = re.compile(r"\b(drop\s+(table|view|index|database|schema)|delete\s+from|truncate)\b", re.I)
+_SQL_CLIENTS = frozenset({"sqlite3", "psql", "mysql", "mariadb", "duckdb"})
+
+
+@dataclass(frozen=True)
+class Destruction:
+    """A command that destroys something: what it is and the words that name its targets."""
+
+    row: int
+    what: str  # `rm -rf`, `wrangler delete`, `> file`, `sqlite3 DROP TABLE`
+    targets: tuple[Word, ...]
+    # Strong: destroys a resource (`rm -r`, `… delete`, `DROP TABLE`), what only 💥 sections should do.
+    # Weak: removes or overwrites a file (`rm -f f`, `> f`), what create sections do to their own files.
+    strong: bool = True
+
+
+def destructions(text: str, *, plan_functions: frozenset[str] = frozenset()) -> list[Destruction]:
+    """Commands that delete, drop, terminate or overwrite, with the words naming what they destroy.
+
+    Function calls are not commands of their own (their bodies are analysed where they are defined), so a
+    function named `drop` is not destructive; `plan_functions` names functions defined in other blocks.
+    """
+    s = parse(text)
+    local = frozenset(s.functions) | plan_functions
+    out: list[Destruction] = []
+    for c in s.commands:
+        prog = c.program
+        if c.kind != "command" or prog in local:
+            continue
+        args = c.args
+        positional = [a for a in args if not (a.static or "").startswith("-")]
+        if prog in _DESTROYING_PROGRAMS:
+            flags = "".join(a.static[1:] for a in args if a.static and re.fullmatch(r"-[A-Za-z]+", a.static))
+            longs = {a.static for a in args if a.static and a.static.startswith("--")}
+            what = f"{prog} -{flags}" if flags else prog
+            recursive = "r" in flags.lower() or "--recursive" in longs
+            strong = prog != "rm" or recursive
+            out.append(Destruction(c.row, what, tuple(positional), strong=strong))
+        elif (prog in _SQL_CLIENTS and any(_SQL_DESTROYING.search(a.pattern) for a in args)) or (
+            prog in _SQL_CLIENTS
+            and any(r.body and _SQL_DESTROYING.search(r.body) for r in c.redirects)
+        ):
+            out.append(Destruction(c.row, f"{prog} (SQL that drops or deletes)", tuple(positional[:1])))
+        elif prog not in ("echo", "printf", "grep", "test", "[", "[[") and prog:
+            # `tool verb …` / `tool noun verb …`: a destroying verb among the first words before options.
+            for i, a in enumerate(positional[:3]):
+                if a.static is not None and not a.quoted and _DESTROYING_VERBS.match(a.static):
+                    what = " ".join([prog, *(p.static or p.pattern for p in positional[: i + 1])])
+                    out.append(Destruction(c.row, what, tuple(positional[i + 1 :])))
+                    break
+        for r in c.redirects:
+            if (
+                r.op in (">", ">|", "&>")
+                and r.target is not None
+                and r.fd in ("", "1", "2")
+                and r.target.static not in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+            ):
+                out.append(Destruction(c.row, f"{r.op} (overwrites)", (r.target,), strong=False))
+    return out
+
+
+# Commands that create what their (last, or every) argument names.
+_CREATE_EVERY = frozenset({"mkdir", "touch", "tee", "install", "mkfifo", "truncate"})
+_CREATE_LAST = frozenset({"cp", "mv", "ln", "rsync", "scp"})
+
+
+def creates(text: str) -> frozenset[str]:
+    """Variables naming something the block creates or writes: `> "$F"`, `mkdir "$D"`, `cp a "$B"`,
+    `git init "$R"`, `python3 -m venv "$V"`, `sqlite3 "$DB" …` (a database file it opens read-write)."""
+    out: set[str] = set()
+    for c in parse(text).commands:
+        for r in c.redirects:
+            if r.op in (">", ">>", ">|", "&>", "&>>") and r.target is not None and r.target.whole_var:
+                out.add(r.target.whole_var)
+        if c.kind != "command":
+            continue
+        prog, args = c.program, c.args
+        positional = [a for a in args if not (a.static or "").startswith("-")]
+        named = [a.whole_var for a in positional if a.whole_var]
+        last = positional[-1].whole_var if positional else None
+        if prog in _CREATE_EVERY:
+            out.update(named)
+        elif last and (
+            prog in _CREATE_LAST
+            or (prog == "git" and positional[0].static in ("init", "clone"))
+            or (prog.startswith("python") and any(a.static == "venv" for a in args))
+        ):
+            out.add(last)
+        elif (
+            prog in _SQL_CLIENTS
+            and not any(a.static in ("-readonly", "--readonly") for a in args)
+            and positional
+            and positional[0].whole_var
+        ):
+            out.add(positional[0].whole_var)  # the database file it opens read-write
+    return frozenset(out)
+
+
+def function_names(text: str) -> frozenset[str]:
+    """Shell functions a block defines."""
+    return frozenset(parse(text).functions)
