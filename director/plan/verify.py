@@ -46,7 +46,7 @@ class Evidence:
     exit_code: int | None
     output: Sequence[str] = ()  # its lines, control sequences removed
     ran: Mapping[int, int] | None = None
-    stopped: str | None = None  # a `Stopped` (typed str while the engine passes a str)
+    stopped: Stopped | None = None
 
 
 @dataclass(frozen=True)

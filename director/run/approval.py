@@ -9,8 +9,8 @@ operator's `go` at the prompt; it covers one application of the section. Without
 from __future__ import annotations
 
 from director.exec.secrets import is_secret_name
-from director.plan import bash, knobs
-from director.plan.model import Marker, Plan, Section, SectionKind
+from director.plan import bash, knobs, markers
+from director.plan.model import Plan, Section, SectionKind
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
@@ -94,7 +94,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
     content = gate_content(run.plan, section, run.knobs, texts, templates, run.session.variables)
     if content is None:
         return
-    destructive = content.marker == Marker.DESTRUCTIVE.value
+    rule = markers.by_glyph(content.marker)
     method: ApprovalHow | None = None
     receipt = run.journal.find_approval(section.key, content.sha256)
     if receipt is not None and consumed(run.journal, receipt.id):
@@ -103,7 +103,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         pass
     elif any(matches(sel, section.key, section.slug, section.title) for sel in run.cfg.approve):
         method = "flag"
-    elif run.cfg.auto_approve and not destructive:
+    elif run.cfg.auto_approve and rule is not None and rule.auto_approvable:
         method = "auto"
     elif run.prompter is not None:
         _emit_gate(run, section, content, None, "prompt")

@@ -18,7 +18,7 @@ from director.exec.shell import SessionState, Shell
 from director.ledger import compose
 from director.ledger.planfile import PlanFile
 from director.ledger.splice import LedgerUpdate
-from director.plan.model import Plan, Section
+from director.plan.model import Plan, Section, key_label, section_label
 from director.plan.verify import CheckResult
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
@@ -90,7 +90,7 @@ class Run:
 
     def label(self, section: Section) -> str:
         """`§3` for a numbered section, its key otherwise (`teardown`, `discovery`)."""
-        return f"§{section.key}" if section.number is not None else section.key
+        return section_label(section)
 
     def report(
         self,
@@ -119,12 +119,9 @@ class Run:
         if self.applied:
             parts.append("applied " + ", ".join(self.applied))
 
-        def name(key: str) -> str:
-            return f"§{key}" if key[:1].isdigit() else key
-
         insync = [r.key for r in self.reports if r.verdict == "in-sync"]
-        earlier = [name(k) for k in insync if k in self.done_before_resume]
-        insync = [name(k) for k in insync if k not in self.done_before_resume]
+        earlier = [key_label(k) for k in insync if k in self.done_before_resume]
+        insync = [key_label(k) for k in insync if k not in self.done_before_resume]
         if earlier:
             parts.insert(0, "finished before the run was resumed " + ", ".join(earlier))
         if insync:

@@ -10,7 +10,7 @@ target, ledger file and prompts are passed in: the engine holds the order, the p
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -124,7 +124,7 @@ class Engine:
         result.unconfirmed = list(run.unconfirmed) if result.outcome == "completed" else []
         return result
 
-    def _start(self, run: Run, *, resumed: bool, how: dict[str, str]) -> None:
+    def _start(self, run: Run, *, resumed: bool, how: Mapping[str, str]) -> None:
         """Journal and announce the run's start and its inputs; replay a resumed run's journal."""
         cfg = self.cfg
         self.bus.emit(

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from director.exec.shell import SessionState, Shell
-from director.plan import knobs
-from director.plan.model import Plan, Section, SectionKind
+from director.plan import knobs, markers
+from director.plan.model import Plan, Section, SectionKind, section_label
 from director.plan.verify import CheckResult, Verdict
 from director.run import approval, fingerprint, sections, steps
 from director.run.config import RunConfig, RunResult, SectionReport
@@ -39,7 +39,7 @@ class Preview:
     reports: list[SectionReport] = field(default_factory=list)
 
     def _verdict(self, section: Section, verdict: str, detail: str) -> None:
-        label = f"§{section.key}" if section.number is not None else section.key
+        label = section_label(section)
         self.reports.append(SectionReport(section.key, section.title, verdict, detail))
         self.bus.emit("section.verdict", section=section.key, label=label, verdict=verdict, detail=detail)
 
@@ -59,7 +59,8 @@ class Preview:
             return False  # an unspent receipt for exactly this content
         if any(matches(s, section.key, section.slug, section.title) for s in self.cfg.approve):
             return False
-        return not (self.cfg.auto_approve and gate.marker.value != "💥")
+        rule = markers.by_glyph(gate.marker.value)
+        return not (self.cfg.auto_approve and rule is not None and rule.auto_approvable)
 
     def _observe(self, section: Section, texts: dict[int, str]) -> tuple[Verdict, str]:
         seen, reason = Verdict.PASSED, ""
@@ -89,7 +90,7 @@ class Preview:
         if self.cfg.kind == "teardown" and plan.teardown is not None:
             todo = [s for s in todo if s.kind is SectionKind.VARIABLES] + [plan.teardown]
         for section in todo:
-            label = f"§{section.key}" if section.number is not None else section.key
+            label = section_label(section)
             texts = fingerprint.block_texts(section, self.knobs, self.realized)
             if section.kind is SectionKind.VARIABLES:
                 for b in section.act_blocks:

@@ -14,7 +14,7 @@ from director.exec.shell import BlockResult
 from director.ledger.cells import strip_ansi
 from director.plan import bash
 from director.plan.model import Block, Section
-from director.plan.verify import Evidence, Judgement, Verdict, judge
+from director.plan.verify import Evidence, Judgement, Stopped, Verdict, judge
 from director.run import fingerprint, session
 from director.run.config import Stop
 from director.run.context import Done, Run
@@ -28,7 +28,7 @@ def judge_block(block: Block, text: str, res: BlockResult) -> Judgement:
     model = bash.verify_model(text, block.body_start)
     lines = [strip_ansi(ln).rstrip("\r") for ln in res.output.split("\n")]
     ran = bash.executed(model, list(res.trace)) if res.trace is not None else None
-    stopped = (
+    stopped: Stopped | None = (
         "timeout"
         if res.timed_out
         else "input"
