@@ -1,35 +1,27 @@
-"""The `director` command line: parse options, call one function, render, map errors to exit codes.
+"""The `director` command line: typer options → one command function call each → its exit code.
 
+`error_handler` is the one place where an error becomes a message and an exit code (pre-commit's
+`error_handler`, copier's `_handle_exceptions`); every code is an `ExitCode` (README "Exit codes").
 Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside the commands so that
 `director --help` starts about as fast as typer itself.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
+from typer._click.exceptions import UsageError as ClickUsageError
 
-from director.errors import DirectorError, UsageError
-
-# Exit codes, one table (README "Exit codes").
-EXIT_OK = 0
-EXIT_FINDINGS = 1  # lint findings, diff differences
-EXIT_CHANGES = 2  # plan: something would change; check: drift (terraform's -detailed-exitcode)
-EXIT_STEP_FAILED = 3  # a block or a verify failed; the run is `failed`
-EXIT_AWAITING_APPROVAL = 4  # a gate needs a human go; the run is `awaiting-approval`
-EXIT_LEASE_HELD = 5
-EXIT_PREREQUISITES = 6
-EXIT_LEDGER_CONFLICT = 7
-EXIT_CRASH_LOOP = 8
-EXIT_UPSTREAM_GUARD = 9
-EXIT_UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
-EXIT_USAGE = 64
-EXIT_PLAN_ERROR = 65
-EXIT_INTERNAL = 70
-EXIT_INTERRUPTED = 130
+from director.errors import DirectorError, ExitCode
+from director.targets import DEFAULT_TARGET, TARGETS
 
 app = typer.Typer(
     name="director",
@@ -40,6 +32,74 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=True,
 )
+
+
+# ------------------------------------------------------------------------------------------ errors
+
+
+def _say_error(message: str) -> None:
+    """`error: …` on stderr; the message is never read as rich markup (it may quote block output)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    err = Console(stderr=True, highlight=False)
+    err.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
+
+
+@contextmanager
+def error_handler() -> Iterator[None]:
+    """Turn whatever ends a command early into its exit code; a traceback only for a bug (exit 70)."""
+    try:
+        yield
+    except DirectorError as exc:
+        _say_error(str(exc))
+        raise SystemExit(int(exc.exit_code)) from None
+    except ClickUsageError as exc:  # a bad option or argument, found by typer
+        exc.show()
+        raise SystemExit(int(ExitCode.USAGE)) from None
+    except (KeyboardInterrupt, typer.Abort):
+        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
+    except BrokenPipeError:
+        # The reader went away (`director audit --jsonl | head -1`): the output was cut short, like an
+        # interrupt. Point stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
+    except Exception as exc:  # a bug: say so, keep the traceback for the report, never exit 1
+        traceback.print_exc()
+        _say_error(f"internal error: {type(exc).__name__}: {exc}")
+        raise SystemExit(int(ExitCode.INTERNAL)) from None
+
+
+def _command(name: str | None = None) -> Callable[[Callable[..., int]], Callable[..., NoReturn]]:
+    """Register a command whose function returns an exit code, inside `error_handler`."""
+
+    def register(fn: Callable[..., int]) -> Callable[..., NoReturn]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> NoReturn:
+            with error_handler():
+                code = fn(*args, **kwargs)
+                sys.stdout.flush()  # a closed pipe is found here, where the handler sees it
+            raise SystemExit(int(code))
+
+        app.command(name)(run)
+        return run
+
+    return register
+
+
+# ----------------------------------------------------------------------------------------- options
+
+
+def _known_target(value: str) -> str:
+    """`--target` takes a name from the registry (`director.targets.TARGETS`)."""
+    if value not in TARGETS:
+        raise typer.BadParameter(f"unknown target {value!r}; choose one of: {', '.join(TARGETS)}")
+    return value
+
+
+def _target_names() -> list[str]:
+    return list(TARGETS)
+
 
 PlanArg = Annotated[Path, typer.Argument(help="The plan (a Markdown file).", show_default=False)]
 StateDirOpt = Annotated[
@@ -52,7 +112,13 @@ WorkdirOpt = Annotated[
     Path | None, typer.Option("--workdir", help="Where blocks run (default: <state-dir>/workspace).")
 ]
 TargetOpt = Annotated[
-    str, typer.Option("--target", help="cloudflare (blocks run as written) or local (real wrangler dev).")
+    str,
+    typer.Option(
+        "--target",
+        help=f"Where the blocks act: {' | '.join(TARGETS)} (cloudflare: as written; local: wrangler dev).",
+        callback=_known_target,
+        autocompletion=_target_names,
+    ),
 ]
 SetOpt = Annotated[
     list[str] | None,
@@ -72,89 +138,45 @@ SecretOpt = Annotated[
 EventsOpt = Annotated[
     str | None, typer.Option("--events", help="Write JSONL events to FILE ('-' for stdout).", metavar="FILE")
 ]
+PlainOpt = Annotated[bool, typer.Option("--plain", help="Line-oriented output, no live view or colours.")]
+StepTimeoutOpt = Annotated[float, typer.Option("--step-timeout", help="Seconds a block may run.")]
+MaxRecoveriesOpt = Annotated[
+    int, typer.Option("--max-recoveries", help="Crash recoveries without progress before giving up.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable.")]
 
 
-def _fail(exc: BaseException) -> None:
-    """Print an error (never a traceback for known errors) and exit with its code."""
-    from rich.console import Console
-
-    err = Console(stderr=True, highlight=False)
-    if isinstance(exc, DirectorError):
-        err.print(f"[bold red]error:[/] {exc}", markup=True, soft_wrap=True)
-        raise typer.Exit(exc.exit_code)
-    raise exc
+# ---------------------------------------------------------------------------------------- commands
 
 
-def _load(plan: Path) -> Any:
-    from director.plan.parse import parse_file
-
-    if not plan.exists():
-        raise UsageError(f"PLAN: no such file: {plan}")
-    return parse_file(str(plan))
-
-
-@app.command()
+@_command()
 def show(
     plan: PlanArg, as_json: Annotated[bool, typer.Option("--json", help="Print the model as JSON.")] = False
-) -> None:
+) -> int:
     """Show the parsed plan: sections, markers, gates, blocks, inputs, Live State.
 
     Example: director show plans/workflow.cloudflare.md --json | jq '.sections[].key'
     """
-    try:
-        p = _load(plan)
-        if as_json:
-            import json
+    from director.commands.show import show_command
 
-            from director.plan.tojson import to_json
-
-            sys.stdout.write(json.dumps(to_json(p), ensure_ascii=False, indent=2) + "\n")
-            return
-        from rich.console import Console
-
-        from director.ui.show import render
-
-        render(p, Console())
-    except DirectorError as exc:
-        _fail(exc)
+    return show_command(plan, as_json=as_json)
 
 
-@app.command()
-def lint(plan: PlanArg) -> None:
+@_command()
+def lint(plan: PlanArg) -> int:
     """Check a plan for what an author would want fixed (exit 1 on findings).
 
     Example: director lint plans/workflow.cloudflare.md
     """
-    try:
-        p = _load(plan)
-        from director.plan.lint import lint as run_lint
+    from director.commands.lint import lint_command
 
-        findings = run_lint(p)
-        for f in findings:
-            print(f.format(str(plan)))
-        if findings:
-            print(f"{len(findings)} finding(s)")
-            raise typer.Exit(EXIT_FINDINGS)
-        print("clean")
-    except DirectorError as exc:
-        _fail(exc)
+    return lint_command(plan)
 
 
-def _run(kind: str, mode: str, plan: Path, **opts: Any) -> None:
-    from director.commands import app as runner
-
-    try:
-        code = runner.run_command(kind=kind, mode=mode, plan_path=plan, **opts)
-    except DirectorError as exc:
-        _fail(exc)
-        return
-    raise typer.Exit(code)
-
-
-@app.command()
+@_command()
 def apply(
     plan: PlanArg,
-    target: TargetOpt = "cloudflare",
+    target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     approve: ApproveOpt = None,
     auto_approve: Annotated[
@@ -170,16 +192,12 @@ def apply(
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
-    step_timeout: Annotated[float, typer.Option("--step-timeout", help="Seconds a block may run.")] = 1800.0,
-    max_recoveries: Annotated[
-        int, typer.Option("--max-recoveries", help="Crash recoveries without progress before giving up.")
-    ] = 5,
+    step_timeout: StepTimeoutOpt = 1800.0,
+    max_recoveries: MaxRecoveriesOpt = 5,
     secret: SecretOpt = None,
     events: EventsOpt = None,
-    plain: Annotated[
-        bool, typer.Option("--plain", help="Line-oriented output, no live view or colours.")
-    ] = False,
-) -> None:
+    plain: PlainOpt = False,
+) -> int:
     """Apply a plan: observe before act, stop at gates, resume where a previous run stopped.
 
     \b
@@ -187,10 +205,12 @@ def apply(
       director apply plans/workflow.cloudflare.md --target local --set trigger=cli --auto-approve
       director apply plan.md --non-interactive --approve 3     # CI: approve §3's gate by flag
     """
-    _run(
-        "apply",
-        "run",
-        plan,
+    from director.commands.run import run_command
+
+    return run_command(
+        kind="apply",
+        mode="run",
+        plan_path=plan,
         target=target,
         sets=set_ or [],
         approve=approve or [],
@@ -208,10 +228,10 @@ def apply(
     )
 
 
-@app.command()
+@_command()
 def teardown(
     plan: PlanArg,
-    target: TargetOpt = "cloudflare",
+    target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     approve: ApproveOpt = None,
     non_interactive: Annotated[bool, typer.Option("--non-interactive", help="Never prompt.")] = False,
@@ -219,22 +239,22 @@ def teardown(
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
-    step_timeout: Annotated[float, typer.Option("--step-timeout", help="Seconds a block may run.")] = 1800.0,
-    max_recoveries: Annotated[
-        int, typer.Option("--max-recoveries", help="Crash recoveries without progress before giving up.")
-    ] = 5,
+    step_timeout: StepTimeoutOpt = 1800.0,
+    max_recoveries: MaxRecoveriesOpt = 5,
     secret: SecretOpt = None,
     events: EventsOpt = None,
-    plain: Annotated[bool, typer.Option("--plain", help="Line-oriented output.")] = False,
-) -> None:
+    plain: PlainOpt = False,
+) -> int:
     """Tear down what the plan created: observe first, 💥 approval, resumable.
 
     Example: director teardown plans/workflow.cloudflare.md --target local --approve teardown
     """
-    _run(
-        "teardown",
-        "run",
-        plan,
+    from director.commands.run import run_command
+
+    return run_command(
+        kind="teardown",
+        mode="run",
+        plan_path=plan,
         target=target,
         sets=set_ or [],
         approve=approve or [],
@@ -252,26 +272,28 @@ def teardown(
     )
 
 
-@app.command("plan")
+@_command("plan")
 def plan_cmd(
     plan: PlanArg,
-    target: TargetOpt = "cloudflare",
+    target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     teardown_: Annotated[bool, typer.Option("--teardown", help="Preview the teardown instead.")] = False,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
     secret: SecretOpt = None,
     events: EventsOpt = None,
-    plain: Annotated[bool, typer.Option("--plain", help="Line-oriented output.")] = False,
-) -> None:
+    plain: PlainOpt = False,
+) -> int:
     """Preview (read-only): in sync / will apply / needs approval / blocked, per section. Exit 2 if changes.
 
     Example: director plan plans/workflow.cloudflare.md --target local
     """
-    _run(
-        "teardown" if teardown_ else "apply",
-        "preview",
-        plan,
+    from director.commands.run import run_command
+
+    return run_command(
+        kind="teardown" if teardown_ else "apply",
+        mode="preview",
+        plan_path=plan,
         target=target,
         sets=set_ or [],
         state_dir=state_dir,
@@ -282,24 +304,26 @@ def plan_cmd(
     )
 
 
-@app.command()
+@_command()
 def check(
     plan: PlanArg,
-    target: TargetOpt = "cloudflare",
+    target: TargetOpt = DEFAULT_TARGET,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
     secret: SecretOpt = None,
     events: EventsOpt = None,
-    plain: Annotated[bool, typer.Option("--plain", help="Line-oriented output.")] = False,
-) -> None:
+    plain: PlainOpt = False,
+) -> int:
     """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift.
 
     Example: director check plans/workflow.cloudflare.md --target local
     """
-    _run(
-        "apply",
-        "check",
-        plan,
+    from director.commands.run import run_command
+
+    return run_command(
+        kind="apply",
+        mode="check",
+        plan_path=plan,
         target=target,
         state_dir=state_dir,
         workdir=workdir,
@@ -309,46 +333,34 @@ def check(
     )
 
 
-@app.command("approve")
+@_command("approve")
 def approve_cmd(
     plan: PlanArg,
     section: Annotated[str, typer.Argument(help="The gated section: number (3) or slug (teardown).")],
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
-) -> None:
+) -> int:
     """Record an approval receipt for a gate as it stands now (shows what is approved first).
 
     Example: director approve plans/workflow.cloudflare.md 3 --operator alice
     """
-    from director.commands import app as runner
+    from director.commands.approve import approve_command
 
-    try:
-        code = runner.approve_command(plan, section, operator=operator, state_dir=state_dir)
-    except DirectorError as exc:
-        _fail(exc)
-        return
-    raise typer.Exit(code)
+    return approve_command(plan, section, operator=operator, state_dir=state_dir)
 
 
-@app.command()
-def status(
-    plan: PlanArg,
-    state_dir: StateDirOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable.")] = False,
-) -> None:
+@_command()
+def status(plan: PlanArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> int:
     """The plan's state at a glance: Live State, last run, frontier, gate, lease, local sessions.
 
     Example: director status plans/workflow.cloudflare.md --json
     """
-    from director.commands import app as runner
+    from director.commands.status import status_command
 
-    try:
-        raise typer.Exit(runner.status_command(plan, state_dir=state_dir, as_json=as_json))
-    except DirectorError as exc:
-        _fail(exc)
+    return status_command(plan, state_dir=state_dir, as_json=as_json)
 
 
-@app.command()
+@_command()
 def diff(
     plan: PlanArg,
     against: Annotated[str, typer.Option("--against", help="A git revision to compare with.")] = "HEAD",
@@ -356,73 +368,49 @@ def diff(
         bool, typer.Option("--last-run", help="Compare with the state before the last run.")
     ] = False,
     state_dir: StateDirOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable.")] = False,
-) -> None:
+    as_json: JsonOpt = False,
+) -> int:
     """The Live State diff against a git revision (default HEAD) or the last run. Exit 1 if different.
 
     Example: director diff plans/workflow.cloudflare.md --against HEAD~1
     """
-    from director.commands import app as runner
+    from director.commands.diff import diff_command
 
-    try:
-        raise typer.Exit(
-            runner.diff_command(
-                plan, against=against, last_run=last_run, state_dir=state_dir, as_json=as_json
-            )
-        )
-    except DirectorError as exc:
-        _fail(exc)
+    return diff_command(plan, against=against, last_run=last_run, state_dir=state_dir, as_json=as_json)
 
 
-@app.command()
+@_command()
 def audit(
     plan: PlanArg,
     state_dir: StateDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Everything as one JSON document.")] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON record per line.")] = False,
-) -> None:
+) -> int:
     """The history from the journal: runs, transitions, steps, approvals, inputs, target changes.
 
     Example: director audit plans/workflow.cloudflare.md --jsonl > audit.jsonl
     """
-    from director.commands import app as runner
+    from director.commands.audit import audit_command
 
-    try:
-        raise typer.Exit(runner.audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl))
-    except DirectorError as exc:
-        _fail(exc)
+    return audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl)
 
 
-@app.command()
+@_command()
 def init(
     name: Annotated[str, typer.Argument(help="Plan name: writes NAME.md (e.g. cache.local).")],
     directory: Annotated[Path, typer.Option("--dir", help="Where to write it.")] = Path("."),
-) -> None:
+) -> int:
     """Scaffold a new plan in this format that lints clean and applies on a fresh machine.
 
     Example: director init cache.local && director apply cache.local.md --non-interactive
     """
-    from director.plan import scaffold
+    from director.commands.init import init_command
 
-    try:
-        path = scaffold.write(name, directory)
-    except DirectorError as exc:
-        _fail(exc)
-        return
-    print(f"wrote {path}")
+    return init_command(name, directory)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point: usage errors exit 64 (2 means drift/changes, as in terraform)."""
-    from typer._click.exceptions import UsageError as ClickUsageError
-
-    try:
-        rv = app(standalone_mode=False)
-    except ClickUsageError as exc:
-        exc.show()
-        sys.exit(EXIT_USAGE)
-    except typer.Abort:
-        sys.exit(EXIT_INTERRUPTED)
-    except KeyboardInterrupt:
-        sys.exit(EXIT_INTERRUPTED)
-    sys.exit(rv if isinstance(rv, int) else 0)
+    with error_handler():
+        rv = app(args=argv, standalone_mode=False)
+    sys.exit(rv if isinstance(rv, int) else ExitCode.OK)

@@ -1,18 +1,46 @@
-"""One error hierarchy. Errors never print; `cli.py` alone turns them into messages and exit codes."""
+"""One error hierarchy and one exit-code table. Errors never print; `cli.py` alone turns them into
+messages and exit codes."""
 
 from __future__ import annotations
 
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Every code the `director` command returns (README "Exit codes"); nothing else is ever returned."""
+
+    OK = 0  # applied / in sync / no differences
+    FINDINGS = 1  # lint findings, diff differences (only these two: CI reads 1 as "differences")
+    CHANGES = 2  # plan: something would change; check: drift (terraform's -detailed-exitcode)
+    STEP_FAILED = 3  # a block or a verify failed; the run is `failed`
+    AWAITING_APPROVAL = 4  # a gate needs a human go; the run is `awaiting-approval`
+    LEASE_HELD = 5  # another live process holds the plan's lease
+    PREREQUISITES = 6  # target prerequisites missing
+    LEDGER_CONFLICT = 7  # the Live State was edited during the run
+    CRASH_LOOP = 8  # the run died repeatedly without progress
+    UPSTREAM_GUARD = 9  # a teardown would destroy (or lost) a bound upstream resource
+    UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
+    USAGE = 64  # a bad option or argument (sysexits EX_USAGE)
+    PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
+    INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)
+    INTERRUPTED = 130  # Ctrl-C / SIGTERM (128 + SIGINT); the next apply resumes
+
 
 class DirectorError(Exception):
-    """Base of every error Director raises on purpose."""
+    """Base of every error Director raises on purpose.
 
-    exit_code = 1
+    Raise a subclass: the base's code is "internal" because 1 means findings/differences to CI.
+    Every class's `exit_code` is an `ExitCode` member (typed `int` only so that a subclass elsewhere that
+    still says `exit_code = 8` type-checks; tests/test_exit_codes.py checks the value is a member).
+    """
+
+    exit_code: int = ExitCode.INTERNAL
 
 
 class PlanError(DirectorError):
     """A malformed plan: the message names file:line and what is wrong."""
 
-    exit_code = 65
+    exit_code = ExitCode.PLAN_ERROR
 
     def __init__(self, message: str, *, path: str | None = None, line: int | None = None) -> None:
         self.path = path
@@ -25,48 +53,48 @@ class PlanError(DirectorError):
 
 
 class UsageError(DirectorError):
-    """A bad option or argument (names the option)."""
+    """A bad option or argument, or a command that does not apply yet (names what is wrong)."""
 
-    exit_code = 64
+    exit_code = ExitCode.USAGE
 
 
 class TransitionError(DirectorError):
     """An invalid lifecycle transition (a bug or a corrupted journal, never silently applied)."""
 
-    exit_code = 70
+    exit_code = ExitCode.INTERNAL
 
 
 class LeaseHeld(DirectorError):
     """Another live process holds this plan's lease."""
 
-    exit_code = 5
+    exit_code = ExitCode.LEASE_HELD
 
 
 class PrerequisiteError(DirectorError):
     """The target cannot run here (wrangler missing, no credentials, Node too old…)."""
 
-    exit_code = 6
+    exit_code = ExitCode.PREREQUISITES
 
 
 class LedgerConflict(DirectorError):
     """The Live State section was edited while Director was running; refusing to clobber it."""
 
-    exit_code = 7
-
-
-class JournalError(DirectorError):
-    """The journal database is unusable (corrupt, newer schema…)."""
-
-    exit_code = 70
+    exit_code = ExitCode.LEDGER_CONFLICT
 
 
 class CrashLoop(DirectorError):
     """A run keeps dying without progress; Director stops recovering it."""
 
-    exit_code = 8
+    exit_code = ExitCode.CRASH_LOOP
 
 
 class UpstreamGuard(DirectorError):
     """A teardown command would destroy a bound (upstream) resource, or one disappeared during teardown."""
 
-    exit_code = 9
+    exit_code = ExitCode.UPSTREAM_GUARD
+
+
+class JournalError(DirectorError):
+    """The journal database is unusable (corrupt, newer schema…)."""
+
+    exit_code = ExitCode.INTERNAL

@@ -13,23 +13,11 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from director.targets.local import LocalAccount, WorkerRecord, group_members, stop_group
-from director.targets.wrangler_shim import (
-    Args,
-    Deployment,
-    Route,
-    account_step_outputs,
-    classify,
-    find_config,
-    format_error,
-    parse_args,
-    parse_jsonc,
-    render_deployments,
-    with_local,
-    without_options,
-    worker_config,
-    workflow_resource,
-)
+from director.targets.local import Deployment, LocalAccount, WorkerRecord, group_members, stop_group
+from director.targets.shim.argv import Args, Route, classify, parse_args, with_local, without_options
+from director.targets.shim.config import find_config, parse_jsonc, worker_config
+from director.targets.shim.output import account_step_outputs, format_error, render_deployments
+from director.targets.wrangler_shim import workflow_resource
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"

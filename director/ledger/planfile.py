@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from director.errors import DirectorError, LedgerConflict, PlanError
+from director.errors import DirectorError, ExitCode, LedgerConflict, PlanError
 from director.exec.secrets import MIN_SECRET_LEN
 from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
 from director.plan.model import Plan
@@ -39,7 +39,7 @@ _SAVE_ATTEMPTS = 3
 class SecretInLedger(DirectorError):
     """The text about to be written contains a secret value; nothing was written."""
 
-    exit_code = 70
+    exit_code = ExitCode.INTERNAL
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

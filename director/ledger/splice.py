@@ -22,7 +22,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from director.errors import DirectorError, PlanError
+from director.errors import DirectorError, ExitCode, PlanError
 from director.plan.model import Plan, Table
 
 __all__ = [
@@ -40,7 +40,7 @@ __all__ = [
 class LedgerWriteError(DirectorError):
     """Write-back produced text that does not re-read as intended (a Director bug; nothing is written)."""
 
-    exit_code = 70
+    exit_code = ExitCode.INTERNAL
 
 
 class UnknownLedgerKey(KeyError):

@@ -66,9 +66,7 @@ def drain_target(run: Run) -> None:
     """Journal and announce what the target did during the block (a deploy, a session started)."""
     for ev in run.target.drain_events():
         run.journal.record_event(run.run_id, "target", ev)
-        what = str(ev.get("kind") or ev.get("op") or "change")
-        name = ev.get("worker") or ev.get("name")
-        run.bus.emit("target", op=f"{what} {name}" if name else what, detail=ev)
+        run.bus.emit("target", op=run.target.describe_event(ev), detail=ev)
 
 
 def _memo(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from director.errors import DirectorError, UpstreamGuard
+from director.errors import UpstreamGuard, UsageError
 from director.plan.model import SectionKind
 from director.plan.verify import Verdict
 from director.run import approval, fingerprint, sections, steps, upstream
@@ -29,7 +29,7 @@ def teardown(run: Run) -> RunResult:
     plan = run.plan
     td = plan.teardown
     if td is None:
-        raise DirectorError(f"{run.pf.path}: the plan has no `## Teardown` section")
+        raise UsageError(f"{run.pf.path}: the plan has no `## Teardown` section")
     for section in plan.executable_sections:
         if section.kind is SectionKind.VARIABLES:
             sections.apply_section(run, section)

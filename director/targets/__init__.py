@@ -1,26 +1,49 @@
-"""Targets: where a plan's blocks act (`cloudflare`, the default, or `local`)."""
+"""Targets: where a plan's blocks act. One module per target, one line per target in `TARGETS`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from director.errors import UsageError
-from director.targets.base import Progress, SessionInfo, Target, TargetEnv
+from director.targets.base import Progress, SessionInfo, Target, TargetEnv, TargetFactory
 
-TARGET_NAMES = ("cloudflare", "local")
+__all__ = [
+    "DEFAULT_TARGET",
+    "TARGETS",
+    "Progress",
+    "SessionInfo",
+    "Target",
+    "TargetEnv",
+    "TargetFactory",
+    "get_target",
+]
 
-__all__ = ["TARGET_NAMES", "Progress", "SessionInfo", "Target", "TargetEnv", "get_target"]
+
+# The factories import their module on first use, so `director --help` and every run of the wrangler shim
+# (`python -m director.targets.wrangler_shim`) do not pay for the targets they do not use.
+def _cloudflare(state_dir: Path, *, progress: Progress | None = None) -> Target:
+    from director.targets.cloudflare import CloudflareTarget
+
+    return CloudflareTarget(state_dir, progress=progress)
+
+
+def _local(state_dir: Path, *, progress: Progress | None = None) -> Target:
+    from director.targets.local import LocalTarget
+
+    return LocalTarget(state_dir, progress=progress)
+
+
+#: name → factory; the keys are `--target`'s choices.
+TARGETS: dict[str, TargetFactory] = {
+    "cloudflare": _cloudflare,
+    "local": _local,
+}
+DEFAULT_TARGET = "cloudflare"
 
 
 def get_target(name: str, state_dir: Path, *, progress: Progress | None = None) -> Target:
     """The target called `name`, keeping its local state under `state_dir`."""
-    # Imported here so `python -m director.targets.wrangler_shim` does not pay for both targets.
-    if name == "cloudflare":
-        from director.targets.cloudflare import CloudflareTarget
-
-        return CloudflareTarget(state_dir, progress=progress)
-    if name == "local":
-        from director.targets.local import LocalTarget
-
-        return LocalTarget(state_dir, progress=progress)
-    raise UsageError(f"--target: unknown target {name!r}; choose one of: {', '.join(TARGET_NAMES)}")
+    make = TARGETS.get(name)
+    if make is None:
+        raise UsageError(f"--target: unknown target {name!r}; choose one of: {', '.join(TARGETS)}")
+    return make(state_dir, progress=progress)

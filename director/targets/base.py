@@ -1,11 +1,15 @@
-"""The `Target` contract the engine uses: prerequisites, the blocks' environment, events, sessions."""
+"""The `Target` contract the engine and the commands use: whether a plan needs it, prerequisites, the
+blocks' environment, events (and how to say one in a line), sessions."""
 
 from __future__ import annotations
 
-import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from director.plan.model import Plan
 
 #: A progress callback: the CLI turns each message into a spinner line; `None` means silent.
 Progress = Callable[[str], None]
@@ -47,27 +51,61 @@ class SessionInfo:
         }
 
 
-class Target(abc.ABC):
-    """Where a plan's blocks act: the operator's Cloudflare account, or a local stand-in for it."""
+class Target(Protocol):
+    """Where a plan's blocks act: the operator's Cloudflare account, a local stand-in for it, or any other.
+
+    A target is one module with a class that has these members, plus one line in `TARGETS`
+    (`director/targets/__init__.py`); nothing else in Director names a target.
+    """
 
     name: str
 
-    @abc.abstractmethod
+    def needed_by(self, plan: Plan) -> bool:
+        """Whether the plan's blocks use what this target provides (else: no prerequisites, no env)."""
+        ...
+
     def check_prerequisites(self) -> None:
         """Raise `PrerequisiteError` naming what is missing; may install tools (reporting progress)."""
+        ...
 
-    @abc.abstractmethod
     def block_environment(self) -> TargetEnv:
         """The PATH entries and variables every block of this run gets."""
+        ...
 
-    @abc.abstractmethod
     def drain_events(self) -> list[dict[str, Any]]:
         """Changes the target made since the last call, oldest first, for the journal."""
+        ...
 
-    @abc.abstractmethod
+    def describe_event(self, event: dict[str, Any]) -> str:
+        """One line saying what an event from `drain_events` did (for the screen and `--events`)."""
+        ...
+
     def sessions(self) -> list[SessionInfo]:
-        """The target's long-running sessions and their health."""
+        """The target's long-running sessions under its state directory and their health (`status`)."""
+        ...
 
-    @abc.abstractmethod
     def stop_all(self) -> list[SessionInfo]:
         """Stop every session this target runs; return the ones that were stopped."""
+        ...
+
+
+class TargetFactory(Protocol):
+    """What `TARGETS` maps a name to: a target class, or any callable with its constructor's shape."""
+
+    def __call__(self, state_dir: Path, *, progress: Progress | None = None) -> Target:
+        """The target, keeping its local state under `state_dir`."""
+        ...
+
+
+def plan_calls(plan: Plan, program: str) -> bool:
+    """Whether any executable block of the plan runs `program` (read by the bash grammar)."""
+    from director.plan import bash
+
+    return any(bash.calls(b.text, program) for s in plan.sections for b in s.executable_blocks)
+
+
+def describe_change(event: dict[str, Any], subject_key: str) -> str:
+    """`<kind> <subject>`: what changed and on what (a target names its subject key)."""
+    what = str(event.get("kind") or event.get("op") or "change")
+    name = event.get(subject_key) or event.get("name")
+    return f"{what} {name}" if name else what

@@ -6,10 +6,13 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from director.errors import PrerequisiteError
-from director.targets.base import Progress, SessionInfo, Target, TargetEnv
+from director.targets.base import Progress, SessionInfo, TargetEnv, describe_change, plan_calls
+
+if TYPE_CHECKING:
+    from director.plan.model import Plan
 
 NOT_AUTHENTICATED = "You are not authenticated"
 _HINT = "Or run the plan without a Cloudflare account: `--target local`."
@@ -29,7 +32,7 @@ def _has_env_credentials(environ: dict[str, str] | os._Environ[str]) -> bool:
     return bool(environ.get("CLOUDFLARE_API_KEY") and environ.get("CLOUDFLARE_EMAIL"))
 
 
-class CloudflareTarget(Target):
+class CloudflareTarget:
     """Runs blocks unchanged; only checks that wrangler and credentials are there first."""
 
     name = "cloudflare"
@@ -61,6 +64,10 @@ class CloudflareTarget(Target):
             ) from exc
         except OSError as exc:
             raise PrerequisiteError(f"cannot run `{' '.join(argv)}`: {exc}. {_HINT}") from exc
+
+    def needed_by(self, plan: Plan) -> bool:
+        """Only a plan that calls wrangler needs wrangler and an account."""
+        return plan_calls(plan, "wrangler")
 
     def check_prerequisites(self) -> None:
         """Wrangler on PATH and runnable, plus a token or a `wrangler login`."""
@@ -94,6 +101,10 @@ class CloudflareTarget(Target):
     def drain_events(self) -> list[dict[str, Any]]:
         """The account is the record here; Director makes no changes of its own."""
         return []
+
+    def describe_event(self, event: dict[str, Any]) -> str:
+        """`<kind> <worker>` (this target has no events of its own; kept for the contract)."""
+        return describe_change(event, "worker")
 
     def sessions(self) -> list[SessionInfo]:
         """Nothing runs locally for this target."""

@@ -32,10 +32,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from director.targets.base import Progress, SessionInfo, Target, TargetEnv
+from director.targets.base import Progress, SessionInfo, TargetEnv, describe_change, plan_calls
 from director.targets.install import Wrangler, resolve_wrangler
+
+if TYPE_CHECKING:
+    from director.plan.model import Plan
 
 SCHEMA = 1
 ENV_ACCOUNT = "DIRECTOR_LOCAL_ACCOUNT"
@@ -434,7 +437,7 @@ def _wrapper_text(python: str, package_parent: str, account: Path, real: Path) -
     )
 
 
-class LocalTarget(Target):
+class LocalTarget:
     """Runs the plan against wrangler dev sessions that stand in for a Cloudflare account."""
 
     name = "local"
@@ -449,6 +452,10 @@ class LocalTarget(Target):
     def wrapper_path(self) -> Path:
         """The generated `wrangler` the blocks run."""
         return self.account.bin_dir / "wrangler"
+
+    def needed_by(self, plan: Plan) -> bool:
+        """Only a plan that calls wrangler needs the local stack (no install, no shim otherwise)."""
+        return plan_calls(plan, "wrangler")
 
     def check_prerequisites(self) -> None:
         """Find (or install) a real wrangler and write the wrapper."""
@@ -496,6 +503,10 @@ class LocalTarget(Target):
         if new_offset != offset:
             atomic_write(self.account.cursor_path, f"{new_offset}\n")
         return events
+
+    def describe_event(self, event: dict[str, Any]) -> str:
+        """`deploy orders`, `session-stop orders`, `workflow orders`…: the change and its Worker."""
+        return describe_change(event, "worker")
 
     def sessions(self) -> list[SessionInfo]:
         """Every Worker in the local account with the health of its dev session."""

@@ -1,0 +1,40 @@
+"""`director status` for a terminal: the data `director.commands.status` computed, as lines and tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def render_status(c: Console, out: dict[str, Any]) -> None:
+    """Title, Live State keys, last run, lease, per-section last success, sessions."""
+    c.print(f"[bold]{out['title']}[/]  ({out['plan']})")
+    for k, v in out["live_state"].items():
+        c.print(f"  {k:14} {v}")
+    lr = out["last_run"]
+    if lr:
+        extra = f", waiting on §{lr['waiting_on']}" if lr["waiting_on"] else ""
+        c.print(f"  last run       {lr['kind']} #{lr['id']}: {lr['state']}{extra} ({lr['updated_at']})")
+    else:
+        c.print("  last run       none")
+    if out["lease"]:
+        lease = out["lease"]
+        gone = " (not running: the next apply resumes the run)" if lease.get("alive") is False else ""
+        c.print(f"  lease          held by pid {lease['pid']} on {lease['host']}{gone}")
+    t = Table("section", "title", "last success")
+    for s in out["sections"]:
+        t.add_row(s["key"], s["title"], str(s["last_success"] or "—"))
+    c.print(t)
+    if out["sessions"]:
+        st = Table("worker", "pid", "port", "url", "health", title="local sessions")
+        for s in out["sessions"]:
+            st.add_row(
+                str(s.get("name")),
+                str(s.get("pid")),
+                str(s.get("port")),
+                str(s.get("url")),
+                "healthy" if s.get("healthy") else ("alive" if s.get("alive") else "dead"),
+            )
+        c.print(st)
