@@ -25,7 +25,7 @@ from director.plan.model import (
 from director.plan.parse import parse
 from director.plan.tojson import to_json
 from director.run.gates import GateContent
-from director.ui.render import gate_panel
+from director.ui.prompts import gate_panel
 
 
 def _section(*specs: MarkerSpec, kind: SectionKind = SectionKind.NUMBERED, key: str = "1") -> Section:

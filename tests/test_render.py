@@ -20,13 +20,12 @@ from rich.console import Console
 
 from director.plan.model import Input
 from director.run.gates import GateContent
+from director.ui.prompts import TerminalPrompter, gate_panel
 from director.ui.render import (
     LineBuffer,
     LiveReporter,
     PlainReporter,
-    TerminalPrompter,
     clean,
-    gate_panel,
     make_console,
     summary_table,
 )

@@ -15,7 +15,8 @@ def approve_command(
     """Record a receipt for a gate's content as it stands (the waiting run's session and inputs)."""
     from director.plan import knobs
     from director.run.gates import make_receipt, matches, operator_name
-    from director.ui.render import gate_panel, make_console
+    from director.ui.prompts import gate_panel
+    from director.ui.render import make_console
 
     plan = load_plan(plan_path)
     section = next((s for s in plan.sections if matches(selector, s.key, s.slug, s.title)), None)

@@ -187,7 +187,7 @@ def _event_sinks(bus: Bus, events: str | None, closing: ExitStack) -> None:
 
 def _prompter(console: Console, live: LiveReporter | None, interactive: bool) -> Prompter | None:
     """Questions at the terminal (the live view steps aside while one is asked), or none."""
-    from director.ui.render import TerminalPrompter
+    from director.ui.prompts import TerminalPrompter
 
     if not interactive:
         return None

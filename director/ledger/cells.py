@@ -113,6 +113,8 @@ _ANSI = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
+
+
 def strip_ansi(text: str) -> str:
     """Text without terminal control sequences (tools colour their output under a pty)."""
     return _ANSI.sub("", text)

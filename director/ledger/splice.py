@@ -10,11 +10,9 @@ YAML scalars, and to re-parse the result as a check. Table rows are edited cell 
 from __future__ import annotations
 
 import io
-import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -22,8 +20,21 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from director.errors import DirectorError, ExitCode, PlanError
-from director.plan.model import Plan, Table
+from director.errors import PlanError
+from director.ledger.tables import (
+    LedgerWriteError,
+    Lines,
+    UnknownLedgerKey,
+    column_widths,
+    find_column,
+    new_row,
+    norm,
+    row_index,
+    set_cells,
+    split_cells,
+)
+from director.plan.model import Plan
+from director.plan.source import plain
 
 __all__ = [
     "LedgerUpdate",
@@ -35,20 +46,6 @@ __all__ = [
     "render_scalar",
     "split_cells",
 ]
-
-
-class LedgerWriteError(DirectorError):
-    """Write-back produced text that does not re-read as intended (a Director bug; nothing is written)."""
-
-    exit_code = ExitCode.INTERNAL
-
-
-class UnknownLedgerKey(KeyError):
-    """An update names a kv key or check row the plan's Live State does not have (a programming error)."""
-
-    def __str__(self) -> str:
-        # KeyError's str() is the repr of its argument; a sentence reads better in a traceback.
-        return str(self.args[0]) if self.args else "unknown ledger key"
 
 
 @dataclass(frozen=True)
@@ -66,47 +63,16 @@ class LedgerUpdate:
         return not (self.yaml or self.kv or self.checks or self.kv_add)
 
 
-# ---------------------------------------------------------------------------------------------------
-# Lines with their endings
-
-
-@dataclass
-class _Lines:
-    """A text as line contents plus each line's own ending, so untouched lines stay byte-identical."""
-
-    contents: list[str]
-    endings: list[str]
-
-    @classmethod
-    def of(cls, text: str) -> _Lines:
-        contents: list[str] = []
-        endings: list[str] = []
-        for raw in text.splitlines(keepends=True):
-            # Only \n and \r\n end a Markdown line here; str.splitlines also splits on \x0b, \x1c,
-            # U+2028 … which markdown-it does not, so re-join those pieces below.
-            if raw.endswith("\r\n"):
-                body, end = raw[:-2], "\r\n"
-            elif raw.endswith("\n"):
-                body, end = raw[:-1], "\n"
-            else:
-                body, end = raw, ""
-            if contents and endings[-1] == "":
-                contents[-1] += body
-                endings[-1] = end
-            else:
-                contents.append(body)
-                endings.append(end)
-        return cls(contents, endings)
-
-    def text(self) -> str:
-        return "".join(c + e for c, e in zip(self.contents, self.endings, strict=True))
+def _exact(value: Any) -> Any:
+    """Round-trip data as compared: keys keep their type, dates are tagged (`plan.source.plain`)."""
+    return plain(value, exact=True)
 
 
 def live_state_text(plan: Plan) -> str:
     """The exact text of the plan's `## Live State` section ("" when it has none)."""
     if plan.live_state is None:
         return ""
-    lines = _Lines.of(plan.source)
+    lines = Lines.of(plan.source)
     span = plan.live_state.span
     return "".join(
         c + e
@@ -145,7 +111,7 @@ def _reads_back(text: str, value: Any, flow: bool) -> bool:
     except YAMLError:
         return False
     got = loaded["k"][0] if flow else loaded["k"]
-    return "\n" not in text and bool(_plain(got) == _plain(value))
+    return "\n" not in text and bool(_exact(got) == _exact(value))
 
 
 def render_scalar(value: Any, *, flow: bool = False) -> str:
@@ -167,7 +133,7 @@ def _key_reads_back(text: str, key: Any, flow: bool) -> bool:
         loaded = _yaml(False).load(f"{{{text}: 0}}\n" if flow else f"{text}: 0\n")
     except YAMLError:
         return False
-    return "\n" not in text and isinstance(loaded, Mapping) and [_plain(k) for k in loaded] == [_plain(key)]
+    return "\n" not in text and isinstance(loaded, Mapping) and [_exact(k) for k in loaded] == [_exact(key)]
 
 
 def render_key(key: Any, *, flow: bool = False) -> str:
@@ -198,21 +164,6 @@ def _render_inline(value: Any, *, flow: bool, spaced: bool = True, order: Sequen
         items = ", ".join(_render_inline(v, flow=True, spaced=spaced) for v in value)
         return f"[{items}]"
     return render_scalar(value, flow=flow)
-
-
-def _plain(value: Any) -> Any:
-    """ruamel round-trip data as plain dicts/lists, for comparing what was meant with what re-parses."""
-    if isinstance(value, Mapping):
-        return {_plain(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, datetime):
-        return ("datetime", value.replace(tzinfo=None).isoformat())
-    if isinstance(value, date):
-        return ("date", value.isoformat())
-    if isinstance(value, str):
-        return str(value)  # drop ruamel's ScalarString subclasses
-    return value
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -419,102 +370,17 @@ def _update_yaml(body: str, values: Mapping[str, Any], *, path: str | None, line
             splicer.set_key(root, k, v)
         new = splicer.apply()
     after = _load(new, "Live State YAML after write-back")
-    intended = dict(_plain(before) or {})
-    intended.update({k: _plain(v) for k, v in values.items()})
-    if _plain(after) != intended:
+    intended = dict(_exact(before) or {})
+    intended.update({k: _exact(v) for k, v in values.items()})
+    if _exact(after) != intended:
         raise LedgerWriteError(
-            f"Live State YAML write-back did not round-trip: intended {intended!r}, re-read {_plain(after)!r}"
+            f"Live State YAML write-back did not round-trip: intended {intended!r}, re-read {_exact(after)!r}"
         )
     return new
 
 
 # ---------------------------------------------------------------------------------------------------
 # Table cells
-
-
-def split_cells(line: str) -> list[tuple[int, int]]:
-    """[start, end) of each cell of a pipe-table row, padding included, between unescaped `|`."""
-    pipes = [i for i, ch in enumerate(line) if ch == "|" and (i == 0 or line[i - 1] != "\\")]
-    bounds: list[tuple[int, int]] = []
-    stripped_start = len(line) - len(line.lstrip())
-    stripped_end = len(line.rstrip())
-    leading = bool(pipes) and pipes[0] == stripped_start
-    trailing = bool(pipes) and pipes[-1] == stripped_end - 1 and (len(pipes) > 1 or not leading)
-    edges = list(pipes)
-    if not leading:
-        edges.insert(0, stripped_start - 1)
-    if not trailing:
-        edges.append(stripped_end)
-    for a, b in itertools.pairwise(edges):
-        bounds.append((a + 1, b))
-    return bounds
-
-
-def _escape_cell(value: str) -> str:
-    """The cell's Markdown: `|` escaped; edge whitespace dropped (Markdown would drop it anyway)."""
-    if "\n" in value or "\r" in value:
-        raise ValueError(f"a table cell cannot hold a line break: {value!r}")
-    return value.strip().replace("|", "\\|")
-
-
-def _cell_text(value: str, width: int) -> str:
-    """` value ` padded to the column width when it fits (the rest of the table is not re-flowed)."""
-    escaped = _escape_cell(value)
-    return " " + escaped + " " * max(1, width - 1 - len(escaped))
-
-
-def _column_widths(lines: _Lines, table: Table) -> list[int]:
-    """Each column's width as the delimiter row (`|----|----|`) draws it, else as the header does."""
-    for index in (table.span.start + 1, table.span.start):
-        if index < len(lines.contents):
-            row = lines.contents[index]
-            cells = split_cells(row)
-            if len(cells) >= len(table.header):
-                return [b - a for a, b in cells]
-    return [0] * len(table.header)
-
-
-def _set_cells(lines: _Lines, index: int, values: Mapping[int, str], widths: Sequence[int]) -> None:
-    row = lines.contents[index]
-    cells = split_cells(row)
-    for column in sorted(values, reverse=True):  # last to first: earlier bounds stay valid
-        if column >= len(cells):
-            raise LedgerWriteError(f"table row on line {index + 1} has no column {column + 1}")
-        a, b = cells[column]
-        width = widths[column] if column < len(widths) else 0
-        row = row[:a] + _cell_text(values[column], width) + row[b:]
-    lines.contents[index] = row
-    # Check: the row splits into the same number of cells and the target cells read back as written.
-    after = split_cells(row)
-    if len(after) != len(cells) or any(
-        row[after[c][0] : after[c][1]].strip() != _escape_cell(v) for c, v in values.items()
-    ):
-        raise LedgerWriteError(f"table write-back on line {index + 1} did not read back: {row!r}")
-
-
-def _find_column(header: Sequence[str], name: str, fallback: int) -> int:
-    for i, cell in enumerate(header):
-        if cell.strip().strip("`*_ ").lower().startswith(name):
-            return i
-    return fallback
-
-
-def _norm(name: str) -> str:
-    return " ".join(name.strip().strip("`").split()).casefold()
-
-
-def _row_index(rows: Mapping[str, int], name: str, what: str, where: str) -> int:
-    if name in rows:
-        return rows[name]
-    loose = {_norm(k): v for k, v in rows.items()}
-    if _norm(name) in loose:
-        return loose[_norm(name)]
-    known = ", ".join(repr(k) for k in rows) or "none"
-    raise UnknownLedgerKey(f"{where}: Live State has no {what} {name!r} (known: {known})")
-
-
-# ---------------------------------------------------------------------------------------------------
-# The whole update
 
 
 def apply_update(plan: Plan, update: LedgerUpdate) -> str:
@@ -525,8 +391,8 @@ def apply_update(plan: Plan, update: LedgerUpdate) -> str:
     state = plan.live_state
     if state is None:
         raise PlanError("the plan has no `## Live State` section to record state in", path=plan.path)
-    lines = _Lines.of(plan.source)
-    original = _Lines(list(lines.contents), list(lines.endings))
+    lines = Lines.of(plan.source)
+    original = Lines(list(lines.contents), list(lines.endings))
     newline = plan.newline or "\n"
     inserts: list[tuple[int, list[str]]] = []  # (line index, new lines) performed after in-place edits
 
@@ -535,18 +401,18 @@ def apply_update(plan: Plan, update: LedgerUpdate) -> str:
         table = state.kv_table
         if table is None:
             raise UnknownLedgerKey(f"{where}: Live State has no key/value table for {sorted(update.kv)!r}")
-        widths = _column_widths(lines, table)
+        widths = column_widths(lines, table)
         rows = {r.key: r.line for r in state.kv_rows}
-        value_col = _find_column(table.header, "value", 1)
+        value_col = find_column(table.header, "value", 1)
         for key, value in update.kv.items():
-            _set_cells(lines, _row_index(rows, key, "key/value row", where), {value_col: value}, widths)
+            set_cells(lines, row_index(rows, key, "key/value row", where), {value_col: value}, widths)
         added: list[str] = []
         for key, value in update.kv_add:
             # Upsert: a save repeated in the same run must not append the same binding twice.
-            if key in rows or _norm(key) in {_norm(k) for k in rows}:
-                _set_cells(lines, _row_index(rows, key, "key/value row", where), {value_col: value}, widths)
+            if key in rows or norm(key) in {norm(k) for k in rows}:
+                set_cells(lines, row_index(rows, key, "key/value row", where), {value_col: value}, widths)
             else:
-                added.append(_new_row(lines, table, widths, {0: key, value_col: value}))
+                added.append(new_row(lines, table, widths, {0: key, value_col: value}))
                 rows[key] = -1
         if added:
             last = max((r.line for r in state.kv_rows), default=table.span.end - 1)
@@ -555,13 +421,13 @@ def apply_update(plan: Plan, update: LedgerUpdate) -> str:
         table = state.check_table
         if table is None:
             raise UnknownLedgerKey(f"{where}: Live State has no check table for {sorted(update.checks)!r}")
-        widths = _column_widths(lines, table)
+        widths = column_widths(lines, table)
         rows = {r.name: r.line for r in state.check_rows}
-        observed_col = _find_column(table.header, "observed", 2)
-        result_col = _find_column(table.header, "result", 3)
+        observed_col = find_column(table.header, "observed", 2)
+        result_col = find_column(table.header, "result", 3)
         for name, (observed, result) in update.checks.items():
-            index = _row_index(rows, name, "check row", where)
-            _set_cells(lines, index, {observed_col: observed, result_col: result}, widths)
+            index = row_index(rows, name, "check row", where)
+            set_cells(lines, index, {observed_col: observed, result_col: result}, widths)
 
     if update.yaml:
         if state.yaml_span is None:
@@ -607,22 +473,7 @@ def apply_update(plan: Plan, update: LedgerUpdate) -> str:
     return result
 
 
-def _new_row(lines: _Lines, table: Table, widths: Sequence[int], values: Mapping[int, str]) -> str:
-    """A new row in the table's own style: same columns, same outer pipes, cells padded like the header."""
-    header = lines.contents[table.span.start]
-    indent = header[: len(header) - len(header.lstrip())]
-    ncols = max(len(table.header), max(values) + 1)
-    cells = [_cell_text(values.get(c, ""), widths[c] if c < len(widths) else 0) for c in range(ncols)]
-    body = "|".join(cells)
-    stripped = header.strip()
-    if stripped.startswith("|"):
-        body = "|" + body
-    if stripped.endswith("|"):
-        body = body + "|"
-    return indent + body
-
-
-def _check_outside_unchanged(plan: Plan, before: _Lines, after: _Lines) -> None:
+def _check_outside_unchanged(plan: Plan, before: Lines, after: Lines) -> None:
     """Assert the lines before and after the Live State section are byte-identical."""
     assert plan.live_state is not None
     span = plan.live_state.span

@@ -84,7 +84,7 @@ def matches(selector: str, section_key: str, slug: str, title: str) -> bool:
 
 
 class Prompter(Protocol):
-    """Asks the operator; implemented at a terminal by `render.TerminalPrompter`."""
+    """Asks the operator; implemented at a terminal by `director.ui.prompts.TerminalPrompter`."""
 
     def ask_input(self, inp: Input) -> str:
         """One Provisioning Inputs question; returns one of its options."""

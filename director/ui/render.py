@@ -14,12 +14,10 @@ pulls in pygments) are imported where they are used, since `status`/`audit`/`dif
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,14 +27,12 @@ from rich.table import Table
 from rich.text import Text
 
 from director.ledger.cells import strip_ansi
-from director.plan import markers
+from director.plan.model import key_label
 
 if TYPE_CHECKING:
     from rich.live import Live
 
-    from director.plan.model import Input
     from director.run.events import Event
-    from director.run.gates import GateContent
 
 VERDICT_STYLE = {
     "pending": ("· pending", "dim"),
@@ -112,10 +108,6 @@ def verdict_text(verdict: str) -> Text:
     return Text(label, style=style)
 
 
-def _label_of(key: str) -> str:
-    return f"§{key}" if key[:1].isdigit() else key
-
-
 class PlainReporter:
     """Line-oriented view: one line per event that matters, output lines indented; no control sequences."""
 
@@ -140,7 +132,7 @@ class PlainReporter:
             vals = ", ".join(f"{k}={v} ({ev['how'].get(k)})" for k, v in ev["values"].items())
             say(f"inputs: {vals or '(none)'}")
         elif t == "section.start":
-            say(f"── {ev.get('label') or _label_of(ev['section'])} {ev['title']}")
+            say(f"── {ev.get('label') or key_label(ev['section'])} {ev['title']}")
         elif t == "step.start":
             rerun = " (re-run: it was running when Director died)" if ev.get("rerun") else ""
             attempt = f" attempt {ev['attempt']}" if ev.get("attempt", 1) > 1 else ""
@@ -350,7 +342,7 @@ class LiveReporter:
             parts.append(Text(clean(self.note), style="dim", no_wrap=True, overflow="ellipsis"))
         if cur is not None and tail:
             body = Text("\n".join(tail), no_wrap=True, overflow="ellipsis")
-            label = self.rows[cur.section].label if cur.section in self.rows else _label_of(cur.section)
+            label = self.rows[cur.section].label if cur.section in self.rows else key_label(cur.section)
             title = f"{label} {cur.role} · plan line {cur.line}" + ("" if cur.ended is None else " · done")
             parts.append(Panel(body, title=title, title_align="left", border_style="dim",
                                height=len(tail) + 2))
@@ -360,7 +352,7 @@ class LiveReporter:
 
     def _row(self, key: str, title: str = "", label: str | None = None) -> _Row:
         if key not in self.rows:
-            self.rows[key] = _Row(key, label or _label_of(key), title)
+            self.rows[key] = _Row(key, label or key_label(key), title)
         return self.rows[key]
 
     def __call__(self, ev: Event) -> None:
@@ -456,119 +448,6 @@ def _outcome_style(outcome: str) -> str:
     return {"completed": "bold green", "awaiting-approval": "bold yellow"}.get(outcome, "bold red")
 
 
-@contextmanager
-def _cancellable() -> Iterator[None]:
-    """Ctrl-C at a prompt cancels it (the run's own handler only stops a running block, and would leave the
-    operator stuck at the question)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def cancel(_sig: int, _frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGINT, cancel)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-class TerminalPrompter:
-    """Asks at a terminal: the interview (closed options, default on Enter) and the gate's typed `go`.
-
-    Ctrl-C (or end of input) at the interview cancels the command; at a gate, Ctrl-C interrupts the run and
-    end of input declines. `pause`/`resume` are set by the caller to get the live view out of the way.
-    """
-
-    def __init__(self, console: Console) -> None:
-        self.c = console
-        self.pause: Callable[[], None] = lambda: None
-        self.resume: Callable[[], None] = lambda: None
-
-    def ask_input(self, inp: Input) -> str:
-        """One Provisioning Inputs question; re-asked until the answer is one of its options."""
-        from rich.prompt import Prompt
-
-        self.pause()
-        try:
-            q = Text()
-            q.append(f"{inp.number}. {clean(inp.question)}", style="bold")
-            q.append("  (")
-            for i, o in enumerate(inp.options):
-                q.append(" / " if i else "")
-                q.append(o, style="bold" if o == inp.default else "")
-            q.append(f"; sets {inp.knob}")
-            if inp.gates and inp.gates.strip() not in ("—", "-"):
-                q.append(f"; {clean(inp.gates)}", style="dim")
-            q.append(")")
-            self.c.print(q)
-            with _cancellable():
-                try:
-                    return Prompt.ask("  choose", choices=list(inp.options), default=inp.default,
-                                      console=self.c, case_sensitive=False)
-                except EOFError:
-                    raise KeyboardInterrupt from None
-        finally:
-            self.resume()
-
-    def ask_go(self, content: GateContent) -> bool:
-        """Show the gate; only a typed `go` approves."""
-        from rich.prompt import Prompt
-
-        self.pause()
-        try:
-            gate_panel(self.c, content)
-            with _cancellable():
-                try:
-                    answer = Prompt.ask(
-                        "Type [bold]go[/] to run these commands (anything else declines: the run stops here)",
-                        console=self.c, default="", show_default=False)
-                except EOFError:
-                    return False
-            return answer.strip() == "go"
-        finally:
-            self.resume()
-
-
-def gate_panel(c: Console, content: GateContent) -> None:
-    """The gate: which section, why it is gated, the plan's note, what exists, and the exact commands."""
-    from rich.syntax import Syntax
-
-    row = markers.by_glyph(content.marker) or markers.rule(markers.Marker.GATE)
-    parts: list[RenderableType] = []
-    why = Text()
-    why.append("why gated: ", style="bold")
-    if content.note:
-        why.append(clean(content.note))
-    else:
-        why.append("the plan marks this section " + row.gate_reason)
-    parts.append(why)
-    for q in content.quotes:
-        parts.append(Text("> " + clean(q).replace("\n", "\n> "), style="italic"))
-    if content.context:
-        t = Table(title="what the ledger says exists", show_header=False, box=None, title_justify="left")
-        for k, v in content.context.items():
-            t.add_row(Text(clean(k)), Text(clean(v)))
-        parts.append(t)
-    if content.inputs:
-        parts.append(Text("inputs: " + ", ".join(f"{k}={v}" for k, v in content.inputs.items())))
-    if content.variables:
-        parts.append(Text("variables: " + ", ".join(f"{k}={clean(v)}" for k, v in content.variables.items()),
-                          style="dim"))
-    n = len(content.commands)
-    for i, cmd in enumerate(content.commands, start=1):
-        parts.append(Text(f"commands about to run{f' ({i} of {n})' if n > 1 else ''}:", style="bold"))
-        parts.append(Syntax(cmd.rstrip("\n"), "bash", theme="ansi_dark", word_wrap=True))
-    if not content.commands:
-        parts.append(Text("no command: the approval covers the section as written", style="dim"))
-    parts.append(Text(f"content sha256 {content.sha256}", style="dim"))
-    c.print(Panel(Group(*parts), title=Text(f"{content.marker} {row.gate_title} · "
-                                            f"{_label_of(content.section_key)} {clean(content.title)}",
-                                            style="bold"),
-                  title_align="left", border_style=row.gate_style))
-
-
 def summary_table(c: Console, reports: list[Any], title: str = "summary") -> None:
     """The end-of-run table: section, outcome, detail, duration; a caption counts the outcomes."""
     timed = any(float(r.duration_s or 0.0) > 0 for r in reports)  # a preview times nothing: no column
@@ -583,7 +462,7 @@ def summary_table(c: Console, reports: list[Any], title: str = "summary") -> Non
     for r in reports:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
         total += float(r.duration_s or 0.0)
-        cells: list[RenderableType] = [Text(f"{_label_of(str(r.key))} {clean(str(r.title))}"),
+        cells: list[RenderableType] = [Text(f"{key_label(str(r.key))} {clean(str(r.title))}"),
                                        verdict_text(r.verdict), Text(clean(str(r.detail or "")))]
         if timed:
             cells.append(f"{float(r.duration_s or 0.0):.1f}s")
