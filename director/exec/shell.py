@@ -51,7 +51,6 @@ import contextlib
 import fcntl
 import json
 import os
-import platform
 import re
 import select
 import shutil
@@ -71,6 +70,7 @@ from typing import Any, Self
 import pexpect  # type: ignore[import-untyped]  # no stubs shipped
 
 from director.errors import PrerequisiteError
+from director.exec.processes import kill_session, waiting_reader
 from director.exec.secrets import Redactor
 from director.plan import bash as bash_analysis
 from director.plan.bash import TRACE_PS4, TraceEntry, parse_trace
@@ -94,7 +94,6 @@ _BASH_OWNED = frozenset(
 _BASH_DEFAULTS = {"IFS": " \t\n", "OPTIND": "1", "OPTERR": "1", "PS4": "+ ", "PS2": "> ", "TERM": "dumb"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
-_READ_SYSCALLS = {"x86_64": {"0", "17", "19"}, "aarch64": {"63", "65", "67"}}.get(platform.machine(), set())
 
 _PRELUDE_TAIL = r"""
 __director_user_exit=
@@ -441,56 +440,7 @@ def _prelude(
     return _enc("\n".join(out))
 
 
-# -- process helpers --------------------------------------------------------------------------
-
-
-def _session_members(leader: int) -> list[int]:
-    """Live (non-zombie) processes whose session or process group is `leader`'s."""
-    found = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # After ")": state, ppid, pgrp, session, …
-        if fields[0] != b"Z" and (int(fields[2]) == leader or int(fields[3]) == leader):
-            found.append(int(entry))
-    return found
-
-
-def _waiting_reader(leader: int, targets: set[str]) -> tuple[int, str, str] | None:
-    """(pid, command, what) of a process of the block blocked reading one of `targets`, if any."""
-    if not _READ_SYSCALLS:
-        return None
-    for pid in _session_members(leader):
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/syscall") as f:
-                    parts = f.read().split()
-                if len(parts) < 2 or parts[0] not in _READ_SYSCALLS:
-                    continue
-                target = os.readlink(f"/proc/{pid}/fd/{int(parts[1], 16)}")
-            except (OSError, ValueError):
-                continue
-            if target in targets:
-                try:
-                    with open(f"/proc/{pid}/comm") as f:
-                        comm = f.read().strip()
-                except OSError:
-                    comm = "?"
-                return pid, comm, target
-    return None
+# -- the spawned block ---------------------------------------------------------------------------
 
 
 def _child_setup(stdin_fd: int | None) -> None:
@@ -965,7 +915,7 @@ class Shell:
                     emit(f"\n[director] timed out after {timeout_s:g}s; stopping the block's processes\n")
                 elif targets and now - last_output >= self._probe_after and now >= next_probe:
                     next_probe = now + 0.5
-                    waiting = _waiting_reader(pid, targets)
+                    waiting = waiting_reader(pid, targets)
                     if waiting is not None:
                         reason = "input"
                         wpid, comm, what = waiting
@@ -1013,13 +963,6 @@ class Shell:
                 return
             emit(stream.feed(decoder.decode(data)))
 
-    def _signal_all(self, leader: int, sig: int) -> None:
-        with contextlib.suppress(OSError):
-            os.killpg(leader, sig)
-        for p in _session_members(leader):
-            with contextlib.suppress(OSError):
-                os.kill(p, sig)
-
     def _kill_all(
         self,
         leader: int,
@@ -1030,22 +973,18 @@ class Shell:
         decoder: Any = None,
     ) -> None:
         """SIGTERM the block's processes, SIGKILL after the grace period, wait until none is left."""
-        self._signal_all(leader, signal.SIGTERM)
-        term_at = self._clock()
-        killed = False
-        while True:
+        def tick() -> None:
             if master is not None and stream is not None:
                 self._drain_nowait(master, emit, stream, decoder)
-            alive = child.isalive()
-            if not alive and not _session_members(leader):
-                break
-            now = self._clock()
-            if not killed and now - term_at >= self._kill_grace:
-                self._signal_all(leader, signal.SIGKILL)
-                killed = True
-            elif killed and now - term_at >= self._kill_grace + 5.0:
-                break  # unkillable (D state); give up rather than hang Director
-            self._sleeper(0.01)
+
+        kill_session(
+            leader,
+            alive=child.isalive,
+            grace_s=self._kill_grace,
+            clock=self._clock,
+            sleeper=self._sleeper,
+            tick=tick,
+        )
         if master is not None and stream is not None:
             self._drain(master, emit, stream, decoder)
 
