@@ -55,7 +55,7 @@ def pid_alive(pid: int | None, start_time: str | None = None) -> bool:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
         return False
     except PermissionError:
         pass  # exists, owned by someone else
