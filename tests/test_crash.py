@@ -40,6 +40,8 @@ def _finished_acts(db_path: Path) -> set[str]:
         return set()
     db = sqlite3.connect(db_path)
     try:
+        if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'steps'").fetchone()[0] == 0:
+            return set()  # killed while the journal was being created: no schema yet, nothing finished
         rows = db.execute("SELECT step_key FROM steps WHERE role = 'act' AND state = 'succeeded'").fetchall()
     finally:
         db.close()
@@ -105,11 +107,13 @@ def test_sigkill_anywhere_never_reruns_a_finished_act_and_the_run_completes(tmp_
 def test_a_block_that_kills_director_every_time_is_stopped_as_a_crash_loop(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    # The block's bash runs under the pty's session leader, whose parent is the Director process: this
-    # block SIGKILLs Director mid-block, every time.
-    plan = write_plan(
-        tmp_path, CounterPlan([Step(), Step(extra='kill -9 "$(ps -o ppid= -p "$PPID" | tr -d " ")"; sleep 5')])
+    # This block SIGKILLs Director mid-block, every time. Its bash's parent is Director, or the pty's
+    # job-control session leader (a bash, only for blocks that start background jobs) below Director:
+    # never go further up, that would be whoever started Director (pytest).
+    find_director = (
+        'd=$PPID; [ "$(ps -o comm= -p "$d")" = bash ] && d=$(ps -o ppid= -p "$d" | tr -d " "); kill -9 "$d"'
     )
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step(extra=f"{find_director}; sleep 5")]))
     codes = []
     for _ in range(8):
         r = director("apply", str(plan), cwd=tmp_path, out=out, timeout=60)
