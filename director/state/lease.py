@@ -32,7 +32,8 @@ from typing import Any, Self
 
 from director.errors import LeaseHeld
 from director.exec.processes import pid_alive as pid_alive  # `as`: re-exported for older callers
-from director.state.journal import Journal, LeaseHolder, utc_now
+from director.state.journal import Journal
+from director.state.records import LeaseHolder, utc_now
 
 
 @dataclass(frozen=True)
