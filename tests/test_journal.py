@@ -116,14 +116,15 @@ def test_steps_started_finished_and_memo(journal: Journal) -> None:
     journal.step_finished(sid2, StepState.FAILED, 1, 0.1, "boom", None)
     assert journal.last_success("3/0") == step
     assert journal.step(sid2).flags == {"rerun_after_crash": True}
+    # Only a succeeded block's session counts: not a failed one's, not a section record's.
+    sec = journal.section_succeeded(rid, "3", "3", "fs", {"cwd": "/elsewhere"})
+    assert journal.last_session(rid) == session
     rid2 = new_run(journal)
     sid3 = journal.step_started(rid2, "3/0", "3", 0, "act", "f2")
     journal.step_finished(sid3, StepState.SUCCEEDED, 0, 0.1, "", None)
     last = journal.last_success("3/0")
     assert last is not None and last.id == sid3 and last.fingerprint == "f2"
-    skipped = journal.step_skipped(rid2, "4/0", "4", 0, "verify", "f9")
-    assert journal.step(skipped).state is StepState.SKIPPED
-    assert [s.id for s in journal.steps(rid)] == [sid, sid2]
+    assert [s.id for s in journal.steps(rid)] == [sid, sid2, sec]
 
 
 def test_output_is_bounded(journal: Journal) -> None:

@@ -247,14 +247,6 @@ class Journal:
             raise JournalError(f"no run {run_id} in {self.path}")
         return RunRecord.from_row(row)
 
-    def runs(self, kind: RunKind | None = None) -> list[RunRecord]:
-        """All runs (of a kind), oldest first."""
-        if kind is None:
-            rows = self._db.execute("SELECT * FROM runs ORDER BY id").fetchall()
-        else:
-            rows = self._db.execute("SELECT * FROM runs WHERE kind = ? ORDER BY id", (kind,)).fetchall()
-        return [RunRecord.from_row(r) for r in rows]
-
     def latest_run(self, kind: RunKind | None = None) -> RunRecord | None:
         """The most recently created run (of a kind), if any."""
         if kind is None:
@@ -381,28 +373,6 @@ class Journal:
             )
             return int(cur.lastrowid or 0)
 
-    def step_skipped(
-        self,
-        run_id: int,
-        step_key: str,
-        section_key: str,
-        block_index: int,
-        role: str,
-        fingerprint: str,
-        flags: Mapping[str, Any] | None = None,
-    ) -> int:
-        """Record a step that was not run because its section is in sync; returns the step id."""
-        now = self._now()
-        with self._tx() as db:
-            cur = db.execute(
-                "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
-                " fingerprint, started_at, finished_at, flags_json) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
-                (run_id, step_key, section_key, block_index, role, StepState.SKIPPED.value, fingerprint,
-                 now, now, dump(dict(flags or {}))),
-            )  # fmt: skip
-            db.execute("UPDATE runs SET updated_at = ? WHERE id = ?", (now, run_id))
-            return int(cur.lastrowid or 0)
-
     def step(self, step_id: int) -> StepRecord:
         """The step with this id."""
         row = self._db.execute("SELECT * FROM steps WHERE id = ?", (step_id,)).fetchone()
@@ -424,11 +394,11 @@ class Journal:
         return None if row is None else StepRecord.from_row(row)
 
     def last_session(self, run_id: int) -> dict[str, Any] | None:
-        """The shell state saved by the run's last finished step that saved one (resume starts there)."""
+        """The shell state left by the run's last succeeded block (a resumed run, or a gate, starts there)."""
         row = self._db.execute(
-            "SELECT session_json FROM steps WHERE run_id = ? AND session_json IS NOT NULL"
-            " ORDER BY id DESC LIMIT 1",
-            (run_id,),
+            "SELECT session_json FROM steps WHERE run_id = ? AND state = ? AND role != 'section'"
+            " AND session_json IS NOT NULL ORDER BY id DESC LIMIT 1",
+            (run_id, StepState.SUCCEEDED.value),
         ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
