@@ -206,8 +206,8 @@ def test_export_json_and_jsonl(journal: Journal) -> None:
     assert data["steps"][0]["session"] == {"variables": {}, "cwd": "/"}
     assert len(data["transitions"]) == 2 and len(data["approvals"]) == 1
     lines = [json.loads(x) for x in journal.export("jsonl").splitlines()]
-    assert lines[0]["type"] == "journal"
-    assert {x["type"] for x in lines[1:]} == {"runs", "transitions", "steps", "approvals", "events"}
+    assert lines[0] == {"record": "journal", "schema_version": SCHEMA_VERSION}
+    assert {x["record"] for x in lines[1:]} == {"run", "transition", "step", "approval", "event"}
     sid2 = journal.step_started(rid, "1/1", "1", 1, "act", "f")
     journal.step_finished(sid2, StepState.SUCCEEDED, 0, 0.1, "", {"variables": {"B": "\udcff é"}})
     for fmt in ("json", "jsonl"):

@@ -542,4 +542,4 @@ class Journal:
 
     def export(self, fmt: ExportFormat = "json") -> str:
         """All runs, transitions, steps, approvals, events (and the holder) as JSON or JSON Lines text."""
-        return export_text(self.export_data(), schema.TABLES, fmt)
+        return export_text(self.export_data(), fmt)

@@ -2,14 +2,14 @@
 
 Structured columns hold canonical JSON text (sorted keys: identical data gives identical bytes);
 timestamps are UTC ISO-8601 strings with microseconds. `export_text` renders a journal's data as JSON
-or JSON Lines for humans.
+or JSON Lines (the format of `director audit --json/--jsonl`).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -234,15 +234,22 @@ def decode_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def export_text(data: Mapping[str, Any], tables: Sequence[str], fmt: ExportFormat) -> str:
-    """A journal's exported data (`Journal.export_data`) as indented JSON, or JSON Lines (one row a line)."""
+def export_text(data: Mapping[str, Any], fmt: ExportFormat) -> str:
+    """A journal's exported data (`Journal.export_data`) as indented JSON, or as JSON Lines.
+
+    JSON Lines: a `{"record": "journal", "schema_version": N}` line, then one line per row, its table
+    named in the singular (`{"record": "run", …}`, `"step"`, `"event"`…), tables in export order.
+    """
     if fmt == "json":
         text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     elif fmt == "jsonl":
-        lines = [json.dumps({"type": "journal", "schema_version": data["schema_version"]}, sort_keys=True)]
-        for table in tables:
-            for row in data[table]:
-                lines.append(json.dumps({"type": table, **row}, sort_keys=True, ensure_ascii=False))
+        lines = [json.dumps({"record": "journal", "schema_version": data.get("schema_version")})]
+        for table, rows in data.items():
+            if isinstance(rows, list):
+                record = table.removesuffix("s")
+                lines.extend(
+                    json.dumps({"record": record, **row}, sort_keys=True, ensure_ascii=False) for row in rows
+                )
         text = "\n".join(lines) + "\n"
     else:
         raise ValueError(f"export format must be json or jsonl, not {fmt!r}")
