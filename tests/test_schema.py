@@ -72,7 +72,9 @@ def test_a_version_1_journal_opens_migrated_with_its_data(tmp_path: Path) -> Non
         j.transition(1, RunState.RUNNING, "resumed")
         assert j.integrity_check() == "ok"
     db = sqlite3.connect(path)
-    rows = db.execute("SELECT version, applied_at, description FROM schema_version ORDER BY version").fetchall()
+    rows = db.execute(
+        "SELECT version, applied_at, description FROM schema_version ORDER BY version"
+    ).fetchall()
     db.close()
     assert [r[0] for r in rows] == [1, 2]
     assert rows[0][1] is None  # version 1 was applied before the table existed: when is unknown
@@ -111,7 +113,9 @@ def test_an_empty_file_left_by_a_kill_during_creation_becomes_a_journal(tmp_path
         assert j.pragma("user_version") == schema.SCHEMA_VERSION
 
 
-def test_a_failed_migration_leaves_the_journal_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_migration_leaves_the_journal_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "journal.sqlite3"
     _v1_journal(path)
 

@@ -18,7 +18,9 @@ from director.exec.session import (
 )
 
 
-def _state_file(cwd: str, declared: str, functions: str = "", fnames: str = "", end: bytes = STATE_END) -> bytes:
+def _state_file(
+    cwd: str, declared: str, functions: str = "", fnames: str = "", end: bytes = STATE_END
+) -> bytes:
     """A state file as the EXIT trap writes it: rc, cwd, declare -p, declare -f, declare -F, END."""
     parts = [b"0", cwd.encode(), declared.encode(), functions.encode(), fnames.encode(), end, b""]
     return b"\0".join(parts)
@@ -30,13 +32,13 @@ def _state_file(cwd: str, declared: str, functions: str = "", fnames: str = "", 
 def test_declare_p_scalars_in_every_quoting_bash_uses() -> None:
     text = (
         'declare -- PLAIN="a b"\n'
-        "declare -x EXP=\"q\\\"d\\$x\"\n"
+        'declare -x EXP="q\\"d\\$x"\n'
         "declare -- ANSI=$'tab\\there\\nnl\\x41\\u00e9\\101'\n"
-        "declare -i N=\"3\"\n"
+        'declare -i N="3"\n'
         "declare -- UNSET\n"
         "declare -a ARR=([0]=\"x\" [1]=$'y\\n')\n"
         "not a declare line\n"
-        "declare -A MAP=([k]=\"v\" )\n"
+        'declare -A MAP=([k]="v" )\n'
     )
     got = [(name, flags, value) for name, flags, value, _ in parse_declare_p(text)]
     assert got == [
@@ -67,7 +69,7 @@ def test_state_file_keeps_what_blocks_set_and_drops_bash_and_inherited_names() -
         'declare -x EDITOR="nano"\n'  # inherited, changed: flows
         'declare -- BASHPID="12"\n'  # bash's own
         'declare -- __director_rc="0"\n'  # Director's own
-        'declare -- IFS=$\' \\t\\n\'\n'  # bash's default
+        "declare -- IFS=$' \\t\\n'\n"  # bash's default
         'declare -x PATH="/opt/director/bin:/usr/bin:/extra"\n'  # Director's entry is not the session's
         'declare -ir RO="7"\n'
         'declare -a LIST=([0]="a")\n'
@@ -75,7 +77,9 @@ def test_state_file_keeps_what_blocks_set_and_drops_bash_and_inherited_names() -
     )
     raw = _state_file("/w", declared, "f () \n{ \n    :\n}\n", "declare -f f\ndeclare -fx g\n")
     state = parse_state_file(
-        raw, base_env={"HOME": "/home/op", "EDITOR": "vi", "PATH": "/usr/bin"}, path_prepend=("/opt/director/bin",)
+        raw,
+        base_env={"HOME": "/home/op", "EDITOR": "vi", "PATH": "/usr/bin"},
+        path_prepend=("/opt/director/bin",),
     )
     assert state is not None
     assert state.cwd == "/w"
@@ -86,7 +90,7 @@ def test_state_file_keeps_what_blocks_set_and_drops_bash_and_inherited_names() -
     assert state.functions.endswith("export -f g\n")
 
 
-@pytest.mark.parametrize("raw", [b"", b"0\0/w\0declare -- A=\"1\"\n", _state_file("/w", "", end=b"EN")])
+@pytest.mark.parametrize("raw", [b"", b'0\0/w\0declare -- A="1"\n', _state_file("/w", "", end=b"EN")])
 def test_a_truncated_state_file_is_no_state(raw: bytes) -> None:
     assert parse_state_file(raw, base_env={}, path_prepend=()) is None
 
@@ -106,7 +110,7 @@ def test_prelude_restores_attributes_exports_arrays_functions_and_puts_path_firs
         exported=frozenset({"A", "PATH"}),
         functions="f () \n{ \n    :\n}\n",
         attributes={"N": "i"},
-        arrays={"L": "declare -a L=([0]=\"a\")"},
+        arrays={"L": 'declare -a L=([0]="a")'},
     )
     text = prelude(state, state_file="/t/state", original_bash_env=None, path_prepend=("/d/bin",)).decode()
     lines = text.splitlines()
@@ -119,7 +123,9 @@ def test_prelude_restores_attributes_exports_arrays_functions_and_puts_path_firs
     # The capture is armed before anything is restored (a broken restored function must not cost it).
     assert text.index("builtin trap __director_exit EXIT") < text.index("declare -x A=")
     assert "set -x" not in text
-    traced = prelude(state, state_file="/t/s", original_bash_env="/etc/env", path_prepend=(), trace_fd=9).decode()
+    traced = prelude(
+        state, state_file="/t/s", original_bash_env="/etc/env", path_prepend=(), trace_fd=9
+    ).decode()
     assert "export BASH_ENV=/etc/env" in traced and traced.rstrip().endswith("set -x")
 
 
@@ -131,7 +137,7 @@ def test_prelude_and_state_file_round_trip_through_bash(tmp_path: Path) -> None:
         functions="greet () \n{ \n    echo hi\n}\n",
         cwd=str(tmp_path),
         attributes={"N": "i"},
-        arrays={"L": "declare -a L=([0]=\"a b\" [1]=\"c\")"},
+        arrays={"L": 'declare -a L=([0]="a b" [1]="c")'},
     )
     state_file = tmp_path / "state"
     pre = tmp_path / "prelude.bash"

@@ -360,6 +360,6 @@ def prelude(
     if trace_fd is not None:
         # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
         out.append(f"__director_traced=1 __director_trace_ps4={quote(TRACE_PS4)}")
-        out.append('__director_ps4_set=${PS4+x} __director_ps4=${PS4-}')
+        out.append("__director_ps4_set=${PS4+x} __director_ps4=${PS4-}")
         out.append(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4; set -x")
     return _enc("\n".join(out))

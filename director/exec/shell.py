@@ -553,6 +553,7 @@ class Shell:
         decoder: Any = None,
     ) -> None:
         """SIGTERM the block's processes, SIGKILL after the grace period, wait until none is left."""
+
         def tick() -> None:
             if master is not None and stream is not None:
                 self._drain_nowait(master, emit, stream, decoder)
