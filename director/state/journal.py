@@ -15,7 +15,7 @@ Tables:
                  current_section, reason
     transitions  (run_id, seq) PK, from_state (NULL for creation), to_state, at, reason
     steps        id PK, run_id, step_key ("3/0" = section key / block index), section_key,
-                 block_index, role ('act'|'verify'|'template'|'section'…), attempt,
+                 block_index, role ('act'|'verify'|'observe'; 'section' for a section's success), attempt,
                  state (lifecycle.StepState), fingerprint, started_at, finished_at, exit_code,
                  duration_s, output (bounded excerpt), session_json (persistable shell state after the
                  step), flags_json
