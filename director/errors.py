@@ -98,3 +98,9 @@ class JournalError(DirectorError):
     """The journal database is unusable (corrupt, newer schema…)."""
 
     exit_code = ExitCode.INTERNAL
+
+
+class LedgerWriteError(DirectorError):
+    """Write-back produced text that does not re-read as intended (a Director bug; nothing is written)."""
+
+    exit_code = ExitCode.INTERNAL

@@ -40,6 +40,8 @@ def _finished_acts(db_path: Path) -> set[str]:
         return set()
     db = sqlite3.connect(db_path)
     try:
+        if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'steps'").fetchone()[0] == 0:
+            return set()  # killed while the journal was being created: no schema yet, nothing finished
         rows = db.execute("SELECT step_key FROM steps WHERE role = 'act' AND state = 'succeeded'").fetchall()
     finally:
         db.close()

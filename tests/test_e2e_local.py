@@ -27,8 +27,9 @@ from typing import Any
 
 import pytest
 
+from director.exec.processes import group_members, pid_alive
 from director.targets import install as inst
-from director.targets.local import LocalTarget, group_members, pid_alive, stop_group
+from director.targets.local import LocalTarget, stop_group
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from director.errors import JournalError, TransitionError
-from director.state.journal import SCHEMA_VERSION, Journal, excerpt
+from director.exec.capture import excerpt
+from director.state.journal import SCHEMA_VERSION, Journal
 from director.state.lifecycle import RunState, StepState
 
 
@@ -115,14 +116,15 @@ def test_steps_started_finished_and_memo(journal: Journal) -> None:
     journal.step_finished(sid2, StepState.FAILED, 1, 0.1, "boom", None)
     assert journal.last_success("3/0") == step
     assert journal.step(sid2).flags == {"rerun_after_crash": True}
+    # Only a succeeded block's session counts: not a failed one's, not a section record's.
+    sec = journal.section_succeeded(rid, "3", "3", "fs", {"cwd": "/elsewhere"})
+    assert journal.last_session(rid) == session
     rid2 = new_run(journal)
     sid3 = journal.step_started(rid2, "3/0", "3", 0, "act", "f2")
     journal.step_finished(sid3, StepState.SUCCEEDED, 0, 0.1, "", None)
     last = journal.last_success("3/0")
     assert last is not None and last.id == sid3 and last.fingerprint == "f2"
-    skipped = journal.step_skipped(rid2, "4/0", "4", 0, "verify", "f9")
-    assert journal.step(skipped).state is StepState.SKIPPED
-    assert [s.id for s in journal.steps(rid)] == [sid, sid2]
+    assert [s.id for s in journal.steps(rid)] == [sid, sid2, sec]
 
 
 def test_output_is_bounded(journal: Journal) -> None:
@@ -178,10 +180,12 @@ def test_events_and_recoveries(journal: Journal) -> None:
     assert [e.kind for e in journal.events()][-1] == "shim"
     assert journal.bump_recoveries(rid) == 1
     assert journal.bump_recoveries(rid) == 2
-    journal.set_position(rid, "3", "3/1:succeeded")
     journal.reset_recoveries(rid)
+    assert journal.run(rid).recoveries == 0
+    journal.bump_recoveries(rid)
+    journal.section_succeeded(rid, "3", "3", "f", None)  # progress: the count restarts in the same commit
     run = journal.run(rid)
-    assert run.recoveries == 0 and run.progress_marker == "3/1:succeeded" and run.current_section == "3"
+    assert run.recoveries == 0 and run.current_section == "3"
 
 
 def test_timestamps_come_from_the_clock(journal: Journal) -> None:
@@ -202,8 +206,8 @@ def test_export_json_and_jsonl(journal: Journal) -> None:
     assert data["steps"][0]["session"] == {"variables": {}, "cwd": "/"}
     assert len(data["transitions"]) == 2 and len(data["approvals"]) == 1
     lines = [json.loads(x) for x in journal.export("jsonl").splitlines()]
-    assert lines[0]["type"] == "journal"
-    assert {x["type"] for x in lines[1:]} == {"runs", "transitions", "steps", "approvals", "events"}
+    assert lines[0] == {"record": "journal", "schema_version": SCHEMA_VERSION}
+    assert {x["record"] for x in lines[1:]} == {"run", "transition", "step", "approval", "event"}
     sid2 = journal.step_started(rid, "1/1", "1", 1, "act", "f")
     journal.step_finished(sid2, StepState.SUCCEEDED, 0, 0.1, "", {"variables": {"B": "\udcff é"}})
     for fmt in ("json", "jsonl"):

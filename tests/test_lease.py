@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from director.errors import LeaseHeld
+from director.exec.processes import pid_alive
 from director.state.journal import Journal
-from director.state.lease import acquire, pid_alive
+from director.state.lease import acquire
 
 HOLDER = textwrap.dedent(
     """

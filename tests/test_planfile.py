@@ -18,7 +18,7 @@ import pytest
 
 from director.errors import LedgerConflict, PlanError
 from director.ledger import planfile
-from director.ledger.planfile import PlanFile, SecretInLedger, check_no_secrets, read_text, write_atomic
+from director.ledger.planfile import PlanFile, SecretInLedger, check_no_secrets, read_text
 from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update
 from director.plan.parse import parse
 
@@ -41,44 +41,6 @@ def plan_path(tmp_path: Path) -> Path:
 
 def _temps(directory: Path) -> list[Path]:
     return sorted(directory.glob(".*.director-tmp"))
-
-
-# --------------------------------------------------------------------------------------------- atomic
-
-
-def test_write_atomic_writes_only_changes_and_keeps_the_mode(tmp_path: Path) -> None:
-    path = tmp_path / "p.md"
-    path.write_bytes(b"old\r\n")
-    path.chmod(0o640)
-    assert write_atomic(path, "new\r\n") is True
-    assert path.read_bytes() == b"new\r\n"  # no newline translation
-    assert stat.S_IMODE(path.stat().st_mode) == 0o640
-    before = path.stat()
-    assert write_atomic(path, "new\r\n") is False
-    assert path.stat().st_ino == before.st_ino  # not even replaced
-    assert _temps(tmp_path) == []
-
-
-def test_write_atomic_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
-    real = tmp_path / "real.md"
-    real.write_text("a\n")
-    link = tmp_path / "link.md"
-    link.symlink_to(real)
-    assert write_atomic(link, "b\n")
-    assert link.is_symlink() and real.read_text() == "b\n"
-
-
-def test_a_failure_before_replace_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
-    path = tmp_path / "p.md"
-    path.write_text("old\n")
-
-    def boom() -> None:
-        raise OSError("disk gone")
-
-    with pytest.raises(OSError, match="disk gone"):
-        write_atomic(path, "new\n", before_replace=boom)
-    assert path.read_text() == "old\n"
-    assert _temps(tmp_path) == []
 
 
 # ----------------------------------------------------------------------------------------------- save
@@ -216,10 +178,11 @@ def _update(data: dict[str, Any]) -> LedgerUpdate:
 
 _CYCLE = [_update(d) for d in _CYCLE_DATA]
 
-# The child saves the cycle in a loop until it is killed. `_before_replace` is planfile's test hook.
+# The child saves the cycle in a loop until it is killed. `files._before_replace` is the writer's test hook.
 _CHILD = textwrap.dedent(
     """
     import json, os, signal, sys
+    from director import files
     from director.ledger import planfile
     from director.ledger.splice import LedgerUpdate
 
@@ -229,7 +192,7 @@ _CHILD = textwrap.dedent(
     ]
     pf = planfile.PlanFile.load(sys.argv[1])
     if sys.argv[2] == "kill-before-replace":
-        planfile._before_replace = lambda: os.kill(os.getpid(), signal.SIGKILL)
+        files._before_replace = lambda: os.kill(os.getpid(), signal.SIGKILL)
     print("ready", flush=True)
     n = 0
     while True:

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from director.exec.secrets import Redactor, is_secret_name
-from director.exec.shell import BlockResult, SessionState, Shell, parse_declare_p
+from director.exec.session import parse_declare_p
+from director.exec.shell import BlockResult, SessionState, Shell
 from director.state.journal import Journal
 from director.state.lifecycle import StepState
 

@@ -67,5 +67,5 @@ def test_sets() -> None:
     assert {R.COMPLETED, R.CANCELLED} == TERMINAL
     assert {R.FAILED, R.INTERRUPTED, R.AWAITING_APPROVAL} == RESUMABLE
     assert all(can_transition(s, R.RUNNING) for s in RESUMABLE)
-    assert StepState.STARTED not in STEP_FINAL and StepState.SKIPPED in STEP_FINAL
-    assert R.AWAITING_APPROVAL == "awaiting-approval" and StepState.SKIPPED.value == "skipped"
+    assert StepState.STARTED not in STEP_FINAL and StepState.INTERRUPTED in STEP_FINAL
+    assert R.AWAITING_APPROVAL == "awaiting-approval" and StepState.INTERRUPTED.value == "interrupted"

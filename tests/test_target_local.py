@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from director.errors import PrerequisiteError
+from director.exec.processes import group_members, pid_alive
 from director.targets import get_target
 from director.targets import install as inst
-from director.targets.local import LocalTarget, group_members, pid_alive, stop_group
+from director.targets.local import LocalTarget, stop_group
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"

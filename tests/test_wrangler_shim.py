@@ -13,7 +13,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from director.targets.local import Deployment, LocalAccount, WorkerRecord, group_members, stop_group
+from director.exec.processes import group_members
+from director.targets.local import Deployment, LocalAccount, WorkerRecord, stop_group
 from director.targets.shim.argv import Args, Route, classify, parse_args, with_local, without_options
 from director.targets.shim.config import find_config, parse_jsonc, worker_config
 from director.targets.shim.output import account_step_outputs, format_error, render_deployments

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from director.errors import UsageError
+from director.files import write_atomic
 
 if TYPE_CHECKING:
     from director.plan.model import Plan
@@ -46,7 +47,7 @@ def prepare_dirs(p: Paths) -> None:
     p.workspace.mkdir(parents=True, exist_ok=True)
     ignore = p.state.parent / ".gitignore" if p.state.parent.name == ".director" else p.state / ".gitignore"
     if not ignore.exists():
-        ignore.write_text("# Director's journal, leases and workspaces: machine state, not for git\n*\n")
+        write_atomic(ignore, "# Director's journal, leases and workspaces: machine state, not for git\n*\n")
 
 
 def require_plan(plan_path: Path) -> Path:

@@ -128,10 +128,9 @@ def _check_options(plan_path: Path, step_timeout: float, max_recoveries: int) ->
 
 def _secret_values(names: list[str]) -> list[str]:
     """Values of the environment's secret-looking variables and of those named by `--secret`."""
-    from director.exec.secrets import is_secret_name
+    from director.exec.secrets import secret_name_predicate, secret_values
 
-    marked = {n.upper() for n in names}
-    return [v for k, v in os.environ.items() if v and (is_secret_name(k) or k.upper() in marked)]
+    return secret_values(os.environ, secret_name_predicate(names))
 
 
 def _target(name: str, p: Paths, plan: Plan, console: Console, plain: bool) -> tuple[Target, TargetEnv, bool]:

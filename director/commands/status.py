@@ -77,7 +77,7 @@ def _last_run(journal: Any) -> dict[str, Any] | None:
 
 
 def _lease(journal: Any) -> dict[str, Any] | None:
-    from director.state import lease as lease_mod
+    from director.exec.processes import pid_alive
 
     holder = journal.lease_holder()
     if holder is None:
@@ -90,7 +90,7 @@ def _lease(journal: Any) -> dict[str, Any] | None:
         "heartbeat_at": holder.heartbeat_at.isoformat(),
         "run_id": holder.run_id,
         # False: its process is gone (a crash; the next apply takes over). None: another host.
-        "alive": lease_mod.pid_alive(holder.pid) if holder.host == socket.gethostname() else None,
+        "alive": pid_alive(holder.pid) if holder.host == socket.gethostname() else None,
     }
 
 

@@ -1,36 +1,19 @@
-"""The I/O edge of the ledger: the only writer of plan files (atomic, conflict-aware saves)."""
+"""The I/O edge of the ledger: the only writer of plan files (conflict-aware saves through `write_atomic`)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import stat
-import tempfile
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from director.errors import DirectorError, ExitCode, LedgerConflict, PlanError
 from director.exec.secrets import MIN_SECRET_LEN
+from director.files import remove_stale_temps, write_atomic
 from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
 from director.plan.model import Plan
 from director.plan.parse import parse
 
-__all__ = [
-    "PlanFile",
-    "SecretInLedger",
-    "check_no_secrets",
-    "read_text",
-    "remove_stale_temps",
-    "write_atomic",
-]
-
-# Test hook: when set, called after the temp file is durable and before `os.replace` (crash tests kill
-# the process there). An env var cannot carry a callable, so tests that run in a subprocess set this
-# module attribute from their own script.
-_before_replace: Callable[[], None] | None = None
-
-_TEMP_SUFFIX = ".director-tmp"
+__all__ = ["PlanFile", "SecretInLedger", "check_no_secrets", "read_text"]
 
 # How often save() re-reads when the file changes under it between the read and the replace.
 _SAVE_ATTEMPTS = 3
@@ -51,71 +34,6 @@ def read_text(path: str | os.PathLike[str]) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise PlanError(f"not UTF-8 (byte offset {exc.start})", path=str(path), line=line) from None
-
-
-def _fsync_dir(directory: str) -> None:
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _temp_prefix(target: str) -> str:
-    return f".{os.path.basename(target)}."
-
-
-def remove_stale_temps(path: str | os.PathLike[str], *, older_than_s: float = 60.0) -> int:
-    """Delete temp files a killed writer left beside the plan (older than a save can take); the count."""
-    target = os.path.realpath(path)
-    directory = os.path.dirname(target) or "."
-    prefix = _temp_prefix(target)
-    now = time.time()
-    removed = 0
-    for name in os.listdir(directory):
-        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
-            continue
-        full = os.path.join(directory, name)
-        with contextlib.suppress(FileNotFoundError):
-            # Age guard: a live writer's temp file exists for milliseconds; never take it from under it.
-            if now - os.stat(full).st_mtime > older_than_s:
-                os.unlink(full)
-                removed += 1
-    return removed
-
-
-def write_atomic(
-    path: str | os.PathLike[str], text: str, *, before_replace: Callable[[], None] | None = None
-) -> bool:
-    """Write `text` via temp file + fsync + `os.replace`, only if the content differs; True if written."""
-    target = os.path.realpath(path)  # replace the file a symlink points to, not the link itself
-    data = text.encode("utf-8")
-    try:
-        st: os.stat_result | None = os.stat(target)
-        with open(target, "rb") as fh:
-            if fh.read() == data:
-                return False
-    except FileNotFoundError:
-        st = None
-    directory = os.path.dirname(target) or "."
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=_temp_prefix(target), suffix=_TEMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            # chmod before the rename: the file never appears with mkstemp's 0600.
-            os.fchmod(fh.fileno(), stat.S_IMODE(st.st_mode) if st is not None else 0o644)
-            os.fsync(fh.fileno())
-        hook = before_replace or _before_replace
-        if hook is not None:
-            hook()
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(directory)  # the rename itself is durable only once the directory entry is
-    return True
 
 
 def check_no_secrets(

@@ -10,14 +10,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from director.errors import DirectorError, ExitCode
+from director.errors import LedgerWriteError
 from director.plan.model import Table
-
-
-class LedgerWriteError(DirectorError):
-    """Write-back produced text that does not re-read as intended (a Director bug; nothing is written)."""
-
-    exit_code = ExitCode.INTERNAL
 
 
 class UnknownLedgerKey(KeyError):

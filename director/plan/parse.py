@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -553,12 +553,3 @@ def parse_file(path: str | Path) -> Plan:
             line=line,
         ) from None
     return parse(text, str(path))
-
-
-def iter_blocks(plan: Plan, roles: Iterable[BlockRole] | None = None) -> Iterable[tuple[Section, Block]]:
-    """(section, block) pairs in document order, optionally only some roles."""
-    wanted = set(roles) if roles is not None else None
-    for s in plan.sections:
-        for b in s.blocks:
-            if wanted is None or b.role in wanted:
-                yield s, b

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from director.errors import UsageError
 from director.plan import markers
 
 TEMPLATE = """\
@@ -107,15 +105,3 @@ def render(name: str) -> str:
     """The scaffold text for a plan called NAME."""
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "plan"
     return TEMPLATE.format(title=name, slug=slug, legend=markers.legend())
-
-
-def write(name: str, directory: Path) -> Path:
-    """Write NAME.md (refusing to overwrite)."""
-    if not name.strip() or "/" in name:
-        raise UsageError(f"NAME: {name!r} is not a plan name")
-    path = directory / (name if name.endswith(".md") else f"{name}.md")
-    if path.exists():
-        raise UsageError(f"NAME: {path} already exists; not overwriting it")
-    directory.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(name.removesuffix(".md")), encoding="utf-8")
-    return path

@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -93,17 +92,3 @@ class Prompter(Protocol):
     def ask_go(self, content: GateContent) -> bool:
         """Shows the gate and returns True only for a typed `go`."""
         ...
-
-
-@dataclass
-class ScriptedPrompter:
-    """A prompter that answers from fixed values (tests, and `--non-interactive` never prompts)."""
-
-    inputs: Mapping[str, str] = field(default_factory=dict)
-    go: Callable[[GateContent], bool] = lambda _c: False
-
-    def ask_input(self, inp: Input) -> str:
-        return self.inputs.get(inp.knob, inp.default)
-
-    def ask_go(self, content: GateContent) -> bool:
-        return self.go(content)

@@ -8,8 +8,6 @@ one story is ever resumable.
 
 from __future__ import annotations
 
-from typing import Any
-
 from director.errors import CrashLoop
 from director.exec.shell import SessionState
 from director.run import session
@@ -71,19 +69,17 @@ def realized_values(journal: Journal) -> dict[str, str]:
 
 def replay(run: Run) -> None:
     """A resumed run: its finished steps, completed sections and the session they left."""
-    last_session: dict[str, Any] | None = None
     for step in run.journal.steps(run.run_id):
         if step.state == StepState.SUCCEEDED.value:
             if step.role == "section":
                 run.completed_sections[step.section_key] = step.fingerprint
             else:
                 run.done_steps[step.step_key] = Done(step.fingerprint, step.output or "")
-            if step.session is not None and step.role != "section":
-                last_session = step.session
         elif step.state == StepState.INTERRUPTED.value:
             run.rerun_keys.add(step.step_key)
-    if last_session is not None:
-        run.session = SessionState.from_json(last_session)
-        session.withhold(run, last_session)
+    saved = run.journal.last_session(run.run_id)
+    if saved is not None:
+        run.session = SessionState.from_json(saved)
+        session.withhold(run, saved)
     run.done_before_resume = set(run.completed_sections)
     session.recompute_withheld(run)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from director.exec.shell import SessionState
+from director.files import write_atomic
 from director.ledger import cells
 from director.plan import knobs, templates
 from director.plan.model import Section, SectionKind
@@ -47,13 +48,9 @@ def write_templates(run: Run, section: Section, regenerated: Templates) -> None:
     """Write the regenerated files that differ from what is on disk (journaled, announced)."""
     for idx, (path, content) in regenerated.items():
         p = Path(path)
-        old = p.read_text(encoding="utf-8") if p.exists() else None
-        if old == content:
-            continue
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".director-tmp")
-        tmp.write_text(content, encoding="utf-8")
-        tmp.replace(p)
+        if not write_atomic(p, content):
+            continue  # already so on disk
         run.journal.record_event(
             run.run_id,
             "template-written",

@@ -1,26 +1,29 @@
 """The SQLite journal: the machine record behind a plan, and the only module that writes it.
 
-One database per plan (the caller chooses the path, e.g. `.director/<plan>.db`). Durability settings:
-`journal_mode=WAL`, `synchronous=FULL`, `busy_timeout` 10 s; every write is one `BEGIN IMMEDIATE`
-transaction that changes the row(s) and the audit event together, so a crash leaves either all or
-none of a transition. Structured columns hold JSON text (never pickle). Timestamps are UTC ISO-8601
-strings from an injectable clock. Measured on the development VM (virtio disk): median 0.26 ms per
-durable commit when idle, up to ~4 ms when the machine is busy (`python bench/bench_shell.py --journal`).
+One database per plan (the caller chooses the path, e.g. `.director/<plan>/journal.sqlite3`).
+Durability settings: `journal_mode=WAL`, `synchronous=FULL`, `busy_timeout` 10 s; every write is one
+`BEGIN IMMEDIATE` transaction that changes the row(s) and the audit event together, so a crash leaves
+either all or none of a transition. Structured columns hold JSON text (never pickle); timestamps come
+from an injectable clock (`director.state.records`). Opening a journal brings its schema up to date
+(`director.state.schema`). Measured on the development VM (virtio disk): median 0.26 ms per durable
+commit when idle, up to ~4 ms when the machine is busy (`python bench/bench_shell.py --journal`).
 
-Schema (PRAGMA user_version = 1, PRAGMA application_id = 0x44495230 "DIR0"):
+Tables:
 
-    runs         id PK, kind ('apply'|'teardown'), state (states.RunState), plan_path, target,
+    runs         id PK, kind ('apply'|'teardown'), state (lifecycle.RunState), plan_path, target,
                  operator, host, pid, created_at, updated_at, inputs_json, recoveries,
-                 progress_marker, current_section, reason
+                 current_section, reason
     transitions  (run_id, seq) PK, from_state (NULL for creation), to_state, at, reason
     steps        id PK, run_id, step_key ("3/0" = section key / block index), section_key,
-                 block_index, role ('act'|'verify'|'template'), attempt, state (states.StepState),
-                 fingerprint, started_at, finished_at, exit_code, duration_s, output (bounded
-                 excerpt), session_json (persistable shell state after the step), flags_json
+                 block_index, role ('act'|'verify'|'observe'; 'section' for a section's success), attempt,
+                 state (lifecycle.StepState), fingerprint, started_at, finished_at, exit_code,
+                 duration_s, output (bounded excerpt), session_json (persistable shell state after the
+                 step), flags_json
     approvals    id PK, run_id (NULL: made by `director approve`), section_key, sha256, operator,
                  host, at, how ('prompt'|'flag'|'approve-command'|'auto'), content_json
     events       id PK, run_id (NULL: plan-level), at, kind, data_json -- the audit trail
     lease_holder single row (id = 1): pid, host, kind, started_at, heartbeat_at, run_id
+    schema_version  one row per migration applied (see `director.state.schema`)
 
 Intent before effect: `step_started` commits before the block runs; a step still `started` after a
 crash is "outcome unknown" (`unfinished_steps`). Secret-named variables are dropped from session
@@ -35,133 +38,48 @@ import socket
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Self
 
 from director.errors import JournalError, TransitionError
+from director.exec.capture import excerpt
 from director.exec.secrets import is_secret_name
+from director.state import schema
 from director.state.lifecycle import STEP_FINAL, RunState, StepState, check_transition
+from director.state.records import (
+    ApprovalRecord,
+    EventRecord,
+    ExportFormat,
+    LeaseHolder,
+    RunRecord,
+    StepRecord,
+    TransitionRecord,
+    decode_row,
+    dump,
+    export_text,
+    iso,
+    utc_now,
+)
 
-SCHEMA_VERSION = 1
-APPLICATION_ID = 0x44495230  # "DIR0": tells a Director journal from any other SQLite file
-BUSY_TIMEOUT_MS = 10_000
-OUTPUT_HEAD = 16 * 1024
-OUTPUT_TAIL = 48 * 1024
+__all__ = [
+    "SCHEMA_VERSION",
+    "ApprovalRecord",
+    "EventRecord",
+    "Journal",
+    "LeaseHolder",
+    "RunRecord",
+    "StepRecord",
+    "TransitionRecord",
+    "utc_now",
+]
+
+SCHEMA_VERSION = schema.SCHEMA_VERSION
 
 Clock = Callable[[], datetime]
 RunKind = Literal["apply", "teardown"]
 ApprovalHow = Literal["prompt", "flag", "approve-command", "auto"]
-
-_SCHEMA = """
-CREATE TABLE runs (
-    id              INTEGER PRIMARY KEY,
-    kind            TEXT NOT NULL CHECK (kind IN ('apply', 'teardown')),
-    state           TEXT NOT NULL,
-    plan_path       TEXT NOT NULL,
-    target          TEXT NOT NULL,
-    operator        TEXT NOT NULL,
-    host            TEXT NOT NULL,
-    pid             INTEGER NOT NULL,
-    created_at      TEXT NOT NULL,
-    updated_at      TEXT NOT NULL,
-    inputs_json     TEXT NOT NULL DEFAULT '{}',
-    recoveries      INTEGER NOT NULL DEFAULT 0,
-    progress_marker TEXT,
-    current_section TEXT,
-    reason          TEXT
-);
-CREATE TABLE transitions (
-    run_id     INTEGER NOT NULL REFERENCES runs(id),
-    seq        INTEGER NOT NULL,
-    from_state TEXT,
-    to_state   TEXT NOT NULL,
-    at         TEXT NOT NULL,
-    reason     TEXT,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE steps (
-    id           INTEGER PRIMARY KEY,
-    run_id       INTEGER NOT NULL REFERENCES runs(id),
-    step_key     TEXT NOT NULL,
-    section_key  TEXT NOT NULL,
-    block_index  INTEGER NOT NULL,
-    role         TEXT NOT NULL,
-    attempt      INTEGER NOT NULL DEFAULT 1,
-    state        TEXT NOT NULL,
-    fingerprint  TEXT NOT NULL,
-    started_at   TEXT NOT NULL,
-    finished_at  TEXT,
-    exit_code    INTEGER,
-    duration_s   REAL,
-    output       TEXT,
-    session_json TEXT,
-    flags_json   TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX steps_by_run ON steps (run_id, id);
-CREATE INDEX steps_by_key ON steps (step_key, state, id);
-CREATE TABLE approvals (
-    id           INTEGER PRIMARY KEY,
-    run_id       INTEGER REFERENCES runs(id),
-    section_key  TEXT NOT NULL,
-    sha256       TEXT NOT NULL,
-    operator     TEXT NOT NULL,
-    host         TEXT NOT NULL,
-    at           TEXT NOT NULL,
-    how          TEXT NOT NULL CHECK (how IN ('prompt', 'flag', 'approve-command', 'auto')),
-    content_json TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX approvals_by_content ON approvals (section_key, sha256, id);
-CREATE TABLE events (
-    id        INTEGER PRIMARY KEY,
-    run_id    INTEGER REFERENCES runs(id),
-    at        TEXT NOT NULL,
-    kind      TEXT NOT NULL,
-    data_json TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX events_by_run ON events (run_id, id);
-CREATE TABLE lease_holder (
-    id           INTEGER PRIMARY KEY CHECK (id = 1),
-    pid          INTEGER NOT NULL,
-    host         TEXT NOT NULL,
-    kind         TEXT NOT NULL,
-    started_at   TEXT NOT NULL,
-    heartbeat_at TEXT NOT NULL,
-    run_id       INTEGER
-);
-"""
-
-_TABLES = ("runs", "transitions", "steps", "approvals", "events", "lease_holder")
-
-
-def utc_now() -> datetime:
-    """The real clock: aware UTC now."""
-    return datetime.now(UTC)
-
-
-def _iso(dt: datetime) -> str:
-    if dt.tzinfo is None:
-        raise ValueError("journal timestamps must be timezone-aware")
-    return dt.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _dt(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
-
-
-def _dump(data: Any) -> str:
-    # sort_keys: identical data gives identical bytes (stable exports and diffs).
-    return json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-
-
-def excerpt(text: str, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -> str:
-    """`text` bounded to its first `head` and last `tail` characters, with an elision marker."""
-    if len(text) <= head + tail:
-        return text
-    elided = len(text) - head - tail
-    return f"{text[:head]}\n…[{elided} chars elided]…\n{text[-tail:]}"
 
 
 def _scrub_session(session: Mapping[str, Any], is_secret: Callable[[str], bool]) -> dict[str, Any]:
@@ -173,164 +91,6 @@ def _scrub_session(session: Mapping[str, Any], is_secret: Callable[[str], bool])
     if isinstance(out.get("exported"), list):
         out["exported"] = [k for k in out["exported"] if not is_secret(k)]
     return out
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """A row of `runs`."""
-
-    id: int
-    kind: str
-    state: RunState
-    plan_path: str
-    target: str
-    operator: str
-    host: str
-    pid: int
-    created_at: datetime
-    updated_at: datetime
-    inputs: dict[str, Any]
-    recoveries: int
-    progress_marker: str | None
-    current_section: str | None
-    reason: str | None
-
-
-@dataclass(frozen=True)
-class TransitionRecord:
-    """A row of `transitions`; `frm` is None for the creation of the run."""
-
-    run_id: int
-    seq: int
-    frm: RunState | None
-    to: RunState
-    at: datetime
-    reason: str | None
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    """A row of `steps`."""
-
-    id: int
-    run_id: int
-    step_key: str
-    section_key: str
-    block_index: int
-    role: str
-    attempt: int
-    state: StepState
-    fingerprint: str
-    started_at: datetime
-    finished_at: datetime | None
-    exit_code: int | None
-    duration_s: float | None
-    output: str | None
-    session: dict[str, Any] | None
-    flags: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ApprovalRecord:
-    """A row of `approvals`."""
-
-    id: int
-    run_id: int | None
-    section_key: str
-    sha256: str
-    operator: str
-    host: str
-    at: datetime
-    how: str
-    content: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class EventRecord:
-    """A row of `events` (the audit trail)."""
-
-    id: int
-    run_id: int | None
-    at: datetime
-    kind: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class LeaseHolder:
-    """The single `lease_holder` row: who holds (or last held without releasing) the plan's lease."""
-
-    pid: int
-    host: str
-    kind: str
-    started_at: datetime
-    heartbeat_at: datetime
-    run_id: int | None
-
-
-def _run(row: sqlite3.Row) -> RunRecord:
-    return RunRecord(
-        id=row["id"],
-        kind=row["kind"],
-        state=RunState(row["state"]),
-        plan_path=row["plan_path"],
-        target=row["target"],
-        operator=row["operator"],
-        host=row["host"],
-        pid=row["pid"],
-        created_at=datetime.fromisoformat(row["created_at"]),
-        updated_at=datetime.fromisoformat(row["updated_at"]),
-        inputs=json.loads(row["inputs_json"]),
-        recoveries=row["recoveries"],
-        progress_marker=row["progress_marker"],
-        current_section=row["current_section"],
-        reason=row["reason"],
-    )
-
-
-def _step(row: sqlite3.Row) -> StepRecord:
-    return StepRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        step_key=row["step_key"],
-        section_key=row["section_key"],
-        block_index=row["block_index"],
-        role=row["role"],
-        attempt=row["attempt"],
-        state=StepState(row["state"]),
-        fingerprint=row["fingerprint"],
-        started_at=datetime.fromisoformat(row["started_at"]),
-        finished_at=_dt(row["finished_at"]),
-        exit_code=row["exit_code"],
-        duration_s=row["duration_s"],
-        output=row["output"],
-        session=None if row["session_json"] is None else json.loads(row["session_json"]),
-        flags=json.loads(row["flags_json"]),
-    )
-
-
-def _approval(row: sqlite3.Row) -> ApprovalRecord:
-    return ApprovalRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        section_key=row["section_key"],
-        sha256=row["sha256"],
-        operator=row["operator"],
-        host=row["host"],
-        at=datetime.fromisoformat(row["at"]),
-        how=row["how"],
-        content=json.loads(row["content_json"]),
-    )
-
-
-def _event(row: sqlite3.Row) -> EventRecord:
-    return EventRecord(
-        id=row["id"],
-        run_id=row["run_id"],
-        at=datetime.fromisoformat(row["at"]),
-        kind=row["kind"],
-        data=json.loads(row["data_json"]),
-    )
 
 
 class Journal:
@@ -364,63 +124,7 @@ class Journal:
     ) -> Journal:
         """Open (creating it and its parent directory if needed) the journal at `path`."""
         p = Path(path)
-        try:
-            p.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(p, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        except (OSError, sqlite3.Error) as e:
-            raise JournalError(f"cannot open journal {p}: {e}") from e
-        db.row_factory = sqlite3.Row
-        try:
-            cls._configure(db, p)
-            cls._ensure_schema(db, p)
-        except BaseException:
-            db.close()
-            raise
-        return cls(db, p, clock=clock, is_secret=is_secret)
-
-    @staticmethod
-    def _configure(db: sqlite3.Connection, p: Path) -> None:
-        try:
-            db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            db.execute("PRAGMA synchronous = FULL")
-            db.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.DatabaseError as e:
-            raise JournalError(f"{p} is not a usable SQLite journal: {e}") from e
-        if str(mode).lower() != "wal":
-            raise JournalError(f"cannot put journal {p} in WAL mode (got {mode!r}); is it on a network FS?")
-
-    @staticmethod
-    def _ensure_schema(db: sqlite3.Connection, p: Path) -> None:
-        try:
-            db.execute("BEGIN IMMEDIATE")  # two processes opening a fresh file: one creates
-            try:
-                version = db.execute("PRAGMA user_version").fetchone()[0]
-                app_id = db.execute("PRAGMA application_id").fetchone()[0]
-                if version == 0:
-                    tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-                    if tables:
-                        raise JournalError(f"{p} is an SQLite database but not a Director journal")
-                    for stmt in _SCHEMA.split(";"):
-                        if stmt.strip():
-                            db.execute(stmt)
-                    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                elif app_id != APPLICATION_ID:
-                    raise JournalError(f"{p} is an SQLite database but not a Director journal")
-                elif version > SCHEMA_VERSION:
-                    raise JournalError(
-                        f"journal {p} has schema version {version}, newer than this Director knows "
-                        f"({SCHEMA_VERSION}); upgrade Director"
-                    )
-                elif version != SCHEMA_VERSION:
-                    raise JournalError(f"journal {p} has unknown schema version {version}")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-        except sqlite3.DatabaseError as e:
-            raise JournalError(f"{p} is not a usable SQLite journal: {e}") from e
+        return cls(schema.connect(p, iso(clock())), p, clock=clock, is_secret=is_secret)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -437,7 +141,7 @@ class Journal:
     # -- plumbing ------------------------------------------------------------------------------
 
     def _now(self) -> str:
-        return _iso(self._clock())
+        return iso(self._clock())
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -464,7 +168,7 @@ class Journal:
     ) -> int:
         cur = db.execute(
             "INSERT INTO events (run_id, at, kind, data_json) VALUES (?, ?, ?, ?)",
-            (run_id, at, kind, _dump(dict(data))),
+            (run_id, at, kind, dump(dict(data))),
         )
         return int(cur.lastrowid or 0)
 
@@ -497,7 +201,7 @@ class Journal:
                 "INSERT INTO runs (kind, state, plan_path, target, operator, host, pid, created_at,"
                 " updated_at, inputs_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (kind, RunState.PENDING.value, plan_path, target, operator, self.host, self.pid, now, now,
-                 _dump(dict(inputs))),
+                 dump(dict(inputs))),
             )  # fmt: skip
             run_id = int(cur.lastrowid or 0)
             db.execute(
@@ -541,15 +245,7 @@ class Journal:
         row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise JournalError(f"no run {run_id} in {self.path}")
-        return _run(row)
-
-    def runs(self, kind: RunKind | None = None) -> list[RunRecord]:
-        """All runs (of a kind), oldest first."""
-        if kind is None:
-            rows = self._db.execute("SELECT * FROM runs ORDER BY id").fetchall()
-        else:
-            rows = self._db.execute("SELECT * FROM runs WHERE kind = ? ORDER BY id", (kind,)).fetchall()
-        return [_run(r) for r in rows]
+        return RunRecord.from_row(row)
 
     def latest_run(self, kind: RunKind | None = None) -> RunRecord | None:
         """The most recently created run (of a kind), if any."""
@@ -559,32 +255,14 @@ class Journal:
             row = self._db.execute(
                 "SELECT * FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1", (kind,)
             ).fetchone()
-        return None if row is None else _run(row)
+        return None if row is None else RunRecord.from_row(row)
 
     def transitions(self, run_id: int) -> list[TransitionRecord]:
         """A run's transitions in order (the first is its creation)."""
         rows = self._db.execute(
             "SELECT * FROM transitions WHERE run_id = ? ORDER BY seq", (run_id,)
         ).fetchall()
-        return [
-            TransitionRecord(
-                run_id=r["run_id"],
-                seq=r["seq"],
-                frm=None if r["from_state"] is None else RunState(r["from_state"]),
-                to=RunState(r["to_state"]),
-                at=datetime.fromisoformat(r["at"]),
-                reason=r["reason"],
-            )
-            for r in rows
-        ]
-
-    def set_position(self, run_id: int, current_section: str | None, progress_marker: str | None) -> None:
-        """Record where a run stands (its current section and a progress marker for crash-loop detection)."""
-        with self._tx() as db:
-            db.execute(
-                "UPDATE runs SET current_section = ?, progress_marker = ?, updated_at = ? WHERE id = ?",
-                (current_section, progress_marker, self._now(), run_id),
-            )
+        return [TransitionRecord.from_row(r) for r in rows]
 
     def bump_recoveries(self, run_id: int) -> int:
         """Count one more recovery of a run (resume after a crash/interrupt); returns the new count."""
@@ -623,7 +301,7 @@ class Journal:
                 "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
                 " fingerprint, started_at, flags_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, step_key, section_key, block_index, role, attempt, StepState.STARTED.value,
-                 fingerprint, now, _dump(dict(flags or {}))),
+                 fingerprint, now, dump(dict(flags or {}))),
             )  # fmt: skip
             db.execute(
                 "UPDATE runs SET current_section = ?, updated_at = ? WHERE id = ?",
@@ -645,7 +323,7 @@ class Journal:
         if st not in STEP_FINAL:
             raise TransitionError(f"step {step_id}: {st.value} is not a final step state")
         now = self._now()
-        session_json = None if session is None else _dump(_scrub_session(session, self._is_secret))
+        session_json = None if session is None else dump(_scrub_session(session, self._is_secret))
         with self._tx() as db:
             row = db.execute("SELECT run_id, state FROM steps WHERE id = ?", (step_id,)).fetchone()
             if row is None:
@@ -671,7 +349,7 @@ class Journal:
     ) -> int:
         """Record a section's success and reset the run's recovery count (progress), in one commit."""
         now = self._now()
-        session_json = None if session is None else _dump(_scrub_session(session, self._is_secret))
+        session_json = None if session is None else dump(_scrub_session(session, self._is_secret))
         with self._tx() as db:
             cur = db.execute(
                 "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
@@ -695,39 +373,17 @@ class Journal:
             )
             return int(cur.lastrowid or 0)
 
-    def step_skipped(
-        self,
-        run_id: int,
-        step_key: str,
-        section_key: str,
-        block_index: int,
-        role: str,
-        fingerprint: str,
-        flags: Mapping[str, Any] | None = None,
-    ) -> int:
-        """Record a step that was not run because its section is in sync; returns the step id."""
-        now = self._now()
-        with self._tx() as db:
-            cur = db.execute(
-                "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
-                " fingerprint, started_at, finished_at, flags_json) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
-                (run_id, step_key, section_key, block_index, role, StepState.SKIPPED.value, fingerprint,
-                 now, now, _dump(dict(flags or {}))),
-            )  # fmt: skip
-            db.execute("UPDATE runs SET updated_at = ? WHERE id = ?", (now, run_id))
-            return int(cur.lastrowid or 0)
-
     def step(self, step_id: int) -> StepRecord:
         """The step with this id."""
         row = self._db.execute("SELECT * FROM steps WHERE id = ?", (step_id,)).fetchone()
         if row is None:
             raise JournalError(f"no step {step_id} in {self.path}")
-        return _step(row)
+        return StepRecord.from_row(row)
 
     def steps(self, run_id: int) -> list[StepRecord]:
         """A run's steps in the order they were started."""
         rows = self._db.execute("SELECT * FROM steps WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
-        return [_step(r) for r in rows]
+        return [StepRecord.from_row(r) for r in rows]
 
     def last_success(self, step_key: str) -> StepRecord | None:
         """The most recent succeeded step with this key, in any run (the memo for fingerprints)."""
@@ -735,14 +391,14 @@ class Journal:
             "SELECT * FROM steps WHERE step_key = ? AND state = ? ORDER BY id DESC LIMIT 1",
             (step_key, StepState.SUCCEEDED.value),
         ).fetchone()
-        return None if row is None else _step(row)
+        return None if row is None else StepRecord.from_row(row)
 
     def last_session(self, run_id: int) -> dict[str, Any] | None:
-        """The shell state saved by the run's last finished step that saved one (resume starts there)."""
+        """The shell state left by the run's last succeeded block (a resumed run, or a gate, starts there)."""
         row = self._db.execute(
-            "SELECT session_json FROM steps WHERE run_id = ? AND session_json IS NOT NULL"
-            " ORDER BY id DESC LIMIT 1",
-            (run_id,),
+            "SELECT session_json FROM steps WHERE run_id = ? AND state = ? AND role != 'section'"
+            " AND session_json IS NOT NULL ORDER BY id DESC LIMIT 1",
+            (run_id, StepState.SUCCEEDED.value),
         ).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
@@ -752,7 +408,7 @@ class Journal:
             "SELECT * FROM steps WHERE run_id = ? AND state = ? ORDER BY id",
             (run_id, StepState.STARTED.value),
         ).fetchall()
-        return [_step(r) for r in rows]
+        return [StepRecord.from_row(r) for r in rows]
 
     # -- approvals -----------------------------------------------------------------------------
 
@@ -773,7 +429,7 @@ class Journal:
             cur = db.execute(
                 "INSERT INTO approvals (run_id, section_key, sha256, operator, host, at, how, content_json)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, section_key, sha256, operator, self.host, now, how, _dump(dict(content or {}))),
+                (run_id, section_key, sha256, operator, self.host, now, how, dump(dict(content or {}))),
             )
             approval_id = int(cur.lastrowid or 0)
             self._insert_event(
@@ -797,7 +453,7 @@ class Journal:
             "SELECT * FROM approvals WHERE section_key = ? AND sha256 = ? ORDER BY id DESC LIMIT 1",
             (section_key, sha256),
         ).fetchone()
-        return None if row is None else _approval(row)
+        return None if row is None else ApprovalRecord.from_row(row)
 
     def approvals(self, run_id: int | None = None) -> list[ApprovalRecord]:
         """All approvals (or those made in one run), oldest first."""
@@ -807,7 +463,7 @@ class Journal:
             rows = self._db.execute(
                 "SELECT * FROM approvals WHERE run_id = ? ORDER BY id", (run_id,)
             ).fetchall()
-        return [_approval(r) for r in rows]
+        return [ApprovalRecord.from_row(r) for r in rows]
 
     # -- audit events --------------------------------------------------------------------------
 
@@ -831,23 +487,14 @@ class Journal:
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = self._db.execute(sql + " ORDER BY id", args).fetchall()
-        return [_event(r) for r in rows]
+        return [EventRecord.from_row(r) for r in rows]
 
     # -- lease holder (written by director.state.lease) ----------------------------------------------
 
     def lease_holder(self) -> LeaseHolder | None:
         """The recorded lease holder, if the lease is held or was not released."""
         row = self._db.execute("SELECT * FROM lease_holder WHERE id = 1").fetchone()
-        if row is None:
-            return None
-        return LeaseHolder(
-            pid=row["pid"],
-            host=row["host"],
-            kind=row["kind"],
-            started_at=datetime.fromisoformat(row["started_at"]),
-            heartbeat_at=datetime.fromisoformat(row["heartbeat_at"]),
-            run_id=row["run_id"],
-        )
+        return None if row is None else LeaseHolder.from_row(row)
 
     def set_lease_holder(
         self,
@@ -864,7 +511,7 @@ class Journal:
             db.execute(
                 "INSERT OR REPLACE INTO lease_holder (id, pid, host, kind, started_at, heartbeat_at, run_id)"
                 " VALUES (1, ?, ?, ?, ?, ?, NULL)",
-                (pid, host, kind, _iso(started_at), now),
+                (pid, host, kind, iso(started_at), now),
             )
             if takeover is not None:
                 self._insert_event(db, None, "lease-takeover", takeover, now)
@@ -888,31 +535,11 @@ class Journal:
     def export_data(self) -> dict[str, Any]:
         """Every table as plain JSON-able data (JSON columns decoded)."""
         out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "path": str(self.path)}
-        for table in _TABLES:
-            rows = []
-            for r in self._db.execute(f"SELECT * FROM {table} ORDER BY rowid"):  # fixed table names
-                d = dict(r)
-                for col in list(d):
-                    if col.endswith("_json"):
-                        raw = d.pop(col)
-                        d[col.removesuffix("_json")] = None if raw is None else json.loads(raw)
-                rows.append(d)
-            out[table] = rows
+        for table in schema.TABLES:
+            rows = self._db.execute(f"SELECT * FROM {table} ORDER BY rowid")  # fixed table names
+            out[table] = [decode_row(dict(r)) for r in rows]
         return out
 
-    def export(self, fmt: Literal["json", "jsonl"] = "json") -> str:
+    def export(self, fmt: ExportFormat = "json") -> str:
         """All runs, transitions, steps, approvals, events (and the holder) as JSON or JSON Lines text."""
-        data = self.export_data()
-        if fmt == "json":
-            text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        elif fmt == "jsonl":
-            lines = [json.dumps({"type": "journal", "schema_version": SCHEMA_VERSION}, sort_keys=True)]
-            for table in _TABLES:
-                for row in data[table]:
-                    lines.append(json.dumps({"type": table, **row}, sort_keys=True, ensure_ascii=False))
-            text = "\n".join(lines) + "\n"
-        else:
-            raise ValueError(f"export format must be json or jsonl, not {fmt!r}")
-        # Shell values may hold bytes that are not UTF-8 (lone surrogates here): write them as the
-        # JSON escape "\udcff" so the text can always be printed or saved.
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return export_text(self.export_data(), fmt)

@@ -31,7 +31,9 @@ from types import TracebackType
 from typing import Any, Self
 
 from director.errors import LeaseHeld
-from director.state.journal import Journal, LeaseHolder, utc_now
+from director.exec.processes import pid_alive
+from director.state.journal import Journal
+from director.state.records import LeaseHolder, utc_now
 
 
 @dataclass(frozen=True)
@@ -71,22 +73,6 @@ def _read_lock_file(fd: int) -> Holder | None:
         return Holder(int(d["pid"]), str(d["host"]), str(d["started_at"]), str(d["kind"]), d.get("run_id"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists on this host (zombies count as dead)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-        return state != b"Z"
-    except (OSError, IndexError):
-        return True  # no /proc (not Linux): trust kill(0)
 
 
 class Lease:

@@ -39,7 +39,6 @@ class StepState(enum.StrEnum):
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
-    SKIPPED = "skipped"  # in sync: observed to hold with an unchanged fingerprint, not re-run
 
 
 _R = RunState

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from director.errors import PrerequisiteError
+from director.files import fsync_dir, write_atomic
 from director.targets.base import Progress
 
 #: The last wrangler release that runs on Node 20 (4.87 needs Node 22); see WRANGLER-LOCAL.md.
@@ -235,6 +236,7 @@ def install_pinned(progress: Progress | None = None, cache: Path | None = None) 
                     f"the freshly installed wrangler {PINNED_VERSION} does not run:\n{output}"
                 )
             tmp.rename(final)
+            fsync_dir(final.parent)  # the install is there only once its rename is durable
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -264,7 +266,7 @@ def resolve_wrangler(
         version, _ = probe_wrangler(cached)
         if version is not None:
             with contextlib.suppress(OSError):
-                stamp.write_text(f"{key} {version}\n")
+                write_atomic(stamp, f"{key} {version}\n")
             return Wrangler(path=cached, version=version, source="cache")
     return install_pinned(progress, cache)
 

@@ -25,7 +25,6 @@ import shlex
 import signal
 import socket
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -34,6 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from director.exec.processes import group_members, pid_alive
+from director.files import write_atomic
 from director.targets.base import Progress, SessionInfo, TargetEnv, describe_change, plan_calls
 from director.targets.install import Wrangler, resolve_wrangler
 
@@ -53,85 +54,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def atomic_write(path: Path, data: str) -> None:
-    """Write via temp + fsync + rename so readers see the old or the new file, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    # The rename itself must survive a crash too.
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
 # --- processes and ports -------------------------------------------------------------------------
-
-
-def _proc_stat(pid: int) -> list[str] | None:
-    """Fields of /proc/<pid>/stat after the command name (index 0 is the state), or None."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name may contain spaces and parentheses; everything after the last ')' is fixed.
-    return raw[raw.rfind(")") + 2 :].split()
-
-
-def proc_start_time(pid: int) -> str | None:
-    """The kernel's start time of a process (guards against a recycled pid), None if unknown."""
-    fields = _proc_stat(pid)
-    return fields[19] if fields and len(fields) > 19 else None
-
-
-def pid_alive(pid: int | None, start_time: str | None = None) -> bool:
-    """True if pid runs (not a zombie) and, when known, is the same process that was recorded."""
-    if not pid or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    fields = _proc_stat(pid)
-    if fields is None:
-        # Without procfs (macOS) trust kill(0); with it, the process just vanished.
-        return not Path("/proc").is_dir()
-    if fields[0] in ("Z", "X"):
-        return False
-    return start_time is None or fields[19] == start_time
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes in a process group."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return []
-        except PermissionError:
-            pass
-        return [pgid]
-    members = []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit():
-            continue
-        fields = _proc_stat(int(entry.name))
-        if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            members.append(int(entry.name))
-    return members
 
 
 def stop_group(pgid: int | None, grace: float = STOP_GRACE_S) -> bool:
@@ -357,7 +280,8 @@ class LocalAccount:
         with self._flock(self.lock_path):
             data = self.load()
             yield data
-            atomic_write(self.records_path, data.to_json())
+            Path(self.records_path).parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.records_path, data.to_json(), mode=0o600)
 
     @contextlib.contextmanager
     def worker_lock(self, worker: str) -> Iterator[None]:
@@ -472,7 +396,8 @@ class LocalTarget:
                 return
         except OSError:
             pass
-        atomic_write(path, text)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text, mode=0o600)
         path.chmod(0o755)
 
     def block_environment(self) -> TargetEnv:
@@ -501,7 +426,8 @@ class LocalTarget:
             offset = 0
         events, new_offset = self.account.read_events(offset)
         if new_offset != offset:
-            atomic_write(self.account.cursor_path, f"{new_offset}\n")
+            Path(self.account.cursor_path).parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.account.cursor_path, f"{new_offset}\n", mode=0o600)
         return events
 
     def describe_event(self, event: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ import tomllib
 import uuid
 from pathlib import Path
 
+from director.exec.processes import proc_start_time
 from director.targets.local import (
     Deployment,
     LocalAccount,
@@ -22,7 +23,6 @@ from director.targets.local import (
     free_port,
     now_iso,
     port_free,
-    proc_start_time,
     stop_group,
 )
 from director.targets.shim.argv import Args, without_options

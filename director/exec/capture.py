@@ -1,0 +1,114 @@
+"""Bounded capture of what a block prints, and of what bash traced (in memory, never stored whole).
+
+A block's output is kept as its first `OUTPUT_HEAD` and last `OUTPUT_TAIL` bytes with an elision
+marker (`OutputCapture`); the journal stores it through `excerpt`, which leaves text the capture
+already bounded as it is. The xtrace of a judged block is read as it comes (a full pipe would stall the
+block) and folded into counts per command (`TraceReader`).
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+
+from director.exec.secrets import Redactor
+from director.plan.bash import TraceEntry, parse_trace
+
+__all__ = ["OUTPUT_HEAD", "OUTPUT_TAIL", "OutputCapture", "TraceReader", "excerpt"]
+
+OUTPUT_HEAD = 16 * 1024
+OUTPUT_TAIL = 48 * 1024
+_MARKER_ROOM = 64  # more than any elision marker is long
+
+
+def excerpt(text: str, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -> str:
+    """`text` bounded to its first `head` and last `tail` characters, with an elision marker.
+
+    Text within a marker's length of the bound is left alone: a block's output, which `OutputCapture`
+    already bounded (in bytes), is stored as it is rather than cut again around its own marker.
+    """
+    if len(text) <= head + tail + _MARKER_ROOM:
+        return text
+    elided = len(text) - head - tail
+    return f"{text[:head]}\n…[{elided} chars elided]…\n{text[-tail:]}"
+
+
+class OutputCapture:
+    """Keeps the first `head` and last `tail` bytes of a stream."""
+
+    def __init__(self, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -> None:
+        self._head_max, self._tail_max = head, tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, text: str) -> None:
+        data = text.encode("utf-8", "surrogateescape")
+        self.total += len(data)
+        room = self._head_max - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > 2 * self._tail_max:
+                del self.tail[: -self._tail_max]
+
+    def text(self) -> str:
+        tail = bytes(self.tail[-self._tail_max :])
+        elided = self.total - len(self.head) - len(tail)
+        head = bytes(self.head).decode("utf-8", "ignore")  # "ignore": a cut mid-character vanishes
+        mid = f"\n…[{elided} bytes elided]…\n" if elided > 0 else ""
+        return head + mid + tail.decode("utf-8", "ignore")
+
+
+class TraceReader:
+    """Reads a block's xtrace pipe as it comes (a full pipe would stall the block) into bounded counts."""
+
+    _KEEP = 1 << 20  # parse and aggregate whenever this much raw trace is buffered
+
+    def __init__(self, fd: int, redactor: Redactor) -> None:
+        self.fd = fd
+        self._redactor = redactor
+        self._buf = ""
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._counts: dict[tuple[int, str, str, str], int] = {}
+        os.set_blocking(fd, False)
+
+    def read(self) -> bool:
+        """Read what is there; False at EOF."""
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not data:
+                return False
+            self._buf += self._decoder.decode(data)
+            if len(self._buf) > self._KEEP:
+                self._fold(final=False)
+
+    def _fold(self, final: bool) -> None:
+        text = self._buf
+        if not final:
+            cut = text.rfind("\x1e")
+            # Keep the last (possibly incomplete) entry and its prefix for the next round.
+            while cut > 0 and text[cut - 1] == "\x1e":
+                cut -= 1
+            if cut <= 0:
+                return
+            text, self._buf = text[:cut], text[cut:]
+        else:
+            self._buf = ""
+        for e in parse_trace(text):
+            rest = e.rest if len(self._counts) < 20_000 else ""
+            key = (e.line, e.function, e.name, self._redactor.redact(rest[:500]))
+            self._counts[key] = self._counts.get(key, 0) + e.count
+
+    def entries(self) -> tuple[TraceEntry, ...]:
+        """Everything read, folded into entries with counts."""
+        self._buf += self._decoder.decode(b"", final=True)
+        self._fold(final=True)
+        return tuple(TraceEntry(ln, fn, name, rest, n) for (ln, fn, name, rest), n in self._counts.items())

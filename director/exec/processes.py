@@ -1,0 +1,175 @@
+"""Processes seen through /proc: liveness, a block's session members, the waiting-reader probe, killing.
+
+Pure `os` (no pexpect, nothing of Director's): the lease, the local target and the shell share it.
+Without /proc (not Linux) liveness falls back on `kill(pid, 0)`, membership on the process group
+alone, and the waiting-reader probe is off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import signal
+from collections.abc import Callable
+
+__all__ = [
+    "READ_SYSCALLS",
+    "group_members",
+    "kill_session",
+    "pid_alive",
+    "proc_start_time",
+    "proc_stat",
+    "session_members",
+    "signal_session",
+    "waiting_reader",
+]
+
+# Syscall numbers of read, pread64, readv (what a process blocked on input shows in /proc/PID/syscall).
+READ_SYSCALLS: frozenset[str] = frozenset(
+    {"x86_64": {"0", "17", "19"}, "aarch64": {"63", "65", "67"}}.get(platform.machine(), set())
+)
+_DEAD_STATES = ("Z", "X")  # zombie, dead: the pid exists but the process no longer runs
+
+
+def proc_stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (index 0 is the state), or None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    # The command name may contain spaces and parentheses; everything after the last ')' is fixed.
+    return raw.rsplit(b")", 1)[-1].decode("ascii", "replace").split()
+
+
+def proc_start_time(pid: int) -> str | None:
+    """The kernel's start time of a process (guards against a recycled pid), None if unknown."""
+    fields = proc_stat(pid)
+    return fields[19] if fields and len(fields) > 19 else None
+
+
+def pid_alive(pid: int | None, start_time: str | None = None) -> bool:
+    """Whether `pid` runs on this host (zombies count as dead) and, with `start_time`, is that process."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    fields = proc_stat(pid)
+    if not fields:
+        # Without procfs (macOS) trust kill(0); with it, the process just vanished.
+        return not os.path.isdir("/proc")
+    if fields[0] in _DEAD_STATES:
+        return False
+    return start_time is None or (len(fields) > 19 and fields[19] == start_time)
+
+
+def _members(match: Callable[[list[str]], bool]) -> list[int]:
+    found = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        fields = proc_stat(int(entry))
+        # After ")": state, ppid, pgrp, session, …
+        if fields and len(fields) > 3 and fields[0] not in _DEAD_STATES and match(fields):
+            found.append(int(entry))
+    return found
+
+
+def session_members(leader: int) -> list[int]:
+    """Live processes whose session or process group is `leader`'s (a block's processes); [] without /proc."""
+    lead = str(leader)
+    return _members(lambda f: lead in (f[2], f[3]))
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes in a process group; without /proc, `[pgid]` if the group exists."""
+    if not os.path.isdir("/proc"):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return []
+        except PermissionError:
+            pass
+        return [pgid]
+    group = str(pgid)
+    return _members(lambda f: f[2] == group)
+
+
+def waiting_reader(leader: int, targets: set[str]) -> tuple[int, str, str] | None:
+    """(pid, command, what) of a process of `leader`'s session blocked reading one of `targets`, if any.
+
+    `targets` are `readlink /proc/PID/fd/N` forms (`pipe:[inode]`, `/dev/pts/3`, `/dev/tty`).
+    """
+    if not READ_SYSCALLS:
+        return None
+    for pid in session_members(leader):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+                    parts = f.read().split()
+                if len(parts) < 2 or parts[0] not in READ_SYSCALLS:
+                    continue
+                target = os.readlink(f"/proc/{pid}/fd/{int(parts[1], 16)}")
+            except (OSError, ValueError):
+                continue
+            if target in targets:
+                try:
+                    with open(f"/proc/{pid}/comm") as f:
+                        comm = f.read().strip()
+                except OSError:
+                    comm = "?"
+                return pid, comm, target
+    return None
+
+
+def signal_session(leader: int, sig: int) -> None:
+    """Send `sig` to `leader`'s process group and to every process of its session."""
+    with contextlib.suppress(OSError):
+        os.killpg(leader, sig)
+    for p in session_members(leader):
+        with contextlib.suppress(OSError):
+            os.kill(p, sig)
+
+
+def kill_session(
+    leader: int,
+    *,
+    alive: Callable[[], bool],
+    grace_s: float,
+    clock: Callable[[], float],
+    sleeper: Callable[[float], None],
+    tick: Callable[[], None] = lambda: None,
+) -> None:
+    """SIGTERM `leader`'s processes, SIGKILL after `grace_s`, wait until none is left.
+
+    `alive` says whether the leader itself still runs (its parent reaps it); `tick` runs on every poll
+    (the shell drains the pty there, so that a process blocked writing to it can die). Gives up 5 s
+    after SIGKILL: a process in uninterruptible sleep must not hang Director.
+    """
+    signal_session(leader, signal.SIGTERM)
+    term_at = clock()
+    killed = False
+    while True:
+        tick()
+        if not alive() and not session_members(leader):
+            return
+        now = clock()
+        if not killed and now - term_at >= grace_s:
+            signal_session(leader, signal.SIGKILL)
+            killed = True
+        elif killed and now - term_at >= grace_s + 5.0:
+            return
+        sleeper(0.01)

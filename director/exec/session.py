@@ -1,0 +1,365 @@
+"""The shell session that flows from block to block, and the bash text that carries it (pure).
+
+Each block runs in its own bash (`director.exec.shell`); the session (shell variables, exports,
+functions, cwd) flows between them in document order as a `SessionState`:
+
+- Before a block, a generated *prelude* (`prelude`) re-declares the session and arms an `EXIT` trap.
+  It is sourced through `BASH_ENV` (non-interactive bash reads that file before the `-c` script), so
+  the block's own line numbers in error messages stay right; the prelude unsets `BASH_ENV` at once so
+  scripts the block starts do not source it.
+- The trap writes `$PWD`, `declare -p`, `declare -f` and `declare -F` into a small state file,
+  NUL-separated and ended by a terminator, which `parse_state_file` reads back; a missing or truncated
+  file (the block `exec`ed, or was SIGKILLed) leaves the session unchanged. A block's own `trap … EXIT`
+  is chained (a `trap` wrapper records it and the capture runs it after saving the state).
+- Captured are the variables the blocks set: not bash's own (BASH*, PPID, RANDOM, LINENO…), not
+  those inherited unchanged from the operator's environment, and `PATH` without Director's
+  `path_prepend` entries (they are put first again on restore). Scalars keep their attributes
+  (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their `declare -p`
+  statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
+  capture: that block's changes are lost. Not carried: shell options (`set -e`, `shopt`), aliases,
+  traps other than EXIT, unsetting an inherited variable.
+
+Values are bytes to bash: text here is str with undecodable bytes as lone surrogates
+(`surrogateescape`), so any value round-trips.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from director.exec.secrets import secret_values
+from director.plan.bash import TRACE_PS4
+
+__all__ = ["SessionState", "parse_declare_p", "parse_state_file", "prelude", "quote"]
+
+STATE_END = b"END"  # the state file's terminator: without it the capture was cut short
+
+# Variables bash sets or computes itself: never session state.
+_BASH_OWNED = frozenset(
+    {
+        "BASH", "BASHOPTS", "BASHPID", "COLUMNS", "COMP_WORDBREAKS", "DIRSTACK", "EPOCHREALTIME",
+        "EPOCHSECONDS", "EUID", "FUNCNAME", "GROUPS", "HISTCMD", "HOSTNAME", "HOSTTYPE", "LINENO",
+        "LINES", "MACHTYPE", "OPTARG", "OSTYPE", "PIPESTATUS", "PPID", "PWD", "RANDOM", "SECONDS",
+        "SHELL", "SHELLOPTS", "SHLVL", "SRANDOM", "UID", "_",
+    }
+)  # fmt: skip
+# Variables bash creates with a default value when the environment lacks them.
+_BASH_DEFAULTS = {"IFS": " \t\n", "OPTIND": "1", "OPTERR": "1", "PS4": "+ ", "PS2": "> ", "TERM": "dumb"}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+_PRELUDE_TAIL = r"""
+__director_user_exit=
+trap() {
+    # Keep Director's EXIT capture armed: record the block's own EXIT handler, pass the rest on.
+    if [[ $BASHPID != "$$" || $# -eq 0 || ${1-} == -[lp]* ]]; then builtin trap "$@"; return; fi
+    [[ $1 == -- ]] && shift
+    local __director_cmd __director_sig __director_keep=()
+    if (( $# == 1 )); then __director_cmd=-; else __director_cmd=$1; shift; fi
+    for __director_sig in "$@"; do
+        case ${__director_sig^^} in
+            EXIT|0|SIGEXIT)
+                __director_user_exit=$__director_cmd
+                [[ $__director_cmd == - ]] && __director_user_exit= ;;
+            *) __director_keep+=("$__director_sig") ;;
+        esac
+    done
+    (( ${#__director_keep[@]} == 0 )) || builtin trap -- "$__director_cmd" "${__director_keep[@]}"
+}
+__director_exit() {
+    __director_rc=$?
+    { builtin set +eux +o pipefail; } 2>/dev/null
+    if [[ -n ${__director_traced-} && ${PS4-} == "$__director_trace_ps4" ]]; then
+        # Tracing was Director's: give the session its own PS4 back before capturing it.
+        if [[ -n $__director_ps4_set ]]; then PS4=$__director_ps4; else builtin unset PS4; fi
+    fi
+    builtin unset -f trap __director_exit
+    {
+        builtin printf '%s\0%s\0' "$__director_rc" "$PWD"
+        builtin declare -p
+        builtin printf '\0'
+        builtin declare -f
+        builtin printf '\0'
+        builtin declare -F
+        builtin printf '\0END\0'
+    } >"$__director_state_file" 2>/dev/null
+    if [[ -n $__director_user_exit ]]; then
+        __director_setrc() { return "$1"; }
+        __director_setrc "$__director_rc"
+        builtin eval -- "$__director_user_exit"
+    fi
+}
+builtin trap __director_exit EXIT
+"""
+
+
+def quote(value: str) -> str:
+    """Single-quote a value for bash."""
+    if _SAFE_WORD.fullmatch(value):
+        return value
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+# -- session state --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """The shell session that flows from block to block."""
+
+    variables: dict[str, str] = field(default_factory=dict)  # scalar values
+    exported: frozenset[str] = frozenset()
+    functions: str = ""  # `declare -f` text, plus `export -f NAME` lines
+    cwd: str = ""  # "" means the Shell's workdir
+    attributes: dict[str, str] = field(default_factory=dict)  # name -> declare flags besides x ("i", "r"…)
+    arrays: dict[str, str] = field(default_factory=dict)  # name -> its `declare -a/-A …` statement
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON-able data (the journal's `session_json`)."""
+        return {
+            "variables": dict(sorted(self.variables.items())),
+            "exported": sorted(self.exported),
+            "functions": self.functions,
+            "cwd": self.cwd,
+            "attributes": dict(sorted(self.attributes.items())),
+            "arrays": dict(sorted(self.arrays.items())),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | str) -> SessionState:
+        """The state saved by `to_json` (a mapping or its JSON text)."""
+        d: Mapping[str, Any] = json.loads(data) if isinstance(data, str) else data
+        return cls(
+            variables={str(k): str(v) for k, v in dict(d.get("variables") or {}).items()},
+            exported=frozenset(str(x) for x in d.get("exported") or ()),
+            functions=str(d.get("functions") or ""),
+            cwd=str(d.get("cwd") or ""),
+            attributes={str(k): str(v) for k, v in dict(d.get("attributes") or {}).items()},
+            arrays={str(k): str(v) for k, v in dict(d.get("arrays") or {}).items()},
+        )
+
+    def persistable(self, is_secret: Callable[[str], bool]) -> SessionState:
+        """A copy without secret-looking names (those stay in memory, never in the journal)."""
+        return SessionState(
+            variables={k: v for k, v in self.variables.items() if not is_secret(k)},
+            exported=frozenset(k for k in self.exported if not is_secret(k)),
+            functions=self.functions,
+            cwd=self.cwd,
+            attributes={k: v for k, v in self.attributes.items() if not is_secret(k)},
+            arrays={k: v for k, v in self.arrays.items() if not is_secret(k)},
+        )
+
+    def secret_values(self, is_secret: Callable[[str], bool]) -> list[str]:
+        """Values of the secret-named scalars (to extend a Redactor)."""
+        return secret_values(self.variables, is_secret)
+
+
+# -- declare -p / state file parsing --------------------------------------------------------------
+
+_ANSI_SIMPLE = {
+    "a": b"\a", "b": b"\b", "e": b"\x1b", "E": b"\x1b", "f": b"\f", "n": b"\n", "r": b"\r",
+    "t": b"\t", "v": b"\v", "\\": b"\\", "'": b"'", '"': b'"', "?": b"?",
+}  # fmt: skip
+
+
+def _enc(s: str) -> bytes:
+    return s.encode("utf-8", "surrogateescape")
+
+
+def _dec(b: bytes) -> str:
+    return b.decode("utf-8", "surrogateescape")
+
+
+def _parse_dq(text: str, i: int) -> tuple[str, int]:
+    """Decode a bash double-quoted word starting at text[i] == '"'; returns (value, index after)."""
+    out: list[str] = []
+    i += 1
+    while True:
+        c = text[i]
+        if c == '"':
+            return "".join(out), i + 1
+        if c == "\\" and text[i + 1] in '$`"\\\n':
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+
+
+def _parse_ansi(text: str, i: int) -> tuple[str, int]:
+    """Decode a bash $'…' word starting at text[i:i+2] == "$'"; returns (value, index after)."""
+    out = bytearray()
+    i += 2
+    while True:
+        c = text[i]
+        if c == "'":
+            return _dec(bytes(out)), i + 1
+        if c != "\\":
+            out += _enc(c)
+            i += 1
+            continue
+        e = text[i + 1]
+        i += 2
+        if e in _ANSI_SIMPLE:
+            out += _ANSI_SIMPLE[e]
+        elif e in "01234567":
+            j = i - 1
+            while i < j + 3 and text[i] in "01234567":
+                i += 1
+            out.append(int(text[j:i], 8) & 0xFF)
+        elif e in "xuU":
+            width = {"x": 2, "u": 4, "U": 8}[e]
+            j = i
+            while i < j + width and text[i] in "0123456789abcdefABCDEF":
+                i += 1
+            if i == j:
+                out += _enc("\\" + e)
+            elif e == "x":
+                out.append(int(text[j:i], 16))
+            else:
+                out += _enc(chr(int(text[j:i], 16)))
+        elif e == "c":
+            out.append(ord(text[i]) & 0x1F)
+            i += 1
+        else:
+            out += _enc("\\" + e)
+
+
+def _skip_compound(text: str, i: int) -> int:
+    """Index after the `( … )` array value starting at text[i] == '('."""
+    i += 1
+    while True:
+        c = text[i]
+        if c == ")":
+            return i + 1
+        if c == '"':
+            _, i = _parse_dq(text, i)
+        elif c == "$" and text[i + 1] == "'":
+            _, i = _parse_ansi(text, i)
+        elif c == "'":
+            i = text.index("'", i + 1) + 1
+        elif c == "\\":
+            i += 2
+        else:
+            i += 1
+
+
+def parse_declare_p(text: str) -> Iterator[tuple[str, str, str | None, str]]:
+    """(name, flags, scalar value or None, the whole statement) for each `declare -p` line."""
+    i, n = 0, len(text)
+    while i < n:
+        end_of_line = text.find("\n", i)
+        if end_of_line < 0:
+            end_of_line = n
+        if not text.startswith("declare -", i):
+            i = end_of_line + 1  # not ours to understand: skip the line
+            continue
+        sp = text.index(" ", i + 8)
+        flags = text[i + 9 : sp].strip("-")
+        j = sp + 1
+        while j < n and text[j] not in "=\n":
+            j += 1
+        name = text[sp + 1 : j]
+        value: str | None = None
+        if j < n and text[j] == "=":
+            k = j + 1
+            if k < n and text[k] == '"':
+                value, j = _parse_dq(text, k)
+            elif text.startswith("$'", k):
+                value, j = _parse_ansi(text, k)
+            elif k < n and text[k] == "(":
+                j = _skip_compound(text, k)
+            else:
+                j = text.find("\n", k)
+                j = n if j < 0 else j
+                value = text[k:j]
+        yield name, flags, value, text[i:j]
+        i = j + 1
+
+
+def parse_state_file(
+    raw: bytes,
+    *,
+    base_env: Mapping[str, str],
+    path_prepend: Sequence[str],
+) -> SessionState | None:
+    """The session captured by the EXIT trap, or None if the file is incomplete."""
+    parts = raw.split(b"\0")
+    if len(parts) < 7 or parts[5] != STATE_END:
+        return None
+    cwd = _dec(parts[1])
+    declared, functions, fnames = _dec(parts[2]), _dec(parts[3]), _dec(parts[4])
+    variables: dict[str, str] = {}
+    exported: set[str] = set()
+    attributes: dict[str, str] = {}
+    arrays: dict[str, str] = {}
+    for name, flags, value, stmt in parse_declare_p(declared):
+        if name in _BASH_OWNED or name.startswith(("BASH_", "__director")) or not _NAME.fullmatch(name):
+            continue
+        if "a" in flags or "A" in flags:
+            arrays[name] = stmt
+            continue
+        if value is None:
+            continue  # declared but unset: nothing to carry
+        is_exported = "x" in flags
+        if name == "PATH" and path_prepend:
+            value = ":".join(p for p in value.split(":") if p not in path_prepend)
+        if name in base_env:
+            if base_env[name] == value and is_exported:
+                continue  # inherited from the operator's environment, unchanged
+        elif not is_exported and _BASH_DEFAULTS.get(name) == value:
+            continue  # bash's own default
+        variables[name] = value
+        if is_exported:
+            exported.add(name)
+        extra = flags.replace("x", "")
+        if extra:
+            attributes[name] = extra
+    exported_fns = [
+        line.split()[-1]
+        for line in fnames.splitlines()
+        if line.startswith("declare -f") and "x" in line.split()[1]
+    ]
+    if exported_fns:
+        functions += "".join(f"export -f {n}\n" for n in exported_fns)
+    return SessionState(variables, frozenset(exported), functions, cwd, attributes, arrays)
+
+
+def prelude(
+    state: SessionState,
+    *,
+    state_file: str,
+    original_bash_env: str | None,
+    path_prepend: Sequence[str],
+    trace_fd: int | None = None,
+) -> bytes:
+    """The bash text that restores `state` and arms the EXIT capture."""
+    out = ["# Director session prelude: generated, sourced through BASH_ENV before the block"]
+    out.append(
+        "unset BASH_ENV" if original_bash_env is None else f"export BASH_ENV={quote(original_bash_env)}"
+    )
+    out.append(f"__director_state_file={quote(state_file)}")
+    # Arm the capture before restoring anything: a restored POSIXLY_CORRECT (posix mode forbids a
+    # function named `trap`) or a broken restored function must not cost the block its capture.
+    out.append(_PRELUDE_TAIL)
+    for name, value in state.variables.items():
+        if not _NAME.fullmatch(name):
+            continue
+        if name == "PATH" and path_prepend:
+            value = ":".join([*path_prepend, value]) if value else ":".join(path_prepend)
+        flags = state.attributes.get(name, "") + ("x" if name in state.exported else "")
+        out.append(f"declare -{flags} {name}={quote(value)}" if flags else f"{name}={quote(value)}")
+    out.extend(stmt for name, stmt in state.arrays.items() if _NAME.fullmatch(name))
+    if state.functions:
+        out.append(state.functions)
+    if trace_fd is not None:
+        # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
+        out.append(f"__director_traced=1 __director_trace_ps4={quote(TRACE_PS4)}")
+        out.append("__director_ps4_set=${PS4+x} __director_ps4=${PS4-}")
+        out.append(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4; set -x")
+    return _enc("\n".join(out))

@@ -1,0 +1,258 @@
+"""What the journal stores, as values: one frozen record per table row, timestamps, JSON in and out.
+
+Structured columns hold canonical JSON text (sorted keys: identical data gives identical bytes);
+timestamps are UTC ISO-8601 strings with microseconds. `export_text` renders a journal's data as JSON
+or JSON Lines (the format of `director audit --json/--jsonl`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from director.state.lifecycle import RunState, StepState
+
+ExportFormat = Literal["json", "jsonl"]
+
+
+def utc_now() -> datetime:
+    """The real clock: aware UTC now."""
+    return datetime.now(UTC)
+
+
+def iso(dt: datetime) -> str:
+    """A timestamp as stored (UTC, microseconds); naive datetimes are refused."""
+    if dt.tzinfo is None:
+        raise ValueError("journal timestamps must be timezone-aware")
+    return dt.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _dt(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def dump(data: Any) -> str:
+    """Canonical JSON text for a column: sorted keys, ASCII, no spaces."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A row of `runs`."""
+
+    id: int
+    kind: str
+    state: RunState
+    plan_path: str
+    target: str
+    operator: str
+    host: str
+    pid: int
+    created_at: datetime
+    updated_at: datetime
+    inputs: dict[str, Any]
+    recoveries: int
+    current_section: str | None
+    reason: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> RunRecord:
+        """The record of a `SELECT *` row."""
+        return cls(
+            id=row["id"],
+            kind=row["kind"],
+            state=RunState(row["state"]),
+            plan_path=row["plan_path"],
+            target=row["target"],
+            operator=row["operator"],
+            host=row["host"],
+            pid=row["pid"],
+            created_at=datetime.fromisoformat(row["created_at"]),
+            updated_at=datetime.fromisoformat(row["updated_at"]),
+            inputs=json.loads(row["inputs_json"]),
+            recoveries=row["recoveries"],
+            current_section=row["current_section"],
+            reason=row["reason"],
+        )
+
+
+@dataclass(frozen=True)
+class TransitionRecord:
+    """A row of `transitions`; `frm` is None for the creation of the run."""
+
+    run_id: int
+    seq: int
+    frm: RunState | None
+    to: RunState
+    at: datetime
+    reason: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> TransitionRecord:
+        """The record of a `SELECT *` row."""
+        return cls(
+            run_id=row["run_id"],
+            seq=row["seq"],
+            frm=None if row["from_state"] is None else RunState(row["from_state"]),
+            to=RunState(row["to_state"]),
+            at=datetime.fromisoformat(row["at"]),
+            reason=row["reason"],
+        )
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """A row of `steps`."""
+
+    id: int
+    run_id: int
+    step_key: str
+    section_key: str
+    block_index: int
+    role: str
+    attempt: int
+    state: StepState
+    fingerprint: str
+    started_at: datetime
+    finished_at: datetime | None
+    exit_code: int | None
+    duration_s: float | None
+    output: str | None
+    session: dict[str, Any] | None
+    flags: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> StepRecord:
+        """The record of a `SELECT *` row."""
+        return cls(
+            id=row["id"],
+            run_id=row["run_id"],
+            step_key=row["step_key"],
+            section_key=row["section_key"],
+            block_index=row["block_index"],
+            role=row["role"],
+            attempt=row["attempt"],
+            state=StepState(row["state"]),
+            fingerprint=row["fingerprint"],
+            started_at=datetime.fromisoformat(row["started_at"]),
+            finished_at=_dt(row["finished_at"]),
+            exit_code=row["exit_code"],
+            duration_s=row["duration_s"],
+            output=row["output"],
+            session=None if row["session_json"] is None else json.loads(row["session_json"]),
+            flags=json.loads(row["flags_json"]),
+        )
+
+
+@dataclass(frozen=True)
+class ApprovalRecord:
+    """A row of `approvals`."""
+
+    id: int
+    run_id: int | None
+    section_key: str
+    sha256: str
+    operator: str
+    host: str
+    at: datetime
+    how: str
+    content: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> ApprovalRecord:
+        """The record of a `SELECT *` row."""
+        return cls(
+            id=row["id"],
+            run_id=row["run_id"],
+            section_key=row["section_key"],
+            sha256=row["sha256"],
+            operator=row["operator"],
+            host=row["host"],
+            at=datetime.fromisoformat(row["at"]),
+            how=row["how"],
+            content=json.loads(row["content_json"]),
+        )
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """A row of `events` (the audit trail)."""
+
+    id: int
+    run_id: int | None
+    at: datetime
+    kind: str
+    data: dict[str, Any]
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> EventRecord:
+        """The record of a `SELECT *` row."""
+        return cls(
+            id=row["id"],
+            run_id=row["run_id"],
+            at=datetime.fromisoformat(row["at"]),
+            kind=row["kind"],
+            data=json.loads(row["data_json"]),
+        )
+
+
+@dataclass(frozen=True)
+class LeaseHolder:
+    """The single `lease_holder` row: who holds (or last held without releasing) the plan's lease."""
+
+    pid: int
+    host: str
+    kind: str
+    started_at: datetime
+    heartbeat_at: datetime
+    run_id: int | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> LeaseHolder:
+        """The record of a `SELECT *` row."""
+        return cls(
+            pid=row["pid"],
+            host=row["host"],
+            kind=row["kind"],
+            started_at=datetime.fromisoformat(row["started_at"]),
+            heartbeat_at=datetime.fromisoformat(row["heartbeat_at"]),
+            run_id=row["run_id"],
+        )
+
+
+def decode_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row as plain data for export: each `x_json` column decoded under the name `x`."""
+    out = dict(row)
+    for col in list(out):
+        if col.endswith("_json"):
+            raw = out.pop(col)
+            out[col.removesuffix("_json")] = None if raw is None else json.loads(raw)
+    return out
+
+
+def export_text(data: Mapping[str, Any], fmt: ExportFormat) -> str:
+    """A journal's exported data (`Journal.export_data`) as indented JSON, or as JSON Lines.
+
+    JSON Lines: a `{"record": "journal", "schema_version": N}` line, then one line per row, its table
+    named in the singular (`{"record": "run", …}`, `"step"`, `"event"`…), tables in export order.
+    """
+    if fmt == "json":
+        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    elif fmt == "jsonl":
+        lines = [json.dumps({"record": "journal", "schema_version": data.get("schema_version")})]
+        for table, rows in data.items():
+            if isinstance(rows, list):
+                record = table.removesuffix("s")
+                lines.extend(
+                    json.dumps({"record": record, **row}, sort_keys=True, ensure_ascii=False) for row in rows
+                )
+        text = "\n".join(lines) + "\n"
+    else:
+        raise ValueError(f"export format must be json or jsonl, not {fmt!r}")
+    # Shell values may hold bytes that are not UTF-8 (lone surrogates here): write them as the
+    # JSON escape "\udcff" so the text can always be printed or saved.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

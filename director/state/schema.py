@@ -1,0 +1,229 @@
+"""Opening a journal file: durability settings, the DDL of each schema version, and the migrations.
+
+`connect` opens (creating) the file with `journal_mode=WAL`, `synchronous=FULL`, foreign keys on and a
+10 s busy timeout, then `migrate`s it.
+
+A journal is an SQLite file marked `PRAGMA application_id = 0x44495230` ("DIR0") whose
+`PRAGMA user_version` is the number of the last migration applied; the `schema_version` table (from
+version 2) records each migration, when it was applied and what it did. Opening a journal applies the
+missing migrations in order, in the same `BEGIN IMMEDIATE` transaction that checks the version, so two
+processes opening an old (or new) file never both migrate it and a crash leaves it at the old version.
+A journal newer than this Director is refused, never downgraded.
+
+Migrations are append-only: a released one is never edited (journals already carry its effects);
+a change of schema is a new migration.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from director.errors import JournalError
+
+BUSY_TIMEOUT_MS = 10_000
+APPLICATION_ID = 0x44495230  # "DIR0": tells a Director journal from any other SQLite file
+
+# Version 1, as Director created journals before migrations existed (kept verbatim: old journals have it).
+V1_DDL = """
+CREATE TABLE runs (
+    id              INTEGER PRIMARY KEY,
+    kind            TEXT NOT NULL CHECK (kind IN ('apply', 'teardown')),
+    state           TEXT NOT NULL,
+    plan_path       TEXT NOT NULL,
+    target          TEXT NOT NULL,
+    operator        TEXT NOT NULL,
+    host            TEXT NOT NULL,
+    pid             INTEGER NOT NULL,
+    created_at      TEXT NOT NULL,
+    updated_at      TEXT NOT NULL,
+    inputs_json     TEXT NOT NULL DEFAULT '{}',
+    recoveries      INTEGER NOT NULL DEFAULT 0,
+    progress_marker TEXT,
+    current_section TEXT,
+    reason          TEXT
+);
+CREATE TABLE transitions (
+    run_id     INTEGER NOT NULL REFERENCES runs(id),
+    seq        INTEGER NOT NULL,
+    from_state TEXT,
+    to_state   TEXT NOT NULL,
+    at         TEXT NOT NULL,
+    reason     TEXT,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE steps (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs(id),
+    step_key     TEXT NOT NULL,
+    section_key  TEXT NOT NULL,
+    block_index  INTEGER NOT NULL,
+    role         TEXT NOT NULL,
+    attempt      INTEGER NOT NULL DEFAULT 1,
+    state        TEXT NOT NULL,
+    fingerprint  TEXT NOT NULL,
+    started_at   TEXT NOT NULL,
+    finished_at  TEXT,
+    exit_code    INTEGER,
+    duration_s   REAL,
+    output       TEXT,
+    session_json TEXT,
+    flags_json   TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX steps_by_run ON steps (run_id, id);
+CREATE INDEX steps_by_key ON steps (step_key, state, id);
+CREATE TABLE approvals (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER REFERENCES runs(id),
+    section_key  TEXT NOT NULL,
+    sha256       TEXT NOT NULL,
+    operator     TEXT NOT NULL,
+    host         TEXT NOT NULL,
+    at           TEXT NOT NULL,
+    how          TEXT NOT NULL CHECK (how IN ('prompt', 'flag', 'approve-command', 'auto')),
+    content_json TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX approvals_by_content ON approvals (section_key, sha256, id);
+CREATE TABLE events (
+    id        INTEGER PRIMARY KEY,
+    run_id    INTEGER REFERENCES runs(id),
+    at        TEXT NOT NULL,
+    kind      TEXT NOT NULL,
+    data_json TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX events_by_run ON events (run_id, id);
+CREATE TABLE lease_holder (
+    id           INTEGER PRIMARY KEY CHECK (id = 1),
+    pid          INTEGER NOT NULL,
+    host         TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    started_at   TEXT NOT NULL,
+    heartbeat_at TEXT NOT NULL,
+    run_id       INTEGER
+);
+"""
+
+
+def _script(db: sqlite3.Connection, ddl: str) -> None:
+    # Not executescript(): it would COMMIT the migration's transaction first.
+    for stmt in ddl.split(";"):
+        if stmt.strip():
+            db.execute(stmt)
+
+
+def _v1(db: sqlite3.Connection) -> None:
+    _script(db, V1_DDL)
+
+
+def _v2(db: sqlite3.Connection) -> None:
+    _script(
+        db,
+        """
+        CREATE TABLE schema_version (
+            version     INTEGER PRIMARY KEY,
+            applied_at  TEXT,            -- NULL: applied before this table existed
+            description TEXT NOT NULL
+        )
+        """,
+    )
+    # `runs.progress_marker` was never written by a run (only by a test): crash-loop progress is the
+    # recovery count, reset in the very commit that records progress. ALTER … DROP COLUMN needs SQLite
+    # 3.35; an older library keeps the (always NULL) column, which nothing reads.
+    if sqlite3.sqlite_version_info >= (3, 35, 0):
+        db.execute("ALTER TABLE runs DROP COLUMN progress_marker")
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One step of the schema: `apply` takes a journal at `version - 1` to `version`."""
+
+    version: int
+    description: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "runs, transitions, steps, approvals, events, lease_holder", _v1),
+    Migration(2, "schema_version table; runs.progress_marker dropped (never written)", _v2),
+)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+TABLES = ("runs", "transitions", "steps", "approvals", "events", "lease_holder")  # the journal's data
+
+
+def connect(path: Path, now: str) -> sqlite3.Connection:
+    """The journal at `path` (created with its directory if needed), configured and migrated."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    except (OSError, sqlite3.Error) as e:
+        raise JournalError(f"cannot open journal {path}: {e}") from e
+    db.row_factory = sqlite3.Row
+    try:
+        _configure(db, path)
+        migrate(db, path, now)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _configure(db: sqlite3.Connection, path: Path) -> None:
+    try:
+        db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.DatabaseError as e:
+        raise JournalError(f"{path} is not a usable SQLite journal: {e}") from e
+    if str(mode).lower() != "wal":
+        raise JournalError(f"cannot put journal {path} in WAL mode (got {mode!r}); is it on a network FS?")
+
+
+def migrate(db: sqlite3.Connection, path: Path, now: str) -> int:
+    """Check that `db` is a Director journal and bring it to `SCHEMA_VERSION`; returns the version found.
+
+    `db` must be in autocommit mode (`isolation_level=None`); everything happens in one transaction.
+    """
+    try:
+        db.execute("BEGIN IMMEDIATE")  # two processes opening the same file: one migrates, one waits
+        try:
+            found = _check(db, path)
+            pending = [m for m in MIGRATIONS if m.version > found]
+            for m in pending:
+                m.apply(db)
+            if pending:
+                for m in MIGRATIONS:
+                    db.execute(
+                        "INSERT OR IGNORE INTO schema_version (version, applied_at, description)"
+                        " VALUES (?, ?, ?)",
+                        (m.version, now if m in pending else None, m.description),
+                    )
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    except sqlite3.DatabaseError as e:
+        raise JournalError(f"{path} is not a usable SQLite journal: {e}") from e
+    return found
+
+
+def _check(db: sqlite3.Connection, path: Path) -> int:
+    """The schema version of `db` (0: an empty file, to be created), or JournalError."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    app_id = db.execute("PRAGMA application_id").fetchone()[0]
+    if version == 0:
+        if db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise JournalError(f"{path} is an SQLite database but not a Director journal")
+        return 0
+    if app_id != APPLICATION_ID:
+        raise JournalError(f"{path} is an SQLite database but not a Director journal")
+    if version > SCHEMA_VERSION:
+        raise JournalError(
+            f"journal {path} has schema version {version}, newer than this Director knows "
+            f"({SCHEMA_VERSION}); upgrade Director"
+        )
+    return version

@@ -1,0 +1,122 @@
+"""The layout is the architecture: layers import downward only, no import cycle, no module over 600 lines.
+
+Layers, lowest first: errors; plan (the pure reading of a plan); files, state, exec, ledger, targets (the
+effects the engine is handed); run (the engine); ui (what the operator sees); commands (one per command,
+wiring the parts); cli. A module may import its own layer and the ones below, never one above. Imports
+inside `if TYPE_CHECKING:` count too: a type is a dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import director
+
+PACKAGE = Path(director.__file__).parent
+LAYERS = {
+    "errors": 0,
+    "plan": 1,
+    "files": 2,
+    "state": 2,
+    "exec": 2,
+    "ledger": 2,
+    "targets": 2,
+    "run": 3,
+    "ui": 4,
+    "commands": 5,
+    "cli": 6,
+    "__main__": 6,
+}
+
+
+def _module(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """director module -> the director modules it imports (anywhere in it)."""
+    out: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        mod = _module(path)
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module.startswith("director"):
+                    found.add(node.module)
+                    found.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("director"))
+        known = {m for m in found if (PACKAGE.parent / m.replace(".", "/")).with_suffix(".py").exists()
+                 or (PACKAGE.parent / m.replace(".", "/") / "__init__.py").exists()}  # fmt: skip
+        out[mod] = known - {mod}
+    return out
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    if len(parts) < 2:
+        return None  # the package itself
+    return LAYERS.get(parts[1])
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    unknown = [m for m in _imports() if m != "director" and _layer(m) is None]
+    assert unknown == [], f"modules outside the layers: {unknown}; add them to LAYERS with a reason"
+
+
+def test_no_upward_import() -> None:
+    upward = []
+    for mod, deps in _imports().items():
+        lm = _layer(mod)
+        for dep in deps:
+            ld = _layer(dep)
+            if lm is not None and ld is not None and ld > lm:
+                upward.append(f"{mod} → {dep}")
+    assert upward == [], "imports that go up a layer:\n" + "\n".join(sorted(upward))
+
+
+def test_no_import_cycle_between_modules() -> None:
+    graph = {m: {d for d in deps if d != "director"} for m, deps in _imports().items()}
+    # a package imports its submodules' names through its __init__; that is not a cycle of design
+    for m, deps in graph.items():
+        graph[m] = {d for d in deps if not (d.startswith(m + ".") or m.startswith(d + "."))}
+    seen: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[str] = []
+
+    def visit(m: str) -> None:
+        seen[m] = 1
+        stack.append(m)
+        for d in sorted(graph.get(m, ())):
+            if seen.get(d) == 1:
+                cycles.append(" → ".join([*stack[stack.index(d) :], d]))
+            elif d not in seen:
+                visit(d)
+        stack.pop()
+        seen[m] = 2
+
+    for m in sorted(graph):
+        if m not in seen:
+            visit(m)
+    assert cycles == [], "import cycles:\n" + "\n".join(cycles)
+
+
+def test_no_module_over_600_lines() -> None:
+    long = {
+        _module(p): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
+    }
+    assert long == {}, f"modules over 600 lines: {long}"
+
+
+def test_the_engine_is_a_loop_under_400_lines() -> None:
+    from director.run import engine
+
+    source = Path(engine.__file__).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Engine"]
+    assert cls.end_lineno is not None and cls.end_lineno - cls.lineno + 1 < 400

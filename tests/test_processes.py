@@ -1,0 +1,87 @@
+"""Processes through /proc: liveness (zombies and recycled pids), membership, the waiting-reader probe."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from director.exec.processes import (
+    group_members,
+    kill_session,
+    pid_alive,
+    proc_start_time,
+    session_members,
+    waiting_reader,
+)
+
+linux_only = pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs /proc")
+
+
+def test_pid_alive_for_this_process_and_a_reaped_one() -> None:
+    assert pid_alive(os.getpid())
+    p = subprocess.Popen(["true"])
+    p.wait()
+    assert not pid_alive(p.pid)
+    assert not pid_alive(None) and not pid_alive(0) and not pid_alive(-1)
+
+
+@linux_only
+def test_a_zombie_is_dead_and_a_recycled_pid_is_not_the_recorded_process() -> None:
+    p = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 5
+    while pid_alive(p.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not pid_alive(p.pid)  # exited but not reaped yet: a zombie
+    p.wait()
+    me = proc_start_time(os.getpid())
+    assert me is not None and pid_alive(os.getpid(), me)
+    assert not pid_alive(os.getpid(), str(int(me) + 1))
+
+
+@linux_only
+def test_members_of_a_new_session_and_killing_them_all() -> None:
+    p = subprocess.Popen(
+        [sys.executable, "-c", "import subprocess, time; subprocess.Popen(['sleep', '60']); time.sleep(60)"],
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while len(session_members(p.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        members = session_members(p.pid)
+        assert p.pid in members and len(members) == 2
+        assert sorted(group_members(p.pid)) == sorted(members)
+        kill_session(
+            p.pid, alive=lambda: p.poll() is None, grace_s=2.0, clock=time.monotonic, sleeper=time.sleep
+        )
+        assert session_members(p.pid) == [] and p.poll() is not None
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
+@linux_only
+def test_waiting_reader_sees_a_process_blocked_on_its_stdin_pipe() -> None:
+    r, w = os.pipe()
+    p = subprocess.Popen(["cat"], stdin=r, stdout=subprocess.DEVNULL, start_new_session=True)
+    os.close(r)
+    try:
+        target = os.readlink(f"/proc/{p.pid}/fd/0")
+        assert target.startswith("pipe:[")
+        found = None
+        deadline = time.monotonic() + 10
+        while found is None and time.monotonic() < deadline:
+            found = waiting_reader(p.pid, {target})
+            time.sleep(0.02)
+        if found is None:
+            pytest.skip("read syscalls unknown on this architecture")
+        assert found == (p.pid, "cat", target)
+        assert waiting_reader(p.pid, {"pipe:[0]"}) is None
+    finally:
+        os.close(w)
+        p.wait(timeout=10)

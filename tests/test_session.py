@@ -1,0 +1,170 @@
+"""The session's pure parts: `declare -p` parsing, the state file, the prelude, SessionState data."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from director.exec.secrets import is_secret_name
+from director.exec.session import (
+    STATE_END,
+    SessionState,
+    parse_declare_p,
+    parse_state_file,
+    prelude,
+    quote,
+)
+
+
+def _state_file(
+    cwd: str, declared: str, functions: str = "", fnames: str = "", end: bytes = STATE_END
+) -> bytes:
+    """A state file as the EXIT trap writes it: rc, cwd, declare -p, declare -f, declare -F, END."""
+    parts = [b"0", cwd.encode(), declared.encode(), functions.encode(), fnames.encode(), end, b""]
+    return b"\0".join(parts)
+
+
+# ------------------------------------------------------------------------------------------ declare -p
+
+
+def test_declare_p_scalars_in_every_quoting_bash_uses() -> None:
+    text = (
+        'declare -- PLAIN="a b"\n'
+        'declare -x EXP="q\\"d\\$x"\n'
+        "declare -- ANSI=$'tab\\there\\nnl\\x41\\u00e9\\101'\n"
+        'declare -i N="3"\n'
+        "declare -- UNSET\n"
+        "declare -a ARR=([0]=\"x\" [1]=$'y\\n')\n"
+        "not a declare line\n"
+        'declare -A MAP=([k]="v" )\n'
+    )
+    got = [(name, flags, value) for name, flags, value, _ in parse_declare_p(text)]
+    assert got == [
+        ("PLAIN", "", "a b"),
+        ("EXP", "x", 'q"d$x'),
+        ("ANSI", "", "tab\there\nnlAéA"),
+        ("N", "i", "3"),
+        ("UNSET", "", None),
+        ("ARR", "a", None),
+        ("MAP", "A", None),
+    ]
+    statements = {name: stmt for name, _, _, stmt in parse_declare_p(text)}
+    assert statements["ARR"] == "declare -a ARR=([0]=\"x\" [1]=$'y\\n')"  # arrays flow as their statement
+
+
+def test_declare_p_keeps_bytes_that_are_not_utf8() -> None:
+    [(name, _, value, _)] = list(parse_declare_p("declare -- B=$'\\377ok'\n"))
+    assert name == "B" and value is not None
+    assert value.encode("utf-8", "surrogateescape") == b"\xffok"
+
+
+# ------------------------------------------------------------------------------------------ state file
+
+
+def test_state_file_keeps_what_blocks_set_and_drops_bash_and_inherited_names() -> None:
+    declared = (
+        'declare -x HOME="/home/op"\n'  # inherited, unchanged: not session state
+        'declare -x EDITOR="nano"\n'  # inherited, changed: flows
+        'declare -- BASHPID="12"\n'  # bash's own
+        'declare -- __director_rc="0"\n'  # Director's own
+        "declare -- IFS=$' \\t\\n'\n"  # bash's default
+        'declare -x PATH="/opt/director/bin:/usr/bin:/extra"\n'  # Director's entry is not the session's
+        'declare -ir RO="7"\n'
+        'declare -a LIST=([0]="a")\n'
+        'declare -- A="1"\n'
+    )
+    raw = _state_file("/w", declared, "f () \n{ \n    :\n}\n", "declare -f f\ndeclare -fx g\n")
+    state = parse_state_file(
+        raw,
+        base_env={"HOME": "/home/op", "EDITOR": "vi", "PATH": "/usr/bin"},
+        path_prepend=("/opt/director/bin",),
+    )
+    assert state is not None
+    assert state.cwd == "/w"
+    assert state.variables == {"EDITOR": "nano", "PATH": "/usr/bin:/extra", "RO": "7", "A": "1"}
+    assert state.exported == {"EDITOR", "PATH"}
+    assert state.attributes == {"RO": "ir"}
+    assert state.arrays == {"LIST": 'declare -a LIST=([0]="a")'}
+    assert state.functions.endswith("export -f g\n")
+
+
+@pytest.mark.parametrize("raw", [b"", b'0\0/w\0declare -- A="1"\n', _state_file("/w", "", end=b"EN")])
+def test_a_truncated_state_file_is_no_state(raw: bytes) -> None:
+    assert parse_state_file(raw, base_env={}, path_prepend=()) is None
+
+
+# --------------------------------------------------------------------------------------------- prelude
+
+
+def test_quote() -> None:
+    assert quote("plain/path-1.2") == "plain/path-1.2"
+    assert quote("it's $HOME") == "'it'\\''s $HOME'"
+    assert quote("") == "''"
+
+
+def test_prelude_restores_attributes_exports_arrays_functions_and_puts_path_first() -> None:
+    state = SessionState(
+        variables={"A": "x y", "N": "3", "PATH": "/usr/bin", "bad-name": "z"},
+        exported=frozenset({"A", "PATH"}),
+        functions="f () \n{ \n    :\n}\n",
+        attributes={"N": "i"},
+        arrays={"L": 'declare -a L=([0]="a")'},
+    )
+    text = prelude(state, state_file="/t/state", original_bash_env=None, path_prepend=("/d/bin",)).decode()
+    lines = text.splitlines()
+    assert "unset BASH_ENV" in lines and "__director_state_file=/t/state" in lines
+    assert "declare -x A='x y'" in lines
+    assert "declare -i N=3" in lines
+    assert "declare -x PATH=/d/bin:/usr/bin" in lines
+    assert 'declare -a L=([0]="a")' in lines
+    assert "bad-name" not in text  # never a name bash would not take
+    # The capture is armed before anything is restored (a broken restored function must not cost it).
+    assert text.index("builtin trap __director_exit EXIT") < text.index("declare -x A=")
+    assert "set -x" not in text
+    traced = prelude(
+        state, state_file="/t/s", original_bash_env="/etc/env", path_prepend=(), trace_fd=9
+    ).decode()
+    assert "export BASH_ENV=/etc/env" in traced and traced.rstrip().endswith("set -x")
+
+
+def test_prelude_and_state_file_round_trip_through_bash(tmp_path: Path) -> None:
+    """What the prelude restores is what the capture reads back (one real, non-pty bash)."""
+    state = SessionState(
+        variables={"A": "x 'y'\n\"z\"", "N": "3", "E": "é\x01"},
+        exported=frozenset({"A"}),
+        functions="greet () \n{ \n    echo hi\n}\n",
+        cwd=str(tmp_path),
+        attributes={"N": "i"},
+        arrays={"L": 'declare -a L=([0]="a b" [1]="c")'},
+    )
+    state_file = tmp_path / "state"
+    pre = tmp_path / "prelude.bash"
+    pre.write_bytes(prelude(state, state_file=str(state_file), original_bash_env=None, path_prepend=()))
+    env = {"PATH": "/usr/bin:/bin", "BASH_ENV": str(pre)}
+    subprocess.run(["bash", "--noprofile", "--norc", "-c", "B=new; cd /"], env=env, check=True, cwd=tmp_path)
+    back = parse_state_file(state_file.read_bytes(), base_env={"PATH": "/usr/bin:/bin"}, path_prepend=())
+    assert back is not None
+    assert back.variables == {**state.variables, "B": "new", "OLDPWD": str(tmp_path)}
+    assert back.exported == {"A", "OLDPWD"} and back.attributes == state.attributes  # bash exports OLDPWD
+    assert back.arrays == state.arrays
+    assert "greet ()" in back.functions
+    assert back.cwd == "/"
+
+
+# --------------------------------------------------------------------------------------- SessionState
+
+
+def test_session_state_json_round_trip_persistable_and_secret_values() -> None:
+    state = SessionState(
+        variables={"API_TOKEN": "s3cret-value", "A": "1", "EMPTY_SECRET": ""},
+        exported=frozenset({"API_TOKEN", "A"}),
+        attributes={"API_TOKEN": "r"},
+        arrays={"DB_PASSWORD": "declare -a DB_PASSWORD=()"},
+    )
+    assert SessionState.from_json(state.to_json()) == state
+    kept = state.persistable(is_secret_name)
+    assert kept.variables == {"A": "1"} and kept.exported == {"A"}
+    assert kept.attributes == {} and kept.arrays == {}
+    assert state.secret_values(is_secret_name) == ["s3cret-value"]
