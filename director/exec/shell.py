@@ -43,6 +43,8 @@ import contextlib
 import os
 import re
 import shutil
+import stat
+import tempfile
 import threading
 import time
 import weakref
@@ -67,6 +69,47 @@ _CD = (
     " OLDPWD=$__director_o; else builtin cd -- {d} || builtin exit 96; builtin unset -v OLDPWD;"
     " builtin declare -x OLDPWD; fi; builtin unset -v __director_o"
 )
+
+
+_LEGACY_FILES = ("prelude.bash", "state", "block.bash")
+_swept = False
+
+
+def sweep_legacy_temp() -> None:
+    """Remove what an older Director's shell left after a crash (once per process).
+
+    Before the session's bash, each block's session went through `director-shell-*/prelude.bash` and
+    `state` files in the temp directory (secrets in clear, 0644) that a SIGKILL left behind. Such files
+    older than 10 minutes belong to no live run (a run reads them within milliseconds of writing them):
+    they are removed, and so is their directory once empty and untouched for a day.
+    """
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    now = time.time()
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    for base in {tempfile.gettempdir(), *([runtime] if runtime else [])}:
+        try:
+            entries = list(os.scandir(base))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.startswith("director-shell-"):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+                    continue
+                for name in _LEGACY_FILES:
+                    path = os.path.join(entry.path, name)
+                    with contextlib.suppress(FileNotFoundError):
+                        if now - os.stat(path, follow_symlinks=False).st_mtime > 600:
+                            os.unlink(path)
+                if now - st.st_mtime > 86400:
+                    os.rmdir(entry.path)  # only if empty
+            except OSError:
+                continue
 
 
 def _default_dimensions() -> tuple[int, int]:
@@ -223,6 +266,7 @@ class Shell:
             return server
         if server is not None:
             server.close()
+        sweep_legacy_temp()
         server = SessionServer(
             self.bash, {**self._env, "PWD": str(self.workdir)}, str(self.workdir),
             tty_fd=self._tty_fd, dimensions=self._dimensions,
