@@ -8,6 +8,7 @@ Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside t
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import sys
@@ -18,10 +19,15 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from typer._click.exceptions import UsageError as ClickUsageError
 
+from director import __version__
 from director.errors import DirectorError, ExitCode
 from director.targets import DEFAULT_TARGET, TARGETS
+
+# click's UsageError (a bad option or argument), reached through typer's public `BadParameter`: typer up
+# to 0.25 re-exports click's class, typer 0.26+ its vendored copy; importing `click` or `typer._click`
+# would miss one of the two.
+ClickUsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 app = typer.Typer(
     name="director",
@@ -31,7 +37,27 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"director {__version__}")
+        raise typer.Exit(int(ExitCode.OK))
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Run self-executing Markdown plans as durable workflows: observe before act, gates with receipts,
+    a Live State ledger written back into the plan."""
 
 
 # ------------------------------------------------------------------------------------------ errors
@@ -55,7 +81,7 @@ def error_handler() -> Iterator[None]:
         _say_error(str(exc))
         raise SystemExit(int(exc.exit_code)) from None
     except ClickUsageError as exc:  # a bad option or argument, found by typer
-        exc.show()
+        exc.show()  # type: ignore[attr-defined]
         raise SystemExit(int(ExitCode.USAGE)) from None
     except (KeyboardInterrupt, typer.Abort):
         raise SystemExit(int(ExitCode.INTERRUPTED)) from None
@@ -162,15 +188,42 @@ def show(
     return show_command(plan, as_json=as_json)
 
 
-@_command()
-def lint(plan: PlanArg) -> int:
-    """Check a plan for what an author would want fixed (exit 1 on findings).
+class LintFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
 
-    Example: director lint plans/workflow.cloudflare.md
+
+@_command()
+def lint(
+    plans: Annotated[list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False)],
+    fmt: Annotated[
+        LintFormat,
+        typer.Option(
+            "--format",
+            help="text (path:line: severity: code: message), json (one document), github (annotations).",
+            envvar="DIRECTOR_LINT_FORMAT",
+        ),
+    ] = LintFormat.text,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Warnings fail too (exit 1); by default only errors do.",
+                     envvar="DIRECTOR_LINT_STRICT"),
+    ] = False,
+) -> int:
+    """Check plans for what an author would want fixed: exit 1 on errors (on warnings too with --strict).
+
+    Silence one finding with `<!-- director-lint: disable=CODE -->` (or `# director-lint: disable=CODE` in
+    a bash block) on the line before it; docs/lint.md lists every code and its severity.
+
+    \b
+    Examples:
+      director lint plans/*.md plans/examples/*.md
+      director lint plans/*.md --format github --strict
     """
     from director.commands.lint import lint_command
 
-    return lint_command(plan)
+    return lint_command(plans, fmt=fmt.value, strict=strict)
 
 
 @_command()
