@@ -22,6 +22,7 @@ import typer
 
 from director import __version__
 from director.errors import DirectorError, ExitCode
+from director.errors import UsageError as DirectorUsageError
 from director.targets import DEFAULT_TARGET, TARGETS
 
 # click's UsageError (a bad option or argument), reached through typer's public `BadParameter`: typer up
@@ -128,14 +129,21 @@ def _target_names() -> list[str]:
 
 
 PlanArg = Annotated[Path, typer.Argument(help="The plan (a Markdown file).", show_default=False)]
+# Every common option also reads a DIRECTOR_* environment variable (README "Configuration"); list options
+# split the variable's value on whitespace (DIRECTOR_APPROVE="3 teardown").
 StateDirOpt = Annotated[
     Path | None,
     typer.Option(
-        "--state-dir", help="Journal, lease and local account (default: .director/<plan>/ beside the plan)."
+        "--state-dir",
+        help="Journal, lease and local account (default: .director/<plan>/ beside the plan).",
+        envvar="DIRECTOR_STATE_DIR",
     ),
 ]
 WorkdirOpt = Annotated[
-    Path | None, typer.Option("--workdir", help="Where blocks run (default: <state-dir>/workspace).")
+    Path | None,
+    typer.Option(
+        "--workdir", help="Where blocks run (default: <state-dir>/workspace).", envvar="DIRECTOR_WORKDIR"
+    ),
 ]
 TargetOpt = Annotated[
     str,
@@ -144,30 +152,65 @@ TargetOpt = Annotated[
         help=f"Where the blocks act: {' | '.join(TARGETS)} (cloudflare: as written; local: wrangler dev).",
         callback=_known_target,
         autocompletion=_target_names,
+        metavar="[" + "|".join(TARGETS) + "]",
+        envvar="DIRECTOR_TARGET",
     ),
 ]
 SetOpt = Annotated[
     list[str] | None,
-    typer.Option("--set", help="Answer an input: KNOB=value (repeatable, case-insensitive)."),
+    typer.Option(
+        "--set", help="Answer an input: KNOB=value (repeatable, case-insensitive).", envvar="DIRECTOR_SET"
+    ),
 ]
 ApproveOpt = Annotated[
     list[str] | None,
-    typer.Option("--approve", help="Approve a gated section by number or slug (repeatable); 💥 needs this."),
+    typer.Option(
+        "--approve",
+        help="Approve a gated section by number or slug (repeatable); 💥 needs this.",
+        envvar="DIRECTOR_APPROVE",
+    ),
 ]
 OperatorOpt = Annotated[
-    str | None, typer.Option("--operator", help="Who is running this (default: login name).")
+    str | None,
+    typer.Option("--operator", help="Who is running this (default: login name).", envvar="DIRECTOR_OPERATOR"),
 ]
 SecretOpt = Annotated[
     list[str] | None,
-    typer.Option("--secret", help="Treat this variable as a secret (never stored or shown)."),
+    typer.Option(
+        "--secret", help="Treat this variable as a secret (never stored or shown).", envvar="DIRECTOR_SECRET"
+    ),
 ]
 EventsOpt = Annotated[
-    str | None, typer.Option("--events", help="Write JSONL events to FILE ('-' for stdout).", metavar="FILE")
+    str | None,
+    typer.Option(
+        "--events",
+        help="Write JSONL events to FILE ('-' for stdout).",
+        metavar="FILE",
+        envvar="DIRECTOR_EVENTS",
+    ),
 ]
-PlainOpt = Annotated[bool, typer.Option("--plain", help="Line-oriented output, no live view or colours.")]
-StepTimeoutOpt = Annotated[float, typer.Option("--step-timeout", help="Seconds a block may run.")]
+PlainOpt = Annotated[
+    bool,
+    typer.Option("--plain", help="Line-oriented output, no live view or colours.", envvar="DIRECTOR_PLAIN"),
+]
+StepTimeoutOpt = Annotated[
+    float, typer.Option("--step-timeout", help="Seconds a block may run.", envvar="DIRECTOR_STEP_TIMEOUT")
+]
 MaxRecoveriesOpt = Annotated[
-    int, typer.Option("--max-recoveries", help="Crash recoveries without progress before giving up.")
+    int,
+    typer.Option(
+        "--max-recoveries",
+        help="Crash recoveries without progress before giving up.",
+        envvar="DIRECTOR_MAX_RECOVERIES",
+    ),
+]
+NonInteractiveOpt = Annotated[
+    bool,
+    typer.Option(
+        "--non-interactive",
+        help="Never prompt (also when CI=true/1 or there is no terminal).",
+        envvar="DIRECTOR_NON_INTERACTIVE",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable.")]
 
@@ -233,12 +276,10 @@ def apply(
     set_: SetOpt = None,
     approve: ApproveOpt = None,
     auto_approve: Annotated[
-        bool, typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).")
-    ] = False,
-    non_interactive: Annotated[
         bool,
-        typer.Option("--non-interactive", help="Never prompt (also when CI is set or there is no terminal)."),
+        typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).", envvar="DIRECTOR_AUTO_APPROVE"),
     ] = False,
+    non_interactive: NonInteractiveOpt = False,
     restart: Annotated[
         bool, typer.Option("--restart", help="Begin a fresh run instead of resuming.")
     ] = False,
@@ -287,7 +328,7 @@ def teardown(
     target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     approve: ApproveOpt = None,
-    non_interactive: Annotated[bool, typer.Option("--non-interactive", help="Never prompt.")] = False,
+    non_interactive: NonInteractiveOpt = False,
     restart: Annotated[bool, typer.Option("--restart", help="Begin a fresh teardown run.")] = False,
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
@@ -359,7 +400,7 @@ def plan_cmd(
 
 @_command()
 def check(
-    plan: PlanArg,
+    plans: Annotated[list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False)],
     target: TargetOpt = DEFAULT_TARGET,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
@@ -369,21 +410,29 @@ def check(
 ) -> int:
     """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift.
 
+    Several plans are checked one after the other; the exit code is the highest of theirs.
+
     Example: director check plans/workflow.cloudflare.md --target local
     """
     from director.commands.run import run_command
 
-    return run_command(
-        kind="apply",
-        mode="check",
-        plan_path=plan,
-        target=target,
-        state_dir=state_dir,
-        workdir=workdir,
-        secrets=secret or [],
-        events=events,
-        plain=plain,
-    )
+    if len(plans) > 1 and state_dir is not None:
+        raise DirectorUsageError("--state-dir names one plan's state: check one plan at a time with it")
+    codes = [
+        run_command(
+            kind="apply",
+            mode="check",
+            plan_path=plan,
+            target=target,
+            state_dir=state_dir,
+            workdir=workdir,
+            secrets=secret or [],
+            events=events,
+            plain=plain,
+        )
+        for plan in plans
+    ]
+    return max(codes)
 
 
 @_command("approve")
