@@ -54,6 +54,7 @@ import os
 import platform
 import re
 import select
+import shlex
 import shutil
 import signal
 import struct
@@ -93,7 +94,6 @@ _BASH_OWNED = frozenset(
 # Variables bash creates with a default value when the environment lacks them.
 _BASH_DEFAULTS = {"IFS": " \t\n", "OPTIND": "1", "OPTERR": "1", "PS4": "+ ", "PS2": "> ", "TERM": "dumb"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
 _READ_SYSCALLS = {"x86_64": {"0", "17", "19"}, "aarch64": {"63", "65", "67"}}.get(platform.machine(), set())
 
 _PRELUDE_TAIL = r"""
@@ -154,10 +154,8 @@ else BASH_ENV=$__director_p "$0" --noprofile --norc "$2"; fi
 
 
 def _q(value: str) -> str:
-    """Single-quote a value for bash."""
-    if _SAFE_WORD.fullmatch(value):
-        return value
-    return "'" + value.replace("'", "'\\''") + "'"
+    """Quote a value for bash (bare when it is safe as it is)."""
+    return shlex.quote(value)
 
 
 # -- session state -----------------------------------------------------------------------------
