@@ -45,3 +45,6 @@ def validated_lines(text: str, name: str | None = None) -> list[Any]:
         if line.strip():
             out.append(validated(line, name))
     return out
+
+
+RFC3339 = schemas.load("status")["$defs"]["timestamp"]["pattern"]

@@ -1,7 +1,7 @@
 """Markdown plan → `Plan` model. Pure: `parse(text)` never touches the file system.
 
 Built on markdown-it-py tokens (`Token.map` gives every node its line span). The conventions are those of
-`PLAN-FORMAT.md`; nothing here knows any particular plan. Every malformed input raises `PlanError` naming
+`docs/plan-format.md`; nothing here knows any particular plan. Every malformed input raises `PlanError` naming
 the 1-based line; no other exception escapes `parse`.
 
 Heading marker rule (documented in docs/plan-json.md): a heading's *marker tail* is the longest suffix
