@@ -8,6 +8,7 @@ Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside t
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import sys
@@ -18,10 +19,16 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from typer._click.exceptions import UsageError as ClickUsageError
 
+from director import __version__
 from director.errors import DirectorError, ExitCode
+from director.errors import UsageError as DirectorUsageError
 from director.targets import DEFAULT_TARGET, TARGETS
+
+# click's UsageError (a bad option or argument), reached through typer's public `BadParameter`: typer up
+# to 0.25 re-exports click's class, typer 0.26+ its vendored copy; importing `click` or `typer._click`
+# would miss one of the two.
+ClickUsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 app = typer.Typer(
     name="director",
@@ -31,7 +38,27 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"director {__version__}")
+        raise typer.Exit(int(ExitCode.OK))
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Run self-executing Markdown plans as durable workflows: observe before act, gates with receipts,
+    a Live State ledger written back into the plan."""
 
 
 # ------------------------------------------------------------------------------------------ errors
@@ -55,7 +82,7 @@ def error_handler() -> Iterator[None]:
         _say_error(str(exc))
         raise SystemExit(int(exc.exit_code)) from None
     except ClickUsageError as exc:  # a bad option or argument, found by typer
-        exc.show()
+        exc.show()  # type: ignore[attr-defined]
         raise SystemExit(int(ExitCode.USAGE)) from None
     except (KeyboardInterrupt, typer.Abort):
         raise SystemExit(int(ExitCode.INTERRUPTED)) from None
@@ -102,14 +129,21 @@ def _target_names() -> list[str]:
 
 
 PlanArg = Annotated[Path, typer.Argument(help="The plan (a Markdown file).", show_default=False)]
+# Every common option also reads a DIRECTOR_* environment variable (README "Configuration"); list options
+# split the variable's value on whitespace (DIRECTOR_APPROVE="3 teardown").
 StateDirOpt = Annotated[
     Path | None,
     typer.Option(
-        "--state-dir", help="Journal, lease and local account (default: .director/<plan>/ beside the plan)."
+        "--state-dir",
+        help="Journal, lease and local account (default: .director/<plan>/ beside the plan).",
+        envvar="DIRECTOR_STATE_DIR",
     ),
 ]
 WorkdirOpt = Annotated[
-    Path | None, typer.Option("--workdir", help="Where blocks run (default: <state-dir>/workspace).")
+    Path | None,
+    typer.Option(
+        "--workdir", help="Where blocks run (default: <state-dir>/workspace).", envvar="DIRECTOR_WORKDIR"
+    ),
 ]
 TargetOpt = Annotated[
     str,
@@ -118,30 +152,65 @@ TargetOpt = Annotated[
         help=f"Where the blocks act: {' | '.join(TARGETS)} (cloudflare: as written; local: wrangler dev).",
         callback=_known_target,
         autocompletion=_target_names,
+        metavar="[" + "|".join(TARGETS) + "]",
+        envvar="DIRECTOR_TARGET",
     ),
 ]
 SetOpt = Annotated[
     list[str] | None,
-    typer.Option("--set", help="Answer an input: KNOB=value (repeatable, case-insensitive)."),
+    typer.Option(
+        "--set", help="Answer an input: KNOB=value (repeatable, case-insensitive).", envvar="DIRECTOR_SET"
+    ),
 ]
 ApproveOpt = Annotated[
     list[str] | None,
-    typer.Option("--approve", help="Approve a gated section by number or slug (repeatable); 💥 needs this."),
+    typer.Option(
+        "--approve",
+        help="Approve a gated section by number or slug (repeatable); 💥 needs this.",
+        envvar="DIRECTOR_APPROVE",
+    ),
 ]
 OperatorOpt = Annotated[
-    str | None, typer.Option("--operator", help="Who is running this (default: login name).")
+    str | None,
+    typer.Option("--operator", help="Who is running this (default: login name).", envvar="DIRECTOR_OPERATOR"),
 ]
 SecretOpt = Annotated[
     list[str] | None,
-    typer.Option("--secret", help="Treat this variable as a secret (never stored or shown)."),
+    typer.Option(
+        "--secret", help="Treat this variable as a secret (never stored or shown).", envvar="DIRECTOR_SECRET"
+    ),
 ]
 EventsOpt = Annotated[
-    str | None, typer.Option("--events", help="Write JSONL events to FILE ('-' for stdout).", metavar="FILE")
+    str | None,
+    typer.Option(
+        "--events",
+        help="Write JSONL events to FILE ('-' for stdout).",
+        metavar="FILE",
+        envvar="DIRECTOR_EVENTS",
+    ),
 ]
-PlainOpt = Annotated[bool, typer.Option("--plain", help="Line-oriented output, no live view or colours.")]
-StepTimeoutOpt = Annotated[float, typer.Option("--step-timeout", help="Seconds a block may run.")]
+PlainOpt = Annotated[
+    bool,
+    typer.Option("--plain", help="Line-oriented output, no live view or colours.", envvar="DIRECTOR_PLAIN"),
+]
+StepTimeoutOpt = Annotated[
+    float, typer.Option("--step-timeout", help="Seconds a block may run.", envvar="DIRECTOR_STEP_TIMEOUT")
+]
 MaxRecoveriesOpt = Annotated[
-    int, typer.Option("--max-recoveries", help="Crash recoveries without progress before giving up.")
+    int,
+    typer.Option(
+        "--max-recoveries",
+        help="Crash recoveries without progress before giving up.",
+        envvar="DIRECTOR_MAX_RECOVERIES",
+    ),
+]
+NonInteractiveOpt = Annotated[
+    bool,
+    typer.Option(
+        "--non-interactive",
+        help="Never prompt (also when CI=true/1 or there is no terminal).",
+        envvar="DIRECTOR_NON_INTERACTIVE",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable.")]
 
@@ -162,15 +231,42 @@ def show(
     return show_command(plan, as_json=as_json)
 
 
-@_command()
-def lint(plan: PlanArg) -> int:
-    """Check a plan for what an author would want fixed (exit 1 on findings).
+class LintFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
 
-    Example: director lint plans/workflow.cloudflare.md
+
+@_command()
+def lint(
+    plans: Annotated[list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False)],
+    fmt: Annotated[
+        LintFormat,
+        typer.Option(
+            "--format",
+            help="text (path:line: severity: code: message), json (one document), github (annotations).",
+            envvar="DIRECTOR_LINT_FORMAT",
+        ),
+    ] = LintFormat.text,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Warnings fail too (exit 1); by default only errors do.",
+                     envvar="DIRECTOR_LINT_STRICT"),
+    ] = False,
+) -> int:
+    """Check plans for what an author would want fixed: exit 1 on errors (on warnings too with --strict).
+
+    Silence one finding with `<!-- director-lint: disable=CODE -->` (or `# director-lint: disable=CODE` in
+    a bash block) on the line before it; docs/lint.md lists every code and its severity.
+
+    \b
+    Examples:
+      director lint plans/*.md plans/examples/*.md
+      director lint plans/*.md --format github --strict
     """
     from director.commands.lint import lint_command
 
-    return lint_command(plan)
+    return lint_command(plans, fmt=fmt.value, strict=strict)
 
 
 @_command()
@@ -180,12 +276,10 @@ def apply(
     set_: SetOpt = None,
     approve: ApproveOpt = None,
     auto_approve: Annotated[
-        bool, typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).")
-    ] = False,
-    non_interactive: Annotated[
         bool,
-        typer.Option("--non-interactive", help="Never prompt (also when CI is set or there is no terminal)."),
+        typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).", envvar="DIRECTOR_AUTO_APPROVE"),
     ] = False,
+    non_interactive: NonInteractiveOpt = False,
     restart: Annotated[
         bool, typer.Option("--restart", help="Begin a fresh run instead of resuming.")
     ] = False,
@@ -234,7 +328,7 @@ def teardown(
     target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     approve: ApproveOpt = None,
-    non_interactive: Annotated[bool, typer.Option("--non-interactive", help="Never prompt.")] = False,
+    non_interactive: NonInteractiveOpt = False,
     restart: Annotated[bool, typer.Option("--restart", help="Begin a fresh teardown run.")] = False,
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
@@ -306,7 +400,7 @@ def plan_cmd(
 
 @_command()
 def check(
-    plan: PlanArg,
+    plans: Annotated[list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False)],
     target: TargetOpt = DEFAULT_TARGET,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
@@ -316,21 +410,29 @@ def check(
 ) -> int:
     """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift.
 
+    Several plans are checked one after the other; the exit code is the highest of theirs.
+
     Example: director check plans/workflow.cloudflare.md --target local
     """
     from director.commands.run import run_command
 
-    return run_command(
-        kind="apply",
-        mode="check",
-        plan_path=plan,
-        target=target,
-        state_dir=state_dir,
-        workdir=workdir,
-        secrets=secret or [],
-        events=events,
-        plain=plain,
-    )
+    if len(plans) > 1 and state_dir is not None:
+        raise DirectorUsageError("--state-dir names one plan's state: check one plan at a time with it")
+    codes = [
+        run_command(
+            kind="apply",
+            mode="check",
+            plan_path=plan,
+            target=target,
+            state_dir=state_dir,
+            workdir=workdir,
+            secrets=secret or [],
+            events=events,
+            plain=plain,
+        )
+        for plan in plans
+    ]
+    return max(codes)
 
 
 @_command("approve")

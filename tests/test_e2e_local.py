@@ -12,7 +12,6 @@ teardown) to keep the file well under four minutes; each step skips if the one b
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -30,6 +29,7 @@ import pytest
 from director.exec.processes import group_members, pid_alive
 from director.targets import install as inst
 from director.targets.local import LocalTarget, stop_group
+from tests.jsonschemas import validated
 
 pytestmark = pytest.mark.slow
 
@@ -226,13 +226,13 @@ class Project:
     def status(self) -> dict[str, Any]:
         r = self.run("status", PLAN_NAME, "--json", timeout=60)
         assert r.rc == 0, r.out
-        data: dict[str, Any] = json.loads(r.out)
+        data: dict[str, Any] = validated(r.out)
         return data
 
     def audit(self) -> dict[str, Any]:
         r = self.run("audit", PLAN_NAME, "--json", timeout=60)
         assert r.rc == 0, r.out
-        data: dict[str, Any] = json.loads(r.out)
+        data: dict[str, Any] = validated(r.out)
         return data
 
     def session(self) -> dict[str, Any]:
@@ -319,7 +319,7 @@ def events(path: Path) -> list[dict[str, Any]]:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return []
-    return [json.loads(line) for line in raw.splitlines() if line.endswith("}")]
+    return [validated(line) for line in raw.splitlines() if line.endswith("}")]
 
 
 def verdicts(evs: list[dict[str, Any]]) -> dict[str, str]:

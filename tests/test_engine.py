@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from director.plan.parse import parse_file
+from tests.jsonschemas import validated, validated_lines
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
@@ -220,8 +220,8 @@ def test_status_audit_and_json(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     director("apply", str(plan), cwd=tmp_path, out=out)
     s = director("status", str(plan), "--json", cwd=tmp_path, out=out)
-    data = json.loads(s.stdout)
+    data = validated(s.stdout)
     assert data["last_run"]["state"] == "awaiting-approval" and data["last_run"]["waiting_on"] == "2"
     a = director("audit", str(plan), "--jsonl", cwd=tmp_path, out=out)
-    kinds = {json.loads(line)["record"] for line in a.stdout.splitlines()}
+    kinds = {rec["record"] for rec in validated_lines(a.stdout)}
     assert {"run", "transition", "step", "event"} <= kinds

@@ -6,7 +6,6 @@ sync, where it stopped for a gate, who approved what, and how it ended.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.jsonschemas import validated_lines
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
@@ -29,7 +29,7 @@ def out(tmp_path: Path) -> Path:
 
 
 def read_jsonl(text: str) -> list[dict[str, Any]]:
-    events = [json.loads(line) for line in text.splitlines() if line.strip()]
+    events = validated_lines(text, "event")
     assert all(isinstance(e, dict) for e in events)
     return events
 

@@ -69,7 +69,7 @@ def _findings_and_differences(tmp: Path, out: Path) -> list[Result]:
     assert run_director("apply", str(plan), cwd=tmp, out=out).returncode == 0
     return [
         run_director("diff", str(plan), "--last-run", cwd=tmp, out=out),  # differences
-        run_director("lint", str(SEED), cwd=tmp, out=out),  # findings
+        run_director("lint", "--strict", str(SEED), cwd=tmp, out=out),  # findings (warnings, --strict)
     ]
 
 

@@ -7,7 +7,6 @@ is on display; the raw stream is kept too, for what scrolled away.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -22,6 +21,7 @@ import pyte
 import pytest
 
 from director.plan.parse import parse_file
+from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
@@ -132,13 +132,13 @@ def term(tmp_path: Path, out: Path) -> Iterator[Callable[..., Term]]:
 def status(plan: Path, out: Path) -> dict[str, object]:
     r = director("status", str(plan), "--json", cwd=plan.parent, out=out)
     assert r.returncode == 0, r.stderr
-    return dict(json.loads(r.stdout))
+    return dict(validated(r.stdout))
 
 
 def audit(plan: Path, out: Path) -> dict[str, list[dict[str, object]]]:
     r = director("audit", str(plan), "--json", cwd=plan.parent, out=out)
     assert r.returncode == 0, r.stderr
-    return dict(json.loads(r.stdout))
+    return dict(validated(r.stdout))
 
 
 def row(screen: str, label: str) -> str:

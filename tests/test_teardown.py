@@ -7,7 +7,6 @@ really ran.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from director.plan.parse import parse_file
+from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
@@ -138,7 +138,7 @@ def _env(out: Path) -> dict[str, str]:
 def _audit(plan: Path, tmp: Path, out: Path) -> dict[str, Any]:
     r = director("audit", str(plan), "--json", cwd=tmp, out=out)
     assert r.returncode == 0, r.stdout + r.stderr
-    data: dict[str, Any] = json.loads(r.stdout)
+    data: dict[str, Any] = validated(r.stdout)
     return data
 
 
@@ -526,7 +526,7 @@ def test_upstream_guard_does_not_treat_every_variable_discovery_reads_as_upstrea
 def test_a_refused_teardown_is_not_left_running(tmp_path: Path, out: Path) -> None:
     plan = _guarded(tmp_path, out, 'rm -rf "$BIND_DB"')
     assert director("teardown", str(plan), "--approve", "teardown", cwd=tmp_path, out=out).returncode == 9
-    status = json.loads(director("status", str(plan), "--json", cwd=tmp_path, out=out).stdout)
+    status = validated(director("status", str(plan), "--json", cwd=tmp_path, out=out).stdout)
     assert status["last_run"]["kind"] == "teardown"
     assert status["last_run"]["state"] in ("failed", "cancelled")
     # the author fixes the plan; the next teardown runs without a crash recovery and leaves the upstream alone

@@ -3,11 +3,11 @@ files where the plans' variables put them."""
 
 from __future__ import annotations
 
-import json
 import socket
 import sqlite3
 from pathlib import Path
 
+from tests.jsonschemas import validated_lines
 from tests.planmaker import director
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,7 +33,7 @@ def _written(events: Path) -> list[str]:
     lines = events.read_text(encoding="utf-8").splitlines() if events.exists() else []
     return [
         e["detail"]
-        for e in map(json.loads, lines)
+        for e in validated_lines("\n".join(lines), "event")
         if e.get("type") == "target" and e.get("op") == "template-written"
     ]
 

@@ -9,6 +9,17 @@ from typing import Any
 from director.commands.paths import open_journal, require_plan
 from director.errors import ExitCode
 
+SCHEMA = "director.audit/1"
+# The journal's tables, in this order, and the name of one of their rows in `--jsonl` (`record`).
+TABLES = {
+    "runs": "run",
+    "transitions": "transition",
+    "steps": "step",
+    "approvals": "approval",
+    "events": "event",
+    "lease_holder": "lease_holder",
+}
+
 
 def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jsonl: bool) -> ExitCode:
     """Print runs, transitions, steps, approvals and events from the journal."""
@@ -16,13 +27,16 @@ def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jso
 
     require_plan(plan_path)
     journal = open_journal(plan_path, state_dir)
-    if journal is None:
-        data: dict[str, Any] = {"runs": [], "transitions": [], "steps": [], "approvals": [], "events": []}
-    else:
+    tables: dict[str, Any] = {t: [] for t in TABLES}
+    where: str | None = None
+    if journal is not None:
         try:
-            data = journal.export_data()
+            exported = journal.export_data()
         finally:
             journal.close()
+        tables.update({k: v for k, v in exported.items() if k in TABLES})
+        where = str(exported.get("path")) if exported.get("path") else None
+    data: dict[str, Any] = {"schema": SCHEMA, "plan": str(plan_path), "journal": where, **tables}
     for ev in data.get("events", []):
         if ev.get("kind") == "plan-before-run":
             ev["data"] = {
@@ -33,10 +47,10 @@ def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jso
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
         return ExitCode.OK
     if jsonl:
-        for table, rows in data.items():
-            if isinstance(rows, list):
-                for row in rows:
-                    print(json.dumps({"record": table.rstrip("s"), **row}, ensure_ascii=False, default=str))
+        for table, record in TABLES.items():
+            for row in data[table]:
+                line = {"schema": SCHEMA, "record": record, **row}
+                print(json.dumps(line, ensure_ascii=False, default=str))
         return ExitCode.OK
     from director.ui.audit import render_audit
 

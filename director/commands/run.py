@@ -4,6 +4,7 @@ shell, engine, lease and signals around one `Engine.execute`, and turn its resul
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import time
@@ -50,6 +51,7 @@ def run_command(
     max_recoveries: int = 5,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`)."""
+    from director.ci import github_actions, in_ci
     from director.exec.secrets import secret_name_predicate
     from director.ledger.planfile import PlanFile
     from director.plan import knobs
@@ -66,9 +68,7 @@ def run_command(
         # Said before anything is created (the engine would say it too, after taking the lease).
         raise UsageError(f"{pf.path}: the plan has no `## Teardown` section")
     given = knobs.parse_sets(plan, sets)
-    interactive = (
-        not non_interactive and not os.environ.get("CI") and sys.stdin.isatty() and sys.stdout.isatty()
-    )
+    interactive = not non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
     events_to_stdout = events == "-"
     console = make_console(plain or events_to_stdout or not sys.stdout.isatty(), stderr=events_to_stdout)
     p = paths_for(plan_path, state_dir, workdir)
@@ -114,7 +114,11 @@ def run_command(
         finally:
             shell.close()
             journal.close()
-        return _finish(console, bus, result, mode, kind, events_to_stdout)
+        code = _finish(console, bus, result, mode, kind, events_to_stdout)
+    if github_actions():
+        out = sys.stderr if events_to_stdout else sys.stdout
+        _github_report(plan, plan_path, result, mode, kind, code, out)
+    return code
 
 
 def _check_options(plan_path: Path, step_timeout: float, max_recoveries: int) -> None:
@@ -342,3 +346,78 @@ def _report(console: Console, result: RunResult, mode: str, kind: str) -> ExitCo
         return ExitCode.INTERRUPTED
     say(f"failed: {result.message}")
     return ExitCode.STEP_FAILED
+
+
+def _github_report(
+    plan: Plan, plan_path: Path, result: RunResult, mode: str, kind: str, code: ExitCode, out: Any
+) -> None:
+    """On GitHub Actions: annotations at the sections concerned, and a Markdown job summary (docs/ci.md)."""
+    from director.ci import Level, annotation, append_summary, md_cell
+    from director.plan.model import section_label
+
+    path = str(plan_path)
+    command = {"preview": "plan", "check": "check"}.get(mode, kind)
+
+    def line_of(key: str | None) -> int:
+        for s in plan.sections:
+            if s.key == key:
+                return s.span.first_line
+        return plan.title_line + 1
+
+    def line_of_drift(text: str) -> int:
+        ls = plan.live_state
+        m = re.match(r"check row '(.*)':", text)
+        if m and ls is not None:
+            return next((r.line + 1 for r in ls.check_rows if r.name == m.group(1)), ls.span.first_line)
+        for s in plan.sections:
+            label = section_label(s)
+            if text == label or text.startswith((f"{label}:", f"{label} ")):
+                return s.span.first_line
+        return plan.title_line + 1
+
+    title = f"director {command}"
+
+    def say(level: Level, msg: str, key: str | None = None, line: int | None = None, name: str = "") -> None:
+        where = line if line is not None else line_of(key)
+        print(annotation(level, msg, file=path, line=where, title=name or title), file=out, flush=True)
+
+    if mode == "preview":
+        for r in result.sections:
+            if r.verdict in ("will-apply", "needs-approval"):
+                say("notice", f"{r.verdict}: {r.detail}", r.key)
+            elif r.verdict in ("blocked", "failed"):
+                say("error", f"{r.verdict}: {r.detail}", r.key)
+    elif mode == "check":
+        for d in result.drift:
+            say("error", f"drift: {d}", line=line_of_drift(d), name=f"{title}: drift")
+    elif result.outcome == "awaiting-approval":
+        msg = f"awaiting approval: {result.message}; approve with: {result.approve_hint}"
+        say("warning", msg, result.section)
+    elif result.outcome in ("failed", "interrupted"):
+        msg = f"{result.outcome}: {result.message}"
+        say("error", msg, result.section, name=f"{title} {result.outcome}")
+    for note in result.unconfirmed:
+        say("warning", f"unconfirmed: {note}", result.section)
+
+    if mode == "preview":
+        outcome = "changes pending" if result.changes else "no changes: everything is in sync"
+    elif mode == "check":
+        outcome = "drift found" if result.drift else "in sync with the ledger"
+    else:
+        outcome = f"{kind} {result.outcome}" + (f": {result.message}" if result.message else "")
+    md = [f"### `director {command}` · `{md_cell(path)}`", ""]
+    md += [f"**{md_cell(outcome)}** (exit {int(code)})", ""]
+    if result.sections:
+        md += ["| section | verdict | detail |", "| --- | --- | --- |"]
+        for r in result.sections:
+            s = next((x for x in plan.sections if x.key == r.key), None)
+            name = f"{section_label(s)} {s.title}" if s is not None else r.key
+            md.append(f"| {md_cell(name)} | {md_cell(r.verdict)} | {md_cell(r.detail)} |")
+        md.append("")
+    if result.drift:
+        md += ["Drift:", "", *[f"- {md_cell(d)}" for d in result.drift], ""]
+    if result.unconfirmed:
+        md += ["Unconfirmed:", "", *[f"- {md_cell(n)}" for n in result.unconfirmed], ""]
+    if result.outcome == "awaiting-approval" and result.approve_hint:
+        md += [f"Approve with `{result.approve_hint}` or re-run with `--approve {result.section}`.", ""]
+    append_summary("\n".join(md))

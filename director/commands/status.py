@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,22 +19,39 @@ def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) ->
 
     out = status_data(plan_path, state_dir)
     if as_json:
-        print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(out, indent=2, ensure_ascii=False, default=_rfc3339))
     else:
         render_status(make_console(False), out)
     return ExitCode.OK
 
 
+SCHEMA = "director.status/1"
+
+
+def _rfc3339(value: object) -> str:
+    """JSON for what `json` cannot write: times as RFC 3339 (`2026-05-01T09:13:11.149+00:00`)."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
 def status_data(plan_path: Path, state_dir: Path | None) -> dict[str, Any]:
-    """Everything `status` shows, JSON-ready (the `--json` document)."""
+    """Everything `status` shows, JSON-ready (the `director.status/1` document of `--json`)."""
+    from director.plan.tojson import check_row_json, kv_json
+
     plan = load_plan(plan_path)
     ls = plan.live_state
     out: dict[str, Any] = {
+        "schema": SCHEMA,
         "plan": str(plan_path),
         "title": plan.title,
-        "live_state": {k: ls.data.get(k) for k in ("status", "last_action", "last_verified", "target")}
+        "live_state": {
+            **{k: ls.data.get(k) for k in ("status", "last_action", "last_verified", "target")},
+            "kv": [kv_json(r) for r in ls.kv_rows],
+            "checks": [check_row_json(r) for r in ls.check_rows],
+        }
         if ls
-        else {},
+        else None,
         "last_run": None,
         "sections": [],
         "lease": None,
@@ -45,8 +63,9 @@ def status_data(plan_path: Path, state_dir: Path | None) -> dict[str, Any]:
             out["last_run"] = _last_run(journal)
             for s in plan.executable_sections + ((plan.teardown,) if plan.teardown else ()):
                 last = journal.last_success(f"{s.key}/section")
+                finished = last.finished_at if last else None
                 out["sections"].append(
-                    {"key": s.key, "title": s.title, "last_success": last.finished_at if last else None}
+                    {"key": s.key, "title": s.title, "last_success": _time(finished)}
                 )
             out["lease"] = _lease(journal)
         finally:
@@ -69,11 +88,20 @@ def _last_run(journal: Any) -> dict[str, Any] | None:
         "state": run.state,
         "target": run.target,
         "operator": run.operator,
-        "created_at": run.created_at,
-        "updated_at": run.updated_at,
+        "created_at": _time(run.created_at),
+        "updated_at": _time(run.updated_at),
         "waiting_on": waiting,
         "inputs": run.inputs,
     }
+
+
+def _time(value: object) -> str | None:
+    """A journal time (a datetime, or text from another backend) as RFC 3339 text."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return datetime.fromisoformat(str(value)).isoformat()
 
 
 def _lease(journal: Any) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ the ledger says.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from director.exec.shell import SessionState, Shell
@@ -65,10 +65,11 @@ class Preview:
     def _observe(self, section: Section, texts: dict[int, str]) -> tuple[Verdict, str]:
         seen, reason = Verdict.PASSED, ""
         for b in section.verify_blocks:
+            start = steps.block_session(self.session, b, self.session.cwd)
             r = self.shell.run(
-                texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None, trace=True
+                texts[b.index], start, timeout_s=self.cfg.step_timeout_s, on_output=None, trace=True
             )
-            self.session = r.state
+            self.session = r.state if b.cwd is None else replace(r.state, cwd=self.session.cwd)
             j = steps.judge_block(b, texts[b.index], r)
             for label, lr in j.labels.items():
                 self.by_ref[f"label:{label}"] = lr

@@ -8,11 +8,14 @@ flagged. Verify and observe blocks run with bash's trace and are judged by their
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Literal
 
-from director.exec.shell import BlockResult
+from director.exec.shell import BlockResult, SessionState
 from director.ledger.cells import strip_ansi
 from director.plan import bash
+from director.plan.fence import start_cwd
 from director.plan.model import Block, Section
 from director.plan.verify import Evidence, Judgement, Stopped, Verdict, judge
 from director.run import fingerprint, session
@@ -93,6 +96,13 @@ def _refuse_withheld(run: Run, section: Section, block: Block, text: str) -> Non
     )
 
 
+def block_session(state: SessionState, block: Block, workdir: Path | str) -> SessionState:
+    """The session a block starts in: its fence's `cwd=` (Runme's attribute) applied, if any."""
+    if block.cwd is None:
+        return state
+    return replace(state, cwd=start_cwd(state.cwd or str(workdir), block.cwd))
+
+
 def step(
     run: Run, section: Section, block: Block, text: str, role: Role, *, memo: bool = True
 ) -> tuple[BlockResult, Judgement | None]:
@@ -135,7 +145,10 @@ def step(
         def on_output(chunk: str, _s: str = section.key, _b: int = block.index) -> None:
             run.bus.emit("step.output", section=_s, block=_b, text=chunk)
 
-        res = run.shell.run(text, run.session, timeout_s=timeout, on_output=on_output, trace=judged)
+        res = run.shell.run(
+            text, block_session(run.session, block, run.workdir), timeout_s=timeout, on_output=on_output,
+            trace=judged,
+        )  # fmt: skip
         if judged:
             j = judge_block(block, text, res)
             ok = j.verdict is not Verdict.FAILED and not (res.interrupted or run.interrupted)
@@ -144,7 +157,7 @@ def step(
         state = (
             StepState.SUCCEEDED if ok else (StepState.INTERRUPTED if run.interrupted else StepState.FAILED)
         )
-        run.session = res.state
+        run.session = res.state if block.cwd is None else replace(res.state, cwd=run.session.cwd)
         run.withheld -= set(run.session.variables)
         session.learn_secrets(run)
         run.journal.step_finished(

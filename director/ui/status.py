@@ -11,8 +11,9 @@ from rich.table import Table
 def render_status(c: Console, out: dict[str, Any]) -> None:
     """Title, Live State keys, last run, lease, per-section last success, sessions."""
     c.print(f"[bold]{out['title']}[/]  ({out['plan']})")
-    for k, v in out["live_state"].items():
-        c.print(f"  {k:14} {v}")
+    for k, v in (out["live_state"] or {}).items():
+        if k not in ("kv", "checks"):  # the rows are in the plan itself; `--json` carries them
+            c.print(f"  {k:14} {v}")
     lr = out["last_run"]
     if lr:
         extra = f", waiting on §{lr['waiting_on']}" if lr["waiting_on"] else ""
