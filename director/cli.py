@@ -8,6 +8,7 @@ Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside t
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import sys
@@ -64,10 +65,33 @@ def error_handler() -> Iterator[None]:
         # interrupt. Point stdout at /dev/null so the interpreter's final flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-    except Exception as exc:  # a bug: say so, keep the traceback for the report, never exit 1
-        traceback.print_exc()
-        _say_error(f"internal error: {type(exc).__name__}: {exc}")
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_FAULTS:
+            _bug(exc)
+        # Disk full, read-only file system, no permission: the machine's state, not a bug (no traceback).
+        _say_error(_os_error(exc))
         raise SystemExit(int(ExitCode.INTERNAL)) from None
+    except Exception as exc:  # a bug: say so, keep the traceback for the report, never exit 1
+        _bug(exc)
+
+
+# OS errors that describe the machine (a full disk, a read-only mount, a permission), never a bug.
+_ENVIRONMENT_FAULTS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EMFILE}
+)
+
+
+def _os_error(exc: OSError) -> str:
+    """`cannot write PATH: No space left on device` (the path the system named, if it named one)."""
+    where = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+    reason = exc.strerror or str(exc)
+    return f"{where}: {reason}" if where else reason
+
+
+def _bug(exc: BaseException) -> NoReturn:
+    traceback.print_exc()
+    _say_error(f"internal error: {type(exc).__name__}: {exc}")
+    raise SystemExit(int(ExitCode.INTERNAL)) from None
 
 
 def _command(name: str | None = None) -> Callable[[Callable[..., int]], Callable[..., NoReturn]]:

@@ -62,7 +62,9 @@ def write_atomic(
 
     `mode`: the file's permission bits; by default an existing file keeps its own and a new one gets
     0644. Through a symlink, the file it points to is replaced and the link stays. The directory must
-    exist.
+    exist. `before_replace` runs once the temp file is durable, right before the rename; if it raises,
+    nothing is replaced and the temp file is removed (a last check, such as "the target is still
+    writable").
     """
     target = os.path.realpath(path)
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
@@ -85,9 +87,9 @@ def write_atomic(
             # chmod before the rename: the file never appears with mkstemp's 0600.
             os.fchmod(fh.fileno(), final_mode)
             os.fsync(fh.fileno())
-        hook = before_replace or _before_replace
-        if hook is not None:
-            hook()
+        for hook in (before_replace, _before_replace):
+            if hook is not None:
+                hook()
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
