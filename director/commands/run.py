@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from director.commands.paths import (
     Paths,
+    ignore_file,
     paths_for,
     prepare_dirs,
     remove_created,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from director.exec.shell import Shell
+    from director.ledger.planfile import PlanFile
     from director.plan import knobs
     from director.plan.model import Plan
     from director.run.config import Mode, RunResult
@@ -123,7 +125,7 @@ def run_command(
             workdir=p.workspace,
         )
         try:
-            with _lease(p, journal, bus, kind, mode), _signals_to(engine.interrupt), _shown(live):
+            with _lease(p, pf, journal, bus, kind, mode), _signals_to(engine.interrupt), _shown(live):
                 if mode == "run":
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 result = engine.execute(_resolver(plan, given, prompter))
@@ -285,13 +287,22 @@ def _resolver(
 
 
 @contextmanager
-def _lease(p: Paths, journal: Journal, bus: Bus, kind: str, mode: str) -> Iterator[None]:
-    """One writer per plan while a run (not a preview or a check) executes; its holder row kept fresh."""
+def _lease(p: Paths, pf: PlanFile, journal: Journal, bus: Bus, kind: str, mode: str) -> Iterator[None]:
+    """One writer per plan while a run (not a preview or a check) executes; its holder row kept fresh.
+
+    Holding the lease proves every earlier writer of this plan and state directory gone: the temp files
+    they left (the pid in each name) are removed at once, those of the holder it took over included.
+    """
+    from director.files import remove_stale_temps, sweep_stale_temps
     from director.state.lease import acquire
 
     cm: Any = acquire(p.lock, journal, run_kind=kind) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:
+            dead = {lease.previous.pid} if lease.previous is not None else set()
+            remove_stale_temps(pf.path, dead_pids=dead)
+            remove_stale_temps(ignore_file(p), dead_pids=dead)  # written at start, before the lease
+            sweep_stale_temps(p.state, dead_pids=dead, skip={str(p.workspace)})
             # The holder row names its run and stays fresh, so `status` and a takeover can tell;
             # at most one heartbeat commit a second, so trivial blocks do not pay an fsync each.
             beat = [time.monotonic()]

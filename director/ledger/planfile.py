@@ -9,7 +9,7 @@ from pathlib import Path
 
 from director.errors import DirectorError, ExitCode, LedgerConflict, PlanError, StorageError
 from director.exec.secrets import MIN_SECRET_LEN
-from director.files import remove_stale_temps, write_atomic
+from director.files import write_atomic
 from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
 from director.plan.model import Plan
 from director.plan.parse import parse
@@ -85,7 +85,6 @@ class PlanFile:
     def load(cls, path: str | os.PathLike[str], *, secret_values: Iterable[str] = ()) -> PlanFile:
         """Read and parse the plan; the text read is the baseline for the next save."""
         text = read_text(path)
-        remove_stale_temps(path)  # a crashed earlier run may have left one
         return cls(path, text, _parse(text, str(path)), secret_values=secret_values)
 
     def save(self, update: LedgerUpdate, *, secret_values: Iterable[str] = ()) -> Plan:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from director.exec.shell import SessionState
-from director.files import write_atomic
+from director.files import remove_stale_temps, write_atomic
 from director.ledger import cells
 from director.plan import knobs, templates
 from director.plan.model import Section, SectionKind
@@ -49,6 +49,7 @@ def write_templates(run: Run, section: Section, regenerated: Templates) -> None:
     for idx, (path, content) in regenerated.items():
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(p)  # a killed earlier run's (we hold the lease: no other writer runs)
         if not write_atomic(p, content):
             continue  # already so on disk
         run.journal.record_event(

@@ -86,6 +86,7 @@ class Lease:
         """Wrap an acquired lock; use `acquire`."""
         self.path = path
         self.holder = holder
+        self.previous: Holder | None = None  # the unreleased holder taken over (proven gone), if any
         self._fd: int | None = fd
         self._journal = journal
 
@@ -179,6 +180,7 @@ def acquire(
             takeover = {"previous": previous.to_json(), "reason": reason, "by": me.to_json()}
         journal.set_lease_holder(me.pid, me.host, run_kind, clock(), takeover=takeover)
         lease = Lease(path, fd, journal, me)
+        lease.previous = previous if takeover is not None else None
         lease._write_lock_file()
         return lease
     except BaseException:
