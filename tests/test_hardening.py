@@ -1,4 +1,4 @@
-"""Issue 14 through the real CLI: temp files follow the lease (6)."""
+"""Issue 14 through the real CLI: temp files follow the lease (6), the audit names why a step re-ran (7)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.planmaker import CounterPlan, Step, director, write_plan
+from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 
 def _audit(plan: Path, tmp: Path, out: Path) -> dict[str, Any]:
@@ -91,3 +92,73 @@ def test_a_live_writers_temp_file_is_never_taken(tmp_path: Path, out: Path) -> N
     os.utime(live, (1, 1))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     assert live.exists()
+
+
+# --------------------------------------------------------------------- 7. why a step re-ran
+
+# Kills the Director process running the block (its nearest ancestor running `-m director`), once per
+# marker file: the block is "running when Director died".
+_KILL_ONCE = (
+    '[ -e "$OUT/{m}" ] || {{ touch "$OUT/{m}"; p=$PPID; '
+    'while [ "$p" -gt 1 ] && ! tr "\\0" " " < /proc/$p/cmdline | grep -q -- "-m director"; '
+    'do p=$(ps -o ppid= -p "$p" | tr -d " "); done; [ "$p" -gt 1 ] && kill -9 "$p"; sleep 5; }}'
+)
+
+
+def test_rerun_after_crash_only_for_the_step_running_when_director_died_and_observed_missing_otherwise(
+    tmp_path: Path, out: Path
+) -> None:
+    plan = write_plan(
+        tmp_path,
+        CounterPlan([Step(), Step(extra=_KILL_ONCE.format(m="k2")), Step(extra=_KILL_ONCE.format(m="k3"))]),
+    )
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == -signal.SIGKILL  # in §2's act
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == -signal.SIGKILL  # in §3's act
+    # §2 finished before that second crash; now its resource disappears: observation finds it missing.
+    (out / "s2").unlink()
+    r = director("apply", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    steps = _acts_steps(_audit(plan, tmp_path, out))
+    assert [s for s in steps if s[0] == "2/0"] == [
+        ("2/0", "interrupted", {}),  # running when Director died (first crash)
+        ("2/0", "succeeded", {"rerun_after_crash": True}),
+        ("2/0", "succeeded", {"rerun": "observed-missing"}),  # finished before the second crash
+    ]
+    assert [s for s in steps if s[0] == "3/0"] == [
+        ("3/0", "interrupted", {}),
+        ("3/0", "succeeded", {"rerun_after_crash": True}),
+    ]
+    assert all(not f for k, _, f in steps if k in ("0/0", "1/0"))
+    assert "(re-run: it was running when Director died)" in r.stdout
+    # the table says it too
+    table = director("audit", str(plan), cwd=tmp_path, out=out).stdout
+    assert "observed-missing" in table and "rerun_after_crash" in table
+
+
+def test_a_section_changed_since_its_last_success_says_so_and_a_fresh_one_says_nothing(
+    tmp_path: Path, out: Path
+) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step()]))
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    plan.write_text(plan.read_text().replace('export V2="value-2-$MODE"', 'export V2="value-2b-$MODE"'))
+    (out / "s2").unlink()
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    steps = _acts_steps(_audit(plan, tmp_path, out))
+    assert [f for k, _, f in steps if k == "2/0"] == [{}, {"rerun": "changed"}]
+    assert [f for k, _, f in steps if k == "1/0"] == [{}]
+
+
+def test_a_step_stopped_by_ctrl_c_is_not_a_rerun_after_crash(tmp_path: Path, out: Path) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(extra="sleep 30")]))
+    env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
+    p = subprocess.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while "s1" not in acts(out) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=60) == 130
+    plan.write_text(plan.read_text().replace("sleep 30", "sleep 0"))
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    flags = [f for k, _, f in _acts_steps(_audit(plan, tmp_path, out)) if k == "1/0"]
+    assert flags == [{}, {}]

@@ -228,6 +228,7 @@ def apply_section(run: Run, section: Section) -> None:
         run.report(section, "verified" if not notes else "unconfirmed", "; ".join(notes), started)
         return
 
+    rerun: str | None = None  # why a section that succeeded before runs its act again
     if not in_progress(run, section, texts):
         if section.template_blocks and not knobs.gate_of(section, run.knobs):
             write_templates(run, section, regenerated)
@@ -246,10 +247,13 @@ def apply_section(run: Run, section: Section) -> None:
             )
             run.report(section, "in-sync", why, started)
             return
+        if completed_here or last is not None:
+            rerun = "observed-missing" if unchanged else "changed"
     before = run.session
     approval.gate(run, section, texts, regenerated)
     write_templates(run, section, regenerated)
-    outputs = [steps.step(run, section, b, texts[b.index], "act", memo=not completed_here)[0].output
+    memo = not completed_here
+    outputs = [steps.step(run, section, b, texts[b.index], "act", memo=memo, rerun=rerun)[0].output
                for b in section.act_blocks]  # fmt: skip
     realize_from_output(run, section, "\n".join(outputs))
     notes = verify(run, section, texts, memo=False)
