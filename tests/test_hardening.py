@@ -162,3 +162,22 @@ def test_a_step_stopped_by_ctrl_c_is_not_a_rerun_after_crash(tmp_path: Path, out
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     flags = [f for k, _, f in _acts_steps(_audit(plan, tmp_path, out)) if k == "1/0"]
     assert flags == [{}, {}]
+
+
+def test_an_observation_killed_from_outside_is_no_evidence_and_reapplies_nothing(
+    tmp_path: Path, out: Path
+) -> None:
+    # §1's verify kills its own bash (as the OOM killer or an operator would) when armed.
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step()]))
+    text = plan.read_text()
+    plan.write_text(
+        text.replace(
+            "# ✔ s1 exists\n", '# ✔ s1 exists\n[ -e "$OUT/armed" ] && { rm "$OUT/armed"; kill -9 $$; }\n'
+        )
+    )
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    (out / "armed").touch()
+    r = director("apply", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 3 and "observation was killed (signal 9)" in r.stdout, r.stdout + r.stderr
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    assert acts(out).count("s1") == 1  # never re-applied on a killed observation

@@ -90,8 +90,18 @@ def observe(run: Run, section: Section, texts: dict[int, str]) -> Verdict:
     """The section's verify blocks as an observation: the first verdict that is not a pass, or pass."""
     seen = Verdict.PASSED
     for b in section.verify_blocks:
-        _, j = steps.step(run, section, b, texts[b.index], "observe", memo=False)
+        res, j = steps.step(run, section, b, texts[b.index], "observe", memo=False)
         assert j is not None
+        if res.signal is not None and not (res.timed_out or res.waited_for_input or res.interrupted):
+            # Killed from outside (OOM killer, an operator): no evidence either way. Re-applying on it
+            # would re-run acts that may well have finished; stop, and let the next apply look again.
+            raise Stop(
+                run.fail(
+                    section,
+                    f"{run.label(section)} observation was killed (signal {res.signal}) before it could "
+                    "tell; nothing was re-applied on it. Apply again to observe anew",
+                )
+            )
         record(run, section, j, observation=True)
         if j.verdict is Verdict.SKIPPED and seen is Verdict.PASSED:
             seen = Verdict.SKIPPED
