@@ -420,6 +420,22 @@ def audit(
 
 
 @_command()
+def unlock(
+    plan: PlanArg,
+    state_dir: StateDirOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    operator: OperatorOpt = None,
+) -> int:
+    """Break a lease left by a process on another host (asks first; audited). Refuses a running holder.
+
+    Example: director unlock plans/workflow.cloudflare.md --yes
+    """
+    from director.commands.unlock import unlock_command
+
+    return unlock_command(plan, state_dir=state_dir, yes=yes, operator=operator)
+
+
+@_command()
 def init(
     name: Annotated[str, typer.Argument(help="Plan name: writes NAME.md (e.g. cache.local).")],
     directory: Annotated[Path, typer.Option("--dir", help="Where to write it.")] = Path("."),

@@ -73,7 +73,7 @@ def plan(tmp_path: Path) -> Path:
 
 COMMANDS = [
     ["show"], ["lint"], ["plan"], ["apply"], ["teardown"], ["check"], ["status"], ["audit"], ["diff"],
-    ["approve", "{plan}", "1"],
+    ["approve", "{plan}", "1"], ["unlock"],
 ]  # fmt: skip
 
 

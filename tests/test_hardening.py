@@ -1,4 +1,5 @@
-"""Issue 14 through the real CLI: temp files follow the lease (6), the audit names why a step re-ran (7)."""
+"""Issue 14 through the real CLI: temp files follow the lease (6), the audit names why a step re-ran (7),
+`director unlock` (8)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from director.state.journal import Journal
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 
@@ -181,3 +184,61 @@ def test_an_observation_killed_from_outside_is_no_evidence_and_reapplies_nothing
     assert r.returncode == 3 and "observation was killed (signal 9)" in r.stdout, r.stdout + r.stderr
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     assert acts(out).count("s1") == 1  # never re-applied on a killed observation
+
+
+# ------------------------------------------------------------------------------ 8. director unlock
+
+
+def _held_elsewhere(plan: Path, tmp: Path, out: Path) -> None:
+    """A finished apply, then a holder recorded by a process on another host that never released."""
+    assert director("apply", str(plan), cwd=tmp, out=out).returncode == 0
+    with Journal.open(tmp / ".director" / plan.name / "journal.sqlite3") as j:
+        j.set_lease_holder(4242, "elsewhere", "apply", datetime(2026, 1, 2, tzinfo=UTC))
+
+
+def test_a_lease_left_on_another_host_is_broken_by_unlock_confirmed_and_audited(
+    tmp_path: Path, out: Path
+) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step()]))
+    _held_elsewhere(plan, tmp_path, out)
+    r = director("apply", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 5 and "pid 4242 on host elsewhere" in r.stderr
+    assert f"director unlock {plan}" in r.stderr and "--force" not in r.stderr  # only what exists
+    # no terminal to ask: it must be confirmed with --yes
+    r = director("unlock", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 64 and "--yes" in r.stderr and "elsewhere" in r.stderr
+    r = director("unlock", str(plan), "--yes", "--operator", "alice", cwd=tmp_path, out=out)
+    assert r.returncode == 0 and "pid 4242 on host elsewhere" in r.stdout, r.stdout + r.stderr
+    [ev] = [e for e in _audit(plan, tmp_path, out)["events"] if e["kind"] == "lease-takeover"]
+    assert ev["data"]["previous"]["host"] == "elsewhere" and ev["data"]["operator"] == "alice"
+    assert ev["data"]["how"] == "director unlock"
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    r = director("unlock", str(plan), "--yes", cwd=tmp_path, out=out)
+    assert r.returncode == 64 and "not locked" in r.stderr
+
+
+def test_unlock_refuses_a_holder_running_on_this_host(tmp_path: Path, out: Path) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(extra="sleep 30")]))
+    env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
+    p = subprocess.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while "s1" not in acts(out) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        r = director("unlock", str(plan), "--yes", cwd=tmp_path, out=out)
+        assert (
+            r.returncode == 5 and f"pid {p.pid}" in r.stderr and "never breaks a running holder" in r.stderr
+        )
+        assert p.poll() is None  # untouched
+        # its lease message offers nothing that does not exist
+        r = director("apply", str(plan), cwd=tmp_path, out=out)
+        assert r.returncode == 5 and "--force" not in r.stderr and "director unlock" not in r.stderr
+    finally:
+        p.kill()
+        p.wait()
+    # dead now (the kernel dropped its lock): unlock forgets it without asking
+    r = director("unlock", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    [ev] = [e for e in _audit(plan, tmp_path, out)["events"] if e["kind"] == "lease-takeover"]
+    assert ev["data"]["reason"] == "holder-dead" and ev["data"]["previous"]["pid"] == p.pid

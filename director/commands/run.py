@@ -296,7 +296,7 @@ def _lease(p: Paths, pf: PlanFile, journal: Journal, bus: Bus, kind: str, mode: 
     from director.files import remove_stale_temps, sweep_stale_temps
     from director.state.lease import acquire
 
-    cm: Any = acquire(p.lock, journal, run_kind=kind) if mode == "run" else nullcontext()
+    cm: Any = acquire(p.lock, journal, run_kind=kind, plan=str(pf.path)) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:
             dead = {lease.previous.pid} if lease.previous is not None else set()
