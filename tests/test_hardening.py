@@ -242,3 +242,22 @@ def test_unlock_refuses_a_holder_running_on_this_host(tmp_path: Path, out: Path)
     assert r.returncode == 0, r.stdout + r.stderr
     [ev] = [e for e in _audit(plan, tmp_path, out)["events"] if e["kind"] == "lease-takeover"]
     assert ev["data"]["reason"] == "holder-dead" and ev["data"]["previous"]["pid"] == p.pid
+
+
+# ------------------------------------------------------------ a secret minted by a block that is killed
+
+
+def test_a_secret_a_killed_block_minted_and_printed_never_reaches_the_journal_or_plan(
+    tmp_path: Path, out: Path
+) -> None:
+    # The block mints a password, prints it, and its bash dies before reporting its session: Director never
+    # learns the value, so it cannot mask it; the block's output is then not stored at all.
+    mint = 'export DB_PASSWORD="pw-$(od -An -N12 -tx1 /dev/urandom | tr -d " \\n")"; echo "$DB_PASSWORD" > "$OUT/pw"; echo "minted $DB_PASSWORD"; kill -9 $$'
+    plan = write_plan(tmp_path, CounterPlan([Step(extra=mint)]))
+    r = director("apply", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 3, r.stdout + r.stderr
+    secret = (out / "pw").read_text().strip().encode()
+    state = tmp_path / ".director"
+    assert [p for p in [plan, *state.rglob("*")] if p.is_file() and secret in p.read_bytes()] == []
+    steps = _audit(plan, tmp_path, out)["steps"]
+    assert any("output not stored: the block sets DB_PASSWORD" in (s["output"] or "") for s in steps)

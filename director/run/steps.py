@@ -152,6 +152,7 @@ def step(
             ok = j.verdict is not Verdict.FAILED and not (res.interrupted or run.interrupted)
         else:
             ok = res.ok
+        res = session.unless_unlearned(run, text, res)  # what is stored and said from here on
         state = (
             StepState.SUCCEEDED if ok else (StepState.INTERRUPTED if run.interrupted else StepState.FAILED)
         )
