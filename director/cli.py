@@ -38,13 +38,20 @@ app = typer.Typer(
 # ------------------------------------------------------------------------------------------ errors
 
 
+# What str.splitlines() (and a terminal) may break a line on: shown escaped, so an error stays one line.
+_LINE_BREAKS = str.maketrans(
+    {c: c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+)
+
+
 def _say_error(message: str) -> None:
-    """`error: …` on stderr; the message is never read as rich markup (it may quote block output)."""
+    """One `error: …` line on stderr (line breaks quoted from a plan or a path are shown escaped); never
+    read as rich markup (it may quote block output)."""
     from rich.console import Console
     from rich.text import Text
 
     err = Console(stderr=True, highlight=False)
-    err.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
+    err.print(Text.assemble(("error:", "bold red"), " ", message.translate(_LINE_BREAKS)), soft_wrap=True)
 
 
 @contextmanager

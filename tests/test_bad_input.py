@@ -320,3 +320,11 @@ def test_setpriv_really_drops_the_permission_override(tmp_path: Path) -> None:
     r = subprocess.run([*NO_DAC, "touch", str(d / "x")], capture_output=True, text=True)
     d.chmod(0o755)
     assert r.returncode != 0 and "Permission denied" in r.stderr
+
+
+def test_an_error_quoting_a_line_break_from_the_plan_stays_one_line(tmp_path: Path, out: Path) -> None:
+    # Found by bench/fuzz.py: a YAML error quoting a value with U+0085 (NEL), which splits lines too.
+    bad = tmp_path / "nel.md"
+    data = "# T\n\n## 1. Step  🟢\n\n```bash\necho step\n```\n\n## Live State\n\n```yaml\nstatus: a\nstatus: a\n\x850\n```\n"
+    bad.write_bytes(data.encode())
+    one_line_error(run("show", str(bad), cwd=tmp_path, out=out), 65, "nel.md", "duplicate key")
