@@ -261,3 +261,23 @@ def test_a_secret_a_killed_block_minted_and_printed_never_reaches_the_journal_or
     assert [p for p in [plan, *state.rglob("*")] if p.is_file() and secret in p.read_bytes()] == []
     steps = _audit(plan, tmp_path, out)["steps"]
     assert any("output not stored: the block sets DB_PASSWORD" in (s["output"] or "") for s in steps)
+
+
+def test_unlock_asks_at_a_terminal_and_a_no_keeps_the_lease(tmp_path: Path, out: Path) -> None:
+    import pexpect
+
+    plan = write_plan(tmp_path, CounterPlan([Step()]))
+    _held_elsewhere(plan, tmp_path, out)
+    env = {**os.environ, "COUNTER_OUT": str(out), "NO_COLOR": "1"}
+    env.pop("CI", None)
+    for answer, code in (("n", 64), ("y", 0)):
+        child = pexpect.spawn(sys.executable, ["-m", "director", "unlock", str(plan)], cwd=str(tmp_path), env=env,
+                              encoding="utf-8", timeout=60)  # fmt: skip
+        child.expect("pid 4242 on host elsewhere")
+        child.expect(r"Break the lease\? Only if that process is gone \[y/N\]: ")
+        child.sendline(answer)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == code, child.before
+    takeovers = [e for e in _audit(plan, tmp_path, out)["events"] if e["kind"] == "lease-takeover"]
+    assert len(takeovers) == 1  # only the "y"
