@@ -9,6 +9,7 @@ Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside t
 from __future__ import annotations
 
 import enum
+import errno
 import functools
 import os
 import sys
@@ -64,13 +65,20 @@ def _root(
 # ------------------------------------------------------------------------------------------ errors
 
 
+# What str.splitlines() (and a terminal) may break a line on: shown escaped, so an error stays one line.
+_LINE_BREAKS = str.maketrans(
+    {c: c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+)
+
+
 def _say_error(message: str) -> None:
-    """`error: …` on stderr; the message is never read as rich markup (it may quote block output)."""
+    """One `error: …` line on stderr (line breaks quoted from a plan or a path are shown escaped); never
+    read as rich markup (it may quote block output)."""
     from rich.console import Console
     from rich.text import Text
 
     err = Console(stderr=True, highlight=False)
-    err.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
+    err.print(Text.assemble(("error:", "bold red"), " ", message.translate(_LINE_BREAKS)), soft_wrap=True)
 
 
 @contextmanager
@@ -91,10 +99,33 @@ def error_handler() -> Iterator[None]:
         # interrupt. Point stdout at /dev/null so the interpreter's final flush does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-    except Exception as exc:  # a bug: say so, keep the traceback for the report, never exit 1
-        traceback.print_exc()
-        _say_error(f"internal error: {type(exc).__name__}: {exc}")
+    except OSError as exc:
+        if exc.errno not in _ENVIRONMENT_FAULTS:
+            _bug(exc)
+        # Disk full, read-only file system, no permission: the machine's state, not a bug (no traceback).
+        _say_error(_os_error(exc))
         raise SystemExit(int(ExitCode.INTERNAL)) from None
+    except Exception as exc:  # a bug: say so, keep the traceback for the report, never exit 1
+        _bug(exc)
+
+
+# OS errors that describe the machine (a full disk, a read-only mount, a permission), never a bug.
+_ENVIRONMENT_FAULTS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EMFILE}
+)
+
+
+def _os_error(exc: OSError) -> str:
+    """`cannot write PATH: No space left on device` (the path the system named, if it named one)."""
+    where = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+    reason = exc.strerror or str(exc)
+    return f"{where}: {reason}" if where else reason
+
+
+def _bug(exc: BaseException) -> NoReturn:
+    traceback.print_exc()
+    _say_error(f"internal error: {type(exc).__name__}: {exc}")
+    raise SystemExit(int(ExitCode.INTERNAL)) from None
 
 
 def _command(name: str | None = None) -> Callable[[Callable[..., int]], Callable[..., NoReturn]]:
@@ -495,6 +526,22 @@ def audit(
     from director.commands.audit import audit_command
 
     return audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl)
+
+
+@_command()
+def unlock(
+    plan: PlanArg,
+    state_dir: StateDirOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    operator: OperatorOpt = None,
+) -> int:
+    """Break a lease left by a process on another host (asks first; audited). Refuses a running holder.
+
+    Example: director unlock plans/workflow.cloudflare.md --yes
+    """
+    from director.commands.unlock import unlock_command
+
+    return unlock_command(plan, state_dir=state_dir, yes=yes, operator=operator)
 
 
 @_command()

@@ -100,6 +100,16 @@ class JournalError(DirectorError):
     exit_code = ExitCode.INTERNAL
 
 
+class StorageError(DirectorError):
+    """A file Director must write cannot be written (disk full, read-only file system, no permission).
+
+    Not a bug, so no traceback: the message names the path and the system's reason, and whatever the
+    failed write had begun is removed (a plan is replaced atomically or not at all).
+    """
+
+    exit_code = ExitCode.INTERNAL
+
+
 class LedgerWriteError(DirectorError):
     """Write-back produced text that does not re-read as intended (a Director bug; nothing is written)."""
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from director.plan.parse import parse_file
+from tests.faults import finished_acts
 from tests.planmaker import CounterPlan, Step, director, write_plan
 
 pytestmark = pytest.mark.slow
@@ -36,16 +37,9 @@ def _env(out: Path) -> dict[str, str]:
 
 
 def _finished_acts(db_path: Path) -> set[str]:
-    if not db_path.exists():
-        return set()
-    db = sqlite3.connect(db_path)
-    try:
-        if db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'steps'").fetchone()[0] == 0:
-            return set()  # killed while the journal was being created: no schema yet, nothing finished
-        rows = db.execute("SELECT step_key FROM steps WHERE role = 'act' AND state = 'succeeded'").fetchall()
-    finally:
-        db.close()
-    return {r[0].split("/")[0] for r in rows}
+    # Read-only, and empty whatever a kill left: no file, no schema yet (killed during the journal's
+    # creation), a half-created file (tests/faults.py).
+    return finished_acts(db_path)
 
 
 def _lines(out: Path) -> list[str]:

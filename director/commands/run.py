@@ -3,6 +3,7 @@ shell, engine, lease and signals around one `Engine.execute`, and turn its resul
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -13,13 +14,22 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from director.commands.paths import Paths, paths_for, prepare_dirs, require_plan
-from director.errors import ExitCode, UsageError
+from director.commands.paths import (
+    Paths,
+    ignore_file,
+    paths_for,
+    prepare_dirs,
+    remove_created,
+    require_plan,
+    require_writable_plan,
+)
+from director.errors import DirectorError, ExitCode, PlanError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from director.exec.shell import Shell
+    from director.ledger.planfile import PlanFile
     from director.plan import knobs
     from director.plan.model import Plan
     from director.run.config import Mode, RunResult
@@ -58,21 +68,29 @@ def run_command(
     from director.run.config import RunConfig
     from director.run.engine import Engine
     from director.run.gates import operator_name
-    from director.state.journal import Journal
     from director.ui.render import make_console
 
-    _check_options(plan_path, step_timeout, max_recoveries)
+    _check_options(plan_path, step_timeout, max_recoveries, state_dir, workdir, events)
+    if mode == "run":
+        require_writable_plan(plan_path)
     pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
     plan = pf.plan
+    # Everything below is said before anything is created or run.
+    if mode != "preview" and plan.live_state is None:
+        raise PlanError(
+            "no `## Live State` section: Director writes what a run realized and verified there, and "
+            "`check` compares with it; add one (`director init` shows the format), nothing was run",
+            path=str(pf.path),
+        )
     if kind == "teardown" and mode == "run" and plan.teardown is None:
-        # Said before anything is created (the engine would say it too, after taking the lease).
         raise UsageError(f"{pf.path}: the plan has no `## Teardown` section")
+    _check_approvals(plan, approve)
     given = knobs.parse_sets(plan, sets)
     interactive = not non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
     events_to_stdout = events == "-"
     console = make_console(plain or events_to_stdout or not sys.stdout.isatty(), stderr=events_to_stdout)
     p = paths_for(plan_path, state_dir, workdir)
-    prepare_dirs(p)
+    created = prepare_dirs(p)
     who = operator_name(operator)
     tgt, tenv, used = _target(target, p, plan, console, plain)
 
@@ -80,7 +98,7 @@ def run_command(
         bus, live = _views(console, plan, kind, interactive, plain)
         _event_sinks(bus, events, closing)
         prompter = _prompter(console, live, interactive)
-        journal = Journal.open(p.journal, is_secret=secret_name_predicate(secrets))
+        journal = _open_journal(p, secret_name_predicate(secrets), created)
         shell = _shell(tenv, p, interactive, secrets)
         cfg = RunConfig(
             kind=kind,
@@ -107,7 +125,7 @@ def run_command(
             workdir=p.workspace,
         )
         try:
-            with _lease(p, journal, bus, kind, mode), _signals_to(engine.interrupt), _shown(live):
+            with _lease(p, pf, journal, bus, kind, mode), _signals_to(engine.interrupt), _shown(live):
                 if mode == "run":
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 result = engine.execute(_resolver(plan, given, prompter))
@@ -121,13 +139,50 @@ def run_command(
     return code
 
 
-def _check_options(plan_path: Path, step_timeout: float, max_recoveries: int) -> None:
+def _check_options(
+    plan_path: Path,
+    step_timeout: float,
+    max_recoveries: int,
+    state_dir: Path | None,
+    workdir: Path | None,
+    events: str | None,
+) -> None:
     """Usage errors found before anything is read or created."""
     require_plan(plan_path)
-    if step_timeout <= 0:
-        raise UsageError("--step-timeout must be > 0 seconds")
+    if not (math.isfinite(step_timeout) and step_timeout > 0):
+        raise UsageError(f"--step-timeout must be a number of seconds > 0 (got {step_timeout})")
     if max_recoveries < 0:
         raise UsageError("--max-recoveries must be >= 0")
+    for option, path in (("--state-dir", state_dir), ("--workdir", workdir)):
+        if path is not None and path.exists() and not path.is_dir():
+            raise UsageError(f"{option}: {path} exists and is not a directory")
+    if events not in (None, "-"):
+        target = Path(events)
+        if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
+            raise UsageError(f"--events: cannot write {events}")
+
+
+def _check_approvals(plan: Plan, approve: list[str]) -> None:
+    """`--approve SECTION` must name a section of this plan (as `director approve` requires)."""
+    from director.run.gates import matches
+
+    for selector in approve:
+        if not any(matches(selector, s.key, s.slug, s.title) for s in plan.sections):
+            raise UsageError(f"--approve: the plan has no section {selector!r}")
+
+
+def _open_journal(p: Paths, is_secret: Callable[[str], bool], created: list[Path]) -> Journal:
+    """The plan's journal; if it cannot be opened, what this start created is removed again."""
+    from director.state.journal import Journal
+
+    new = not p.journal.exists()
+    try:
+        return Journal.open(p.journal, is_secret=is_secret)
+    except DirectorError:
+        if new:  # a journal this start began (an empty file, its -wal/-shm) is not left half-made
+            files = [p.journal.with_name(p.journal.name + end) for end in ("", "-wal", "-shm")]
+            remove_created([*created, *files])
+        raise
 
 
 def _secret_values(names: list[str]) -> list[str]:
@@ -185,7 +240,11 @@ def _event_sinks(bus: Bus, events: str | None, closing: ExitStack) -> None:
     if events == "-":
         bus.subscribe(JsonlWriter(sys.stdout))
         return
-    bus.subscribe(JsonlWriter(closing.enter_context(open(events, "a", encoding="utf-8"))))  # noqa: SIM115
+    try:
+        sink = closing.enter_context(open(events, "a", encoding="utf-8"))  # noqa: SIM115
+    except OSError as exc:
+        raise UsageError(f"--events: cannot write {events}: {exc.strerror or exc}") from None
+    bus.subscribe(JsonlWriter(sink))
 
 
 def _prompter(console: Console, live: LiveReporter | None, interactive: bool) -> Prompter | None:
@@ -232,13 +291,22 @@ def _resolver(
 
 
 @contextmanager
-def _lease(p: Paths, journal: Journal, bus: Bus, kind: str, mode: str) -> Iterator[None]:
-    """One writer per plan while a run (not a preview or a check) executes; its holder row kept fresh."""
+def _lease(p: Paths, pf: PlanFile, journal: Journal, bus: Bus, kind: str, mode: str) -> Iterator[None]:
+    """One writer per plan while a run (not a preview or a check) executes; its holder row kept fresh.
+
+    Holding the lease proves every earlier writer of this plan and state directory gone: the temp files
+    they left (the pid in each name) are removed at once, those of the holder it took over included.
+    """
+    from director.files import remove_stale_temps, sweep_stale_temps
     from director.state.lease import acquire
 
-    cm: Any = acquire(p.lock, journal, run_kind=kind) if mode == "run" else nullcontext()
+    cm: Any = acquire(p.lock, journal, run_kind=kind, plan=str(pf.path)) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:
+            dead = {lease.previous.pid} if lease.previous is not None else set()
+            remove_stale_temps(pf.path, dead_pids=dead)
+            remove_stale_temps(ignore_file(p), dead_pids=dead)  # written at start, before the lease
+            sweep_stale_temps(p.state, dead_pids=dead, skip={str(p.workspace)})
             # The holder row names its run and stays fresh, so `status` and a takeover can tell;
             # at most one heartbeat commit a second, so trivial blocks do not pay an fsync each.
             beat = [time.monotonic()]

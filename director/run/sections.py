@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from director.exec.shell import SessionState
-from director.files import write_atomic
+from director.files import remove_stale_temps, write_atomic
 from director.ledger import cells
 from director.plan import knobs, templates
 from director.plan.model import Section, SectionKind
@@ -49,6 +49,7 @@ def write_templates(run: Run, section: Section, regenerated: Templates) -> None:
     for idx, (path, content) in regenerated.items():
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(p)  # a killed earlier run's (we hold the lease: no other writer runs)
         if not write_atomic(p, content):
             continue  # already so on disk
         run.journal.record_event(
@@ -89,8 +90,18 @@ def observe(run: Run, section: Section, texts: dict[int, str]) -> Verdict:
     """The section's verify blocks as an observation: the first verdict that is not a pass, or pass."""
     seen = Verdict.PASSED
     for b in section.verify_blocks:
-        _, j = steps.step(run, section, b, texts[b.index], "observe", memo=False)
+        res, j = steps.step(run, section, b, texts[b.index], "observe", memo=False)
         assert j is not None
+        if res.signal is not None and not (res.timed_out or res.waited_for_input or res.interrupted):
+            # Killed from outside (OOM killer, an operator): no evidence either way. Re-applying on it
+            # would re-run acts that may well have finished; stop, and let the next apply look again.
+            raise Stop(
+                run.fail(
+                    section,
+                    f"{run.label(section)} observation was killed (signal {res.signal}) before it could "
+                    "tell; nothing was re-applied on it. Apply again to observe anew",
+                )
+            )
         record(run, section, j, observation=True)
         if j.verdict is Verdict.SKIPPED and seen is Verdict.PASSED:
             seen = Verdict.SKIPPED
@@ -227,6 +238,7 @@ def apply_section(run: Run, section: Section) -> None:
         run.report(section, "verified" if not notes else "unconfirmed", "; ".join(notes), started)
         return
 
+    rerun: str | None = None  # why a section that succeeded before runs its act again
     if not in_progress(run, section, texts):
         if section.template_blocks and not knobs.gate_of(section, run.knobs):
             write_templates(run, section, regenerated)
@@ -245,10 +257,13 @@ def apply_section(run: Run, section: Section) -> None:
             )
             run.report(section, "in-sync", why, started)
             return
+        if completed_here or last is not None:
+            rerun = "observed-missing" if unchanged else "changed"
     before = run.session
     approval.gate(run, section, texts, regenerated)
     write_templates(run, section, regenerated)
-    outputs = [steps.step(run, section, b, texts[b.index], "act", memo=not completed_here)[0].output
+    memo = not completed_here
+    outputs = [steps.step(run, section, b, texts[b.index], "act", memo=memo, rerun=rerun)[0].output
                for b in section.act_blocks]  # fmt: skip
     realize_from_output(run, section, "\n".join(outputs))
     notes = verify(run, section, texts, memo=False)

@@ -104,12 +104,20 @@ def block_session(state: SessionState, block: Block, workdir: Path | str) -> Ses
 
 
 def step(
-    run: Run, section: Section, block: Block, text: str, role: Role, *, memo: bool = True
+    run: Run,
+    section: Section,
+    block: Block,
+    text: str,
+    role: Role,
+    *,
+    memo: bool = True,
+    rerun: str | None = None,
 ) -> tuple[BlockResult, Judgement | None]:
     """Run one block as a durable step (journaled before and after), with its retry policy.
 
     Verify and observe blocks are traced and judged by their structure: the step succeeded unless the
-    judgement is a failure (a false precondition's exit 1 is not one).
+    judgement is a failure (a false precondition's exit 1 is not one). `rerun` says why a section that
+    succeeded before runs its act again (journaled in the step's flags).
     """
     judged = role in ("verify", "observe")
     key = f"{section.key}/{block.index}"
@@ -124,7 +132,10 @@ def step(
     policy = block.retry
     attempts = 1 + (policy.retries if policy else 0)
     timeout = policy.timeout_s if policy and policy.timeout_s else run.cfg.step_timeout_s
-    flags = {"rerun_after_crash": True} if key in run.rerun_keys else None
+    crashed = key in run.rerun_keys
+    flags: dict[str, object] = {"rerun_after_crash": True} if crashed else {}
+    if rerun is not None:
+        flags["rerun"] = rerun
     run.rerun_keys.discard(key)
     res: BlockResult | None = None
     j: Judgement | None = None
@@ -139,7 +150,7 @@ def step(
             role=role,
             attempt=attempt,
             line=block.span.first_line,
-            rerun=bool(flags),
+            rerun=crashed,
         )
 
         def on_output(chunk: str, _s: str = section.key, _b: int = block.index) -> None:
@@ -154,6 +165,7 @@ def step(
             ok = j.verdict is not Verdict.FAILED and not (res.interrupted or run.interrupted)
         else:
             ok = res.ok
+        res = session.unless_unlearned(run, text, res)  # what is stored and said from here on
         state = (
             StepState.SUCCEEDED if ok else (StepState.INTERRUPTED if run.interrupted else StepState.FAILED)
         )
