@@ -20,8 +20,12 @@ from director.state.lifecycle import RESUMABLE, RunState, StepState
 
 def _mark_dead(journal: Journal, run_id: int) -> None:
     """We hold the lease, so the process that was running this run is gone: its outcome is unknown."""
-    for step in journal.unfinished_steps(run_id):
+    died = journal.unfinished_steps(run_id)
+    for step in died:
         journal.step_finished(step.id, StepState.INTERRUPTED, None, 0.0, step.output or "", None)
+    if died:
+        # Only these re-run `rerun_after_crash`: a step Ctrl-C or SIGTERM stopped ended as Director watched.
+        journal.record_event(run_id, "steps-died", {"steps": [s.id for s in died]})
     journal.transition(run_id, RunState.INTERRUPTED, "the process running it died")
 
 
@@ -69,13 +73,14 @@ def realized_values(journal: Journal) -> dict[str, str]:
 
 def replay(run: Run) -> None:
     """A resumed run: its finished steps, completed sections and the session they left."""
+    died = {i for ev in run.journal.events(run.run_id, kind="steps-died") for i in ev.data.get("steps", [])}
     for step in run.journal.steps(run.run_id):
         if step.state == StepState.SUCCEEDED.value:
             if step.role == "section":
                 run.completed_sections[step.section_key] = step.fingerprint
             else:
                 run.done_steps[step.step_key] = Done(step.fingerprint, step.output or "")
-        elif step.state == StepState.INTERRUPTED.value:
+        elif step.state == StepState.INTERRUPTED.value and step.id in died:
             run.rerun_keys.add(step.step_key)
     saved = run.journal.last_session(run.run_id)
     if saved is not None:
