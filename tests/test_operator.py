@@ -347,3 +347,16 @@ def test_the_next_apply_says_whose_receipt_it_used(tmp_path: Path, out: Path) ->
     assert re.search(r"✓ approved with receipt \(approve-command by alice@\S+ at ", r.stdout), r.stdout
     detail = summary(r.stdout)["§2"][-1]
     assert re.search(r"approved with the receipt alice@\S+ recorded by `director approve` at ", detail), detail
+
+
+def test_expanded_commands_leave_single_quotes_comments_and_quoted_heredocs_alone() -> None:
+    from director.run.approval import expanded
+
+    cmd = ('wrangler deploy --config "$CONFIG" --name ${WORKER}\n# $WORKER in a comment\n'
+           "echo '$WORKER' \"$WORKER\"\ncat > x <<'JS'\nconst a = `${WORKER}`;\nJS\necho $UNSET $API_TOKEN\n")
+    got = expanded(cmd, {"CONFIG": "/w/orders.jsonc", "WORKER": "orders-dev", "API_TOKEN": "s3cr3t"})
+    assert got.splitlines() == [
+        'wrangler deploy --config "/w/orders.jsonc" --name orders-dev',
+        "echo '$WORKER' \"orders-dev\"",
+        "echo $UNSET ***",
+    ]

@@ -495,3 +495,20 @@ def test_inputs_are_asked_again_after_a_teardown_and_with_reinterview(
     t.send("a")
     assert t.finish() == 0, t.text()
     assert acts(out) == ["s1", "s1"], "applied again after the teardown, with the new answer"
+
+
+def test_approve_at_a_terminal_shows_the_gate_and_asks_before_recording(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 4
+    t = term("approve", str(plan), "2", "--operator", "carol")
+    t.wait("Type go to record this approval as carol")
+    assert "🔴 GATE · §2 Step 2" in t.seen() and "why it acts now (not in sync):" in t.seen()
+    t.send("no")
+    assert t.finish() == 4 and "not approved: no receipt recorded" in t.seen()
+    assert audit(plan, out)["approvals"] == []
+    t = term("approve", str(plan), "2", "--operator", "carol")
+    t.wait("Type go to record this approval as carol")
+    t.send("go")
+    assert t.finish() == 0, t.text()
+    assert [a["operator"] for a in audit(plan, out)["approvals"]] == ["carol"]
