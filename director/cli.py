@@ -314,6 +314,14 @@ def apply(
     restart: Annotated[
         bool, typer.Option("--restart", help="Begin a fresh run instead of resuming.")
     ] = False,
+    reinterview: Annotated[
+        bool,
+        typer.Option(
+            "--reinterview",
+            help="Ask the Provisioning Inputs again (the previous answers as defaults); "
+            "also done on the first apply after a teardown.",
+        ),
+    ] = False,
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
@@ -342,6 +350,7 @@ def apply(
         auto_approve=auto_approve,
         non_interactive=non_interactive,
         restart=restart,
+        reinterview=reinterview,
         operator=operator,
         state_dir=state_dir,
         workdir=workdir,
@@ -472,14 +481,17 @@ def approve_cmd(
     section: Annotated[str, typer.Argument(help="The gated section: number (3) or slug (teardown).")],
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Record it without asking (required without a terminal).")
+    ] = False,
 ) -> int:
-    """Record an approval receipt for a gate as it stands now (shows what is approved first).
+    """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm).
 
     Example: director approve plans/workflow.cloudflare.md 3 --operator alice
     """
     from director.commands.approve import approve_command
 
-    return approve_command(plan, section, operator=operator, state_dir=state_dir)
+    return approve_command(plan, section, operator=operator, state_dir=state_dir, yes=yes)
 
 
 @_command()
@@ -542,6 +554,35 @@ def unlock(
     from director.commands.unlock import unlock_command
 
     return unlock_command(plan, state_dir=state_dir, yes=yes, operator=operator)
+def output(
+    plan: PlanArg,
+    key: Annotated[str | None, typer.Argument(help="One key of the Live State table.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="As JSON (an object, or KEY's string).")] = False,
+    raw: Annotated[bool, typer.Option("--raw", help="KEY's value alone, no newline (for scripts).")] = False,
+) -> int:
+    """The values the plan realized (its Live State key/value table), like terraform's outputs.
+
+    Example: curl "$(director output plans/workflow.cloudflare.md URL --raw)/status/1"
+    """
+    from director.commands.output import output_command
+
+    return output_command(plan, key, as_json=as_json, raw=raw)
+
+
+@_command()
+def logs(
+    plan: PlanArg,
+    section: Annotated[str | None, typer.Argument(help="Only this section: number, key or slug.")] = None,
+    run: Annotated[int | None, typer.Option("--run", help="This run (default: the latest).")] = None,
+    state_dir: StateDirOpt = None,
+) -> int:
+    """The full output of each step of a run (as the journal keeps it), colours removed.
+
+    Example: director logs plans/workflow.cloudflare.md 3
+    """
+    from director.commands.logs import logs_command
+
+    return logs_command(plan, section, run_id=run, state_dir=state_dir)
 
 
 @_command()

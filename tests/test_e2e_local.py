@@ -529,7 +529,7 @@ def test_dead_session_is_drift_at_section3_and_apply_redeploys(flow: Flow) -> No
 
     chk = p.run("check", PLAN_NAME, "--target", "local", "--plain")
     assert chk.rc == 2, chk.out[-3000:]
-    assert re.search(r"^drift: §3\b.*verify: failed", chk.out, re.M), chk.out[-3000:]
+    assert re.search(r"^drift: §3\b.*verify failed", chk.out, re.M), chk.out[-3000:]
     assert re.search(r"^drift: check row 'workflow registered'", chk.out, re.M), chk.out[-3000:]
     assert not re.search(r"^drift: (?!§3\b|check row 'workflow registered')", chk.out, re.M), chk.out[-3000:]
     assert p.text.count("status:        live") == 1  # check never writes the ledger

@@ -130,7 +130,7 @@ def test_gate_stops_non_interactive_run_then_approve_command_lets_it_pass(tmp_pa
     assert r.returncode == 4, r.stdout + r.stderr
     assert f"director approve {plan} 2" in r.stdout
     assert acts(out) == ["s1"], "nothing of the gated section ran"
-    a = director("approve", str(plan), "2", "--operator", "alice", cwd=tmp_path, out=out)
+    a = director("approve", str(plan), "2", "--yes", "--operator", "alice", cwd=tmp_path, out=out)
     assert a.returncode == 0, a.stdout + a.stderr
     assert 'echo "s2" >> "$OUT/acts"' in a.stdout  # it shows what is approved
     r = director("apply", str(plan), cwd=tmp_path, out=out)
@@ -144,7 +144,7 @@ def test_gate_stops_non_interactive_run_then_approve_command_lets_it_pass(tmp_pa
 def test_plan_edited_after_approval_asks_again(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 4
-    assert director("approve", str(plan), "2", cwd=tmp_path, out=out).returncode == 0
+    assert director("approve", str(plan), "2", "--yes", cwd=tmp_path, out=out).returncode == 0
     plan.write_text(plan.read_text().replace('touch "$OUT/s2"', 'touch "$OUT/s2"; echo changed'))
     r = director("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 4, r.stdout + r.stderr

@@ -112,7 +112,7 @@ def _prerequisites(tmp: Path, out: Path) -> list[Result]:
 
 
 def _ledger_conflict(tmp: Path, out: Path) -> list[Result]:
-    edit = 'sed -i "s/# comment kept/# edited by a block/" "$PLAN_FILE"'
+    edit = 'sed -i "s/value (filled on apply)/value (edited by a block)/" "$PLAN_FILE"'
     plan = write_plan(tmp, CounterPlan([Step(extra=edit)]))
     return [run_director("apply", str(plan), cwd=tmp, out=out, env={"PLAN_FILE": str(plan)})]
 

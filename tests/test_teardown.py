@@ -167,10 +167,10 @@ LIVE_AFTER_APPLY = """\
 ## Live State
 
 ```yaml
-status:        live             # template
+status:        live
 last_action:   '<TS> apply run 1 on target none: applied §0, §1, §2; verified §3'
 last_verified: <DAY> — chain complete · s1 exists · s2 exists
-resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' } # comment kept
+resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' }
 target:        none
 ```
 
@@ -192,10 +192,10 @@ LIVE_AFTER_TEARDOWN = """\
 ## Live State
 
 ```yaml
-status:        gone             # template
+status:        gone
 last_action:   '<TS> teardown run 2 on target none: torn down NAME=chain-a, V1=value-1-a, V2=value-2-a'
-last_verified: <DAY> — chain complete · s1 exists · s2 exists
-resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' } # comment kept
+last_verified: — (torn down <DAY>)
+resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' }
 target:        none
 ```
 
@@ -371,7 +371,7 @@ def test_approve_command_receipt_lets_a_waiting_teardown_pass(tmp_path: Path, ou
     plan = write_plan(tmp_path, CounterPlan([Step()]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     assert director("teardown", str(plan), cwd=tmp_path, out=out).returncode == 4
-    a = director("approve", str(plan), "teardown", "--operator", "bob", cwd=tmp_path, out=out)
+    a = director("approve", str(plan), "teardown", "--yes", "--operator", "bob", cwd=tmp_path, out=out)
     assert a.returncode == 0, a.stdout + a.stderr
     assert 'rm -f "$OUT"/s[0-9]*' in a.stdout, "the approval shows the destructive commands"
     r = director("teardown", str(plan), cwd=tmp_path, out=out)

@@ -37,6 +37,7 @@ def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jso
         tables.update({k: v for k, v in exported.items() if k in TABLES})
         where = str(exported.get("path")) if exported.get("path") else None
     data: dict[str, Any] = {"schema": SCHEMA, "plan": str(plan_path), "journal": where, **tables}
+    data = _clean(data)  # what blocks printed may carry colours and other control sequences
     for ev in data.get("events", []):
         if ev.get("kind") == "plan-before-run":
             ev["data"] = {
@@ -56,3 +57,19 @@ def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jso
 
     render_audit(make_console(False), data)
     return ExitCode.OK
+
+
+def _clean(value: Any) -> Any:
+    """Every string without terminal control sequences (newlines and tabs kept; CR rewrites resolved)."""
+    from director.ledger.cells import strip_ansi
+
+    if isinstance(value, str):
+        if "\r" in value:  # a progress bar's rewrites: what a terminal finally showed
+            lines = value.replace("\r\n", "\n").split("\n")
+            value = "\n".join(([s for s in ln.split("\r") if s] or [""])[-1] for ln in lines)
+        return strip_ansi(value)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value

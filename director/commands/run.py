@@ -56,6 +56,7 @@ def run_command(
     auto_approve: bool = False,
     non_interactive: bool = True,
     restart: bool = False,
+    reinterview: bool = False,
     operator: str | None = None,
     step_timeout: float = 600.0,
     max_recoveries: int = 5,
@@ -128,11 +129,12 @@ def run_command(
             with _lease(p, pf, journal, bus, kind, mode), _signals_to(engine.interrupt), _shown(live):
                 if mode == "run":
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
-                result = engine.execute(_resolver(plan, given, prompter))
+                ask_again = reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
+                result = engine.execute(_resolver(plan, given, prompter, ask_again))
         finally:
             shell.close()
             journal.close()
-        code = _finish(console, bus, result, mode, kind, events_to_stdout)
+        code = _finish(console, bus, result, mode, kind, events_to_stdout, live=live is not None, pf=pf)
     if github_actions():
         out = sys.stderr if events_to_stdout else sys.stdout
         _github_report(plan, plan_path, result, mode, kind, code, out)
@@ -255,7 +257,7 @@ def _prompter(console: Console, live: LiveReporter | None, interactive: bool) ->
         return None
     tp = TerminalPrompter(console)
     if live is not None:
-        tp.pause, tp.resume = live.pause, live.resume
+        tp.pause, tp.hold, tp.resume = live.pause, live.hold, live.resume
     return tp
 
 
@@ -272,10 +274,23 @@ def _shell(tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str]) -> 
     )
 
 
+def _torn_down(journal: Journal) -> bool:
+    """Whether the plan's latest run is a completed teardown (what it applied is gone: ask again)."""
+    latest = journal.latest_run()
+    return latest is not None and latest.kind == "teardown" and latest.state == "completed"
+
+
 def _resolver(
-    plan: Plan, given: dict[str, str], prompter: Prompter | None
+    plan: Plan, given: dict[str, str], prompter: Prompter | None, reinterview: bool = False
 ) -> Callable[[dict[str, str] | None], knobs.Resolution]:
-    """The interview: `--set` answers, then the previous run's, then the prompter (if any)."""
+    """The interview: `--set` answers, then the previous run's, then the prompter (if any).
+
+    With `reinterview` (`--reinterview`, or the first apply after a completed teardown) every question
+    without a `--set` answer is asked again at a terminal, the previous answer as its default; without a
+    terminal the previous answers stand.
+    """
+    import dataclasses
+
     from director.plan import knobs
 
     def resolve(previous: dict[str, str] | None) -> knobs.Resolution:
@@ -283,9 +298,13 @@ def _resolver(
 
         def ask_knob(knob: str) -> str:
             assert ask is not None
-            return ask(plan.knob_inputs()[knob])
+            inp = plan.knob_inputs()[knob]
+            if previous and previous.get(knob) in inp.options:
+                inp = dataclasses.replace(inp, default=previous[knob])
+            return ask(inp)
 
-        return knobs.resolve(plan, given, previous, ask_knob if ask else None)
+        asked_again = reinterview and ask is not None
+        return knobs.resolve(plan, given, None if asked_again else previous, ask_knob if ask else None)
 
     return resolve
 
@@ -323,11 +342,11 @@ def _lease(p: Paths, pf: PlanFile, journal: Journal, bus: Bus, kind: str, mode: 
 
 
 @contextmanager
-def _signals_to(handler: Callable[[], bool]) -> Iterator[None]:
+def _signals_to(handler: Callable[[str], bool]) -> Iterator[None]:
     """Route Ctrl-C (and SIGTERM) to the engine so the running block stops and the run is journaled."""
 
-    def on_signal(*_: Any) -> None:
-        if not handler():
+    def on_signal(signum: int, _frame: Any) -> None:
+        if not handler("SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"):
             # No block is running (a prompt, a journal write…): stop here, the engine journals it.
             raise KeyboardInterrupt
 
@@ -354,19 +373,31 @@ def _shown(live: LiveReporter | None) -> Iterator[None]:
 
 
 def _finish(
-    console: Console, bus: Bus, result: RunResult, mode: str, kind: str, events_to_stdout: bool
+    console: Console,
+    bus: Bus,
+    result: RunResult,
+    mode: str,
+    kind: str,
+    events_to_stdout: bool,
+    *,
+    live: bool = False,
+    pf: Any = None,
 ) -> ExitCode:
-    """The summary table, the outcome in words, the `run.end` event; the exit code."""
-    from director.ui.render import summary_table
+    """The summary, the outcome in words, the realized values, the `run.end` event; the exit code."""
+    from director.ledger.compose import outputs
+    from director.ui.summary import print_outputs, summary_table
 
     if result.sections and (mode != "run" or not events_to_stdout):
         summary_table(
             console,
             result.sections,
             title={"preview": "plan", "check": "check"}.get(mode, f"{kind} run {result.run_id}"),
+            live=live,
         )
     code = _report(console, result, mode, kind)
-    bus.emit("run.end", **_end_fields(result, mode, code))
+    realized = outputs(pf.plan) if pf is not None and mode == "run" and kind == "apply" else {}
+    print_outputs(console, realized)
+    bus.emit("run.end", **_end_fields(result, mode, code), outputs=realized)
     return code
 
 

@@ -15,6 +15,20 @@ from director.plan.model import Input
 
 
 @dataclass(frozen=True)
+class Review:
+    """What the gate panel shows besides what is approved: the consequences (display only, never hashed)."""
+
+    reasons: tuple[str, ...] = ()  # why the section is not in sync: which input, file, observation
+    ledger: tuple[str, ...] = ()  # Live State changes: `+ URL …`, `~ status: a → b`, `- WORKER …`
+    diffs: tuple[tuple[str, str], ...] = ()  # (file, unified diff of the regenerated template vs the disk)
+    resources: tuple[str, ...] = ()  # what the commands name: `WORKER orders-dev`
+    expanded: tuple[str, ...] = ()  # per command: its lines that read variables, with the values put in
+    reasked: str = ""  # why an approval is asked again (an earlier receipt no longer matches, or was spent)
+    receipt_diff: str = ""  # the approved text against this one, when a receipt no longer matches
+    confirm: str = "go"  # what the operator types to approve (💥: the resource's name, or `destroy`)
+
+
+@dataclass(frozen=True)
 class GateContent:
     """The exact content a gate approval covers: commands after substitution, variables, inputs."""
 
@@ -27,6 +41,7 @@ class GateContent:
     variables: dict[str, str]
     inputs: dict[str, str]
     context: dict[str, str] = field(default_factory=dict)  # what the ledger says exists (teardown)
+    review: Review = field(default_factory=Review)  # display only: not part of what is approved
 
     def canonical(self) -> bytes:
         """The bytes the receipt hashes: commands, variables and inputs (display-only fields excluded)."""

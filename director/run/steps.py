@@ -206,8 +206,8 @@ def step(
         run.bus.emit("step.retry", section=section.key, block=block.index, attempt=attempt, delay_s=delay)
         run.sleeper(delay)
     if run.interrupted:
-        run.report(section, "interrupted", "Ctrl-C")
-        raise Stop(run.finish(RunState.INTERRUPTED, section.key, "interrupted by the operator (Ctrl-C)"))
+        run.report(section, "interrupted", run.interrupted_by)
+        raise Stop(run.finish(RunState.INTERRUPTED, section.key, run.interruption))
     assert res is not None
     if role == "act":
         raise Stop(run.fail(section, failure(f"{run.label(section)} block failed", block, res)))
