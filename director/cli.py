@@ -108,6 +108,25 @@ StateDirOpt = Annotated[
         "--state-dir", help="Journal, lease and local account (default: .director/<plan>/ beside the plan)."
     ),
 ]
+StateUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--state-url",
+        envvar="DIRECTOR_STATE_URL",
+        help="Keep the journal, receipts and lease in PostgreSQL (postgresql://…) instead of SQLite beside "
+        "the plan, shared by every machine that uses the same URL.",
+        show_envvar=True,
+    ),
+]
+WaitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--wait-for-approval",
+        help="At a gate without approval, wait up to TIMEOUT seconds (no value: no limit) for a "
+        "`director approve` receipt instead of exiting 4.",
+        metavar="[TIMEOUT]",
+    ),
+]
 WorkdirOpt = Annotated[
     Path | None, typer.Option("--workdir", help="Where blocks run (default: <state-dir>/workspace).")
 ]
@@ -197,6 +216,8 @@ def apply(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
+    wait_for_approval: WaitOpt = None,
 ) -> int:
     """Apply a plan: observe before act, stop at gates, resume where a previous run stopped.
 
@@ -225,6 +246,8 @@ def apply(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
+        wait_for_approval=wait_for_approval,
     )
 
 
@@ -244,6 +267,8 @@ def teardown(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
+    wait_for_approval: WaitOpt = None,
 ) -> int:
     """Tear down what the plan created: observe first, 💥 approval, resumable.
 
@@ -269,6 +294,8 @@ def teardown(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
+        wait_for_approval=wait_for_approval,
     )
 
 
@@ -283,6 +310,7 @@ def plan_cmd(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """Preview (read-only): in sync / will apply / needs approval / blocked, per section. Exit 2 if changes.
 
@@ -301,6 +329,7 @@ def plan_cmd(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
     )
 
 
@@ -313,6 +342,7 @@ def check(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift.
 
@@ -330,6 +360,7 @@ def check(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
     )
 
 
@@ -339,6 +370,7 @@ def approve_cmd(
     section: Annotated[str, typer.Argument(help="The gated section: number (3) or slug (teardown).")],
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """Record an approval receipt for a gate as it stands now (shows what is approved first).
 
@@ -346,18 +378,20 @@ def approve_cmd(
     """
     from director.commands.approve import approve_command
 
-    return approve_command(plan, section, operator=operator, state_dir=state_dir)
+    return approve_command(plan, section, operator=operator, state_dir=state_dir, state_url=state_url)
 
 
 @_command()
-def status(plan: PlanArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> int:
+def status(
+    plan: PlanArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False, state_url: StateUrlOpt = None
+) -> int:
     """The plan's state at a glance: Live State, last run, frontier, gate, lease, local sessions.
 
     Example: director status plans/workflow.cloudflare.md --json
     """
     from director.commands.status import status_command
 
-    return status_command(plan, state_dir=state_dir, as_json=as_json)
+    return status_command(plan, state_dir=state_dir, as_json=as_json, state_url=state_url)
 
 
 @_command()
@@ -369,6 +403,7 @@ def diff(
     ] = False,
     state_dir: StateDirOpt = None,
     as_json: JsonOpt = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """The Live State diff against a git revision (default HEAD) or the last run. Exit 1 if different.
 
@@ -376,7 +411,9 @@ def diff(
     """
     from director.commands.diff import diff_command
 
-    return diff_command(plan, against=against, last_run=last_run, state_dir=state_dir, as_json=as_json)
+    return diff_command(
+        plan, against=against, last_run=last_run, state_dir=state_dir, as_json=as_json, state_url=state_url
+    )
 
 
 @_command()
@@ -385,6 +422,7 @@ def audit(
     state_dir: StateDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Everything as one JSON document.")] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON record per line.")] = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """The history from the journal: runs, transitions, steps, approvals, inputs, target changes.
 
@@ -392,7 +430,7 @@ def audit(
     """
     from director.commands.audit import audit_command
 
-    return audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl)
+    return audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl, state_url=state_url)
 
 
 @_command()
@@ -409,8 +447,92 @@ def init(
     return init_command(name, directory)
 
 
+state_app = typer.Typer(
+    name="state",
+    help="Move a plan's journal between SQLite and PostgreSQL; break its lease.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(state_app)
+
+
+def _state_command(name: str) -> Callable[[Callable[..., int]], Callable[..., NoReturn]]:
+    """Register a `director state NAME` command (same error handling as the top-level commands)."""
+
+    def register(fn: Callable[..., int]) -> Callable[..., NoReturn]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> NoReturn:
+            with error_handler():
+                code = fn(*args, **kwargs)
+                sys.stdout.flush()
+            raise SystemExit(int(code))
+
+        state_app.command(name)(run)
+        return run
+
+    return register
+
+
+ReplaceOpt = Annotated[
+    bool, typer.Option("--replace", help="Replace the destination's history (an SQLite one is kept aside).")
+]
+
+
+@_state_command("push")
+def state_push(
+    plan: PlanArg, state_url: StateUrlOpt = None, state_dir: StateDirOpt = None, replace: ReplaceOpt = False
+) -> int:
+    """Copy the plan's SQLite journal (beside the plan) into PostgreSQL, every id and event kept.
+
+    Example: director state push plans/workflow.cloudflare.md --state-url postgresql://director@db/director
+    """
+    from director.commands.state import transfer_command
+
+    return transfer_command(plan, "push", state_dir=state_dir, state_url=state_url, replace=replace)
+
+
+@_state_command("pull")
+def state_pull(
+    plan: PlanArg, state_url: StateUrlOpt = None, state_dir: StateDirOpt = None, replace: ReplaceOpt = False
+) -> int:
+    """Copy the plan's journal from PostgreSQL into the SQLite journal beside the plan.
+
+    Example: director state pull plans/workflow.cloudflare.md --state-url postgresql://director@db/director
+    """
+    from director.commands.state import transfer_command
+
+    return transfer_command(plan, "pull", state_dir=state_dir, state_url=state_url, replace=replace)
+
+
+@_state_command("unlock")
+def state_unlock(
+    plan: PlanArg, state_url: StateUrlOpt = None, state_dir: StateDirOpt = None, operator: OperatorOpt = None
+) -> int:
+    """Break the plan's lease, audited (PostgreSQL: a live holder's session is ended; it stops, exit 11).
+
+    Example: director state unlock plan.md --state-url postgresql://director@db/director
+    """
+    from director.commands.state import unlock_command
+
+    return unlock_command(plan, state_dir=state_dir, state_url=state_url, operator=operator)
+
+
+def _optional_values(argv: list[str]) -> list[str]:
+    """`--wait-for-approval` takes an optional TIMEOUT (typer has no such option): alone, no limit."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == "--wait-for-approval":
+            nxt = argv[i + 1] if i + 1 < len(argv) else ""
+            try:
+                float(nxt)
+            except ValueError:
+                out.append("inf")
+    return out
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point: usage errors exit 64 (2 means drift/changes, as in terraform)."""
     with error_handler():
-        rv = app(args=argv, standalone_mode=False)
+        rv = app(args=_optional_values(sys.argv[1:] if argv is None else argv), standalone_mode=False)
     sys.exit(rv if isinstance(rv, int) else ExitCode.OK)

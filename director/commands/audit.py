@@ -10,12 +10,14 @@ from director.commands.paths import open_journal, require_plan
 from director.errors import ExitCode
 
 
-def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jsonl: bool) -> ExitCode:
+def audit_command(
+    plan_path: Path, *, state_dir: Path | None, as_json: bool, jsonl: bool, state_url: str | None = None
+) -> ExitCode:
     """Print runs, transitions, steps, approvals and events from the journal."""
     from director.ui.render import make_console
 
     require_plan(plan_path)
-    journal = open_journal(plan_path, state_dir)
+    journal = open_journal(plan_path, state_dir, state_url)
     if journal is None:
         data: dict[str, Any] = {"runs": [], "transitions": [], "steps": [], "approvals": [], "events": []}
     else:

@@ -12,7 +12,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from director.commands.paths import Paths, paths_for, prepare_dirs, require_plan
+from director.commands.paths import Paths, backend_for, paths_for, prepare_dirs, require_plan
 from director.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from director.run.config import Mode, RunResult
     from director.run.events import Bus
     from director.run.gates import Prompter
-    from director.state.journal import Journal, RunKind
+    from director.state.backends import StateBackend
+    from director.state.journal import RunKind
+    from director.state.store import StateStore
     from director.targets import Target, TargetEnv
     from director.ui.render import LiveReporter
 
@@ -48,6 +50,8 @@ def run_command(
     operator: str | None = None,
     step_timeout: float = 600.0,
     max_recoveries: int = 5,
+    state_url: str | None = None,
+    wait_for_approval: float | None = None,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`)."""
     from director.exec.secrets import secret_name_predicate
@@ -56,10 +60,9 @@ def run_command(
     from director.run.config import RunConfig
     from director.run.engine import Engine
     from director.run.gates import operator_name
-    from director.state.journal import Journal
     from director.ui.render import make_console
 
-    _check_options(plan_path, step_timeout, max_recoveries)
+    _check_options(plan_path, step_timeout, max_recoveries, wait_for_approval)
     pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
     plan = pf.plan
     if kind == "teardown" and mode == "run" and plan.teardown is None:
@@ -74,13 +77,15 @@ def run_command(
     p = paths_for(plan_path, state_dir, workdir)
     prepare_dirs(p)
     who = operator_name(operator)
+    backend = backend_for(plan_path, state_dir, state_url, plan)
     tgt, tenv, used = _target(target, p, plan, console, plain)
 
     with ExitStack() as closing:
         bus, live = _views(console, plan, kind, interactive, plain)
         _event_sinks(bus, events, closing)
         prompter = _prompter(console, live, interactive)
-        journal = Journal.open(p.journal, is_secret=secret_name_predicate(secrets))
+        journal = backend.open(is_secret=secret_name_predicate(secrets))
+        assert journal is not None  # create=True always gives a store
         shell = _shell(tenv, p, interactive, secrets)
         cfg = RunConfig(
             kind=kind,
@@ -95,6 +100,7 @@ def run_command(
             target=target if used else "none",  # the target a run really used
             sets=given,
             secret_names=tuple(secrets),
+            wait_for_approval=wait_for_approval,
         )
         engine = Engine(
             plan_file=pf,
@@ -107,7 +113,7 @@ def run_command(
             workdir=p.workspace,
         )
         try:
-            with _lease(p, journal, bus, kind, mode), _signals_to(engine.interrupt), _shown(live):
+            with _lease(backend, journal, bus, kind, mode), _signals_to(engine.interrupt), _shown(live):
                 if mode == "run":
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 result = engine.execute(_resolver(plan, given, prompter))
@@ -117,13 +123,17 @@ def run_command(
         return _finish(console, bus, result, mode, kind, events_to_stdout)
 
 
-def _check_options(plan_path: Path, step_timeout: float, max_recoveries: int) -> None:
+def _check_options(
+    plan_path: Path, step_timeout: float, max_recoveries: int, wait_for_approval: float | None = None
+) -> None:
     """Usage errors found before anything is read or created."""
     require_plan(plan_path)
     if step_timeout <= 0:
         raise UsageError("--step-timeout must be > 0 seconds")
     if max_recoveries < 0:
         raise UsageError("--max-recoveries must be >= 0")
+    if wait_for_approval is not None and not wait_for_approval > 0:
+        raise UsageError("--wait-for-approval TIMEOUT must be > 0 seconds")
 
 
 def _secret_values(names: list[str]) -> list[str]:
@@ -228,11 +238,9 @@ def _resolver(
 
 
 @contextmanager
-def _lease(p: Paths, journal: Journal, bus: Bus, kind: str, mode: str) -> Iterator[None]:
+def _lease(backend: StateBackend, journal: StateStore, bus: Bus, kind: str, mode: str) -> Iterator[None]:
     """One writer per plan while a run (not a preview or a check) executes; its holder row kept fresh."""
-    from director.state.lease import acquire
-
-    cm: Any = acquire(p.lock, journal, run_kind=kind) if mode == "run" else nullcontext()
+    cm: Any = backend.acquire(journal, run_kind=kind) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:
             # The holder row names its run and stays fresh, so `status` and a takeover can tell;

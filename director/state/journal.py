@@ -34,19 +34,20 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from director.errors import JournalError, TransitionError
 from director.exec.capture import excerpt
 from director.exec.secrets import is_secret_name
 from director.state import schema
+from director.state.identity import host_name
 from director.state.lifecycle import STEP_FINAL, RunState, StepState, check_transition
 from director.state.records import (
     ApprovalRecord,
@@ -58,17 +59,21 @@ from director.state.records import (
     TransitionRecord,
     decode_row,
     dump,
+    encode_row,
     export_text,
     iso,
     utc_now,
 )
+from director.state.store import ApprovalHow, RunKind
 
 __all__ = [
     "SCHEMA_VERSION",
+    "ApprovalHow",
     "ApprovalRecord",
     "EventRecord",
     "Journal",
     "LeaseHolder",
+    "RunKind",
     "RunRecord",
     "StepRecord",
     "TransitionRecord",
@@ -78,8 +83,7 @@ __all__ = [
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 
 Clock = Callable[[], datetime]
-RunKind = Literal["apply", "teardown"]
-ApprovalHow = Literal["prompt", "flag", "approve-command", "auto"]
+APPROVAL_POLL_S = 0.25  # `wait_for_approval` on SQLite: how often the file is read (no cross-process events)
 
 
 def _scrub_session(session: Mapping[str, Any], is_secret: Callable[[str], bool]) -> dict[str, Any]:
@@ -109,8 +113,13 @@ class Journal:
         self.path = path
         self._clock = clock
         self._is_secret = is_secret
-        self.host = socket.gethostname()
+        self.host = host_name()
         self.pid = os.getpid()
+
+    @property
+    def location(self) -> str:
+        """The journal file."""
+        return str(self.path)
 
     # -- opening -------------------------------------------------------------------------------
 
@@ -465,6 +474,28 @@ class Journal:
             ).fetchall()
         return [ApprovalRecord.from_row(r) for r in rows]
 
+    def wait_for_approval(
+        self, section_key: str, sha256: str, after_id: int, timeout_s: float
+    ) -> ApprovalRecord | None:
+        """A receipt for this content newer than `after_id`, waiting up to `timeout_s` for one.
+
+        SQLite has no cross-process notification: the file is read every `APPROVAL_POLL_S` seconds (one
+        indexed query; `director approve` writes the receipt from another terminal on this machine).
+        """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            row = self._db.execute(
+                "SELECT * FROM approvals WHERE section_key = ? AND sha256 = ? AND id > ?"
+                " ORDER BY id DESC LIMIT 1",
+                (section_key, sha256, after_id),
+            ).fetchone()
+            if row is not None:
+                return ApprovalRecord.from_row(row)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            time.sleep(min(APPROVAL_POLL_S, left))
+
     # -- audit events --------------------------------------------------------------------------
 
     def record_event(self, run_id: int | None, kind: str, data: Mapping[str, Any] | None = None) -> int:
@@ -530,6 +561,19 @@ class Journal:
         with self._tx() as db:
             db.execute("DELETE FROM lease_holder WHERE id = 1 AND pid = ? AND host = ?", (pid, self.host))
 
+    def break_lease(self, previous: LeaseHolder | None, reason: str, by: Mapping[str, Any]) -> None:
+        """Clear the holder row, whoever it names, and audit the break (an explicit unlock)."""
+        now = self._now()
+        prev = None
+        if previous is not None:
+            prev = {"pid": previous.pid, "host": previous.host, "kind": previous.kind,
+                    "started_at": previous.started_at.isoformat(), "run_id": previous.run_id}  # fmt: skip
+        with self._tx() as db:
+            db.execute("DELETE FROM lease_holder WHERE id = 1")
+            self._insert_event(
+                db, None, "lease-unlocked", {"previous": prev, "reason": reason, "by": dict(by)}, now
+            )
+
     # -- export --------------------------------------------------------------------------------
 
     def export_data(self) -> dict[str, Any]:
@@ -543,3 +587,35 @@ class Journal:
     def export(self, fmt: ExportFormat = "json") -> str:
         """All runs, transitions, steps, approvals, events (and the holder) as JSON or JSON Lines text."""
         return export_text(self.export_data(), fmt)
+
+    def has_history(self) -> bool:
+        """Whether any run, approval or event was ever recorded here."""
+        return any(
+            self._db.execute(f"SELECT EXISTS (SELECT 1 FROM {t})").fetchone()[0]  # fixed table names
+            for t in ("runs", "approvals", "events")
+        )
+
+    def import_data(self, data: Mapping[str, Any], *, replace: bool = False) -> int:
+        """Copy an exported journal (`export_data` of either backend) into this one, ids kept.
+
+        One transaction: all of it or nothing. This journal must have no history, unless `replace`
+        (its history is then deleted in that transaction). The lease holder is not history: not copied.
+        """
+        if self.has_history() and not replace:
+            raise JournalError(f"journal {self.path} already has history; refusing to mix two histories")
+        n = 0
+        with self._tx() as db:
+            for table in reversed(schema.TABLES):
+                if table != "lease_holder":
+                    db.execute(f"DELETE FROM {table}")  # fixed table names; children first
+            for table in schema.TABLES:
+                if table == "lease_holder":
+                    continue
+                columns = [r["name"] for r in db.execute(f"PRAGMA table_info({table})")]
+                for row in data.get(table, []):
+                    values = encode_row(row, columns)
+                    names = ", ".join(values)
+                    marks = ", ".join("?" for _ in values)
+                    db.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(values.values()))
+                    n += 1
+        return n

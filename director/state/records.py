@@ -8,15 +8,20 @@ or JSON Lines (the format of `director audit --json/--jsonl`).
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from director.state.lifecycle import RunState, StepState
 
 ExportFormat = Literal["json", "jsonl"]
+
+
+class Row(Protocol):
+    """A result row by column name: an `sqlite3.Row`, or a dict from psycopg's `dict_row`."""
+
+    def __getitem__(self, key: str) -> Any: ...
 
 
 def utc_now() -> datetime:
@@ -60,7 +65,7 @@ class RunRecord:
     reason: str | None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> RunRecord:
+    def from_row(cls, row: Row) -> RunRecord:
         """The record of a `SELECT *` row."""
         return cls(
             id=row["id"],
@@ -92,7 +97,7 @@ class TransitionRecord:
     reason: str | None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> TransitionRecord:
+    def from_row(cls, row: Row) -> TransitionRecord:
         """The record of a `SELECT *` row."""
         return cls(
             run_id=row["run_id"],
@@ -126,7 +131,7 @@ class StepRecord:
     flags: dict[str, Any]
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> StepRecord:
+    def from_row(cls, row: Row) -> StepRecord:
         """The record of a `SELECT *` row."""
         return cls(
             id=row["id"],
@@ -163,7 +168,7 @@ class ApprovalRecord:
     content: dict[str, Any]
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ApprovalRecord:
+    def from_row(cls, row: Row) -> ApprovalRecord:
         """The record of a `SELECT *` row."""
         return cls(
             id=row["id"],
@@ -189,7 +194,7 @@ class EventRecord:
     data: dict[str, Any]
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> EventRecord:
+    def from_row(cls, row: Row) -> EventRecord:
         """The record of a `SELECT *` row."""
         return cls(
             id=row["id"],
@@ -212,7 +217,7 @@ class LeaseHolder:
     run_id: int | None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> LeaseHolder:
+    def from_row(cls, row: Row) -> LeaseHolder:
         """The record of a `SELECT *` row."""
         return cls(
             pid=row["pid"],
@@ -231,6 +236,18 @@ def decode_row(row: Mapping[str, Any]) -> dict[str, Any]:
         if col.endswith("_json"):
             raw = out.pop(col)
             out[col.removesuffix("_json")] = None if raw is None else json.loads(raw)
+    return out
+
+
+def encode_row(row: Mapping[str, Any], columns: Iterable[str]) -> dict[str, Any]:
+    """The inverse of `decode_row` for a table with these columns: `x` back into `x_json` text."""
+    out: dict[str, Any] = {}
+    for col in columns:
+        if col in row:
+            out[col] = row[col]
+        elif col.endswith("_json") and col.removesuffix("_json") in row:
+            raw = row[col.removesuffix("_json")]
+            out[col] = None if raw is None else dump(raw)
     return out
 
 
