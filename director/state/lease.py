@@ -22,7 +22,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +31,7 @@ from typing import Any, Self
 
 from director.errors import LeaseHeld
 from director.exec.processes import pid_alive
+from director.state.identity import host_name
 from director.state.journal import Journal
 from director.state.records import LeaseHolder, utc_now
 
@@ -159,7 +159,7 @@ def acquire(
             who = holder.describe() if holder else "another process (holder not recorded yet)"
             raise LeaseHeld(f"plan is locked by {who} (lock {path})") from None
 
-        host = socket.gethostname()
+        host = host_name()
         me = Holder(os.getpid(), host, clock().isoformat(timespec="seconds"), run_kind)
         takeover: dict[str, Any] | None = None
         row = journal.lease_holder()
