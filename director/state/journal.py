@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
@@ -61,7 +60,11 @@ from director.state.records import (
     dump,
     encode_row,
     export_text,
+    history_tables,
+    insert_sql,
     iso,
+    poll,
+    scrub_session,
     utc_now,
 )
 from director.state.store import ApprovalHow, RunKind
@@ -84,17 +87,6 @@ SCHEMA_VERSION = schema.SCHEMA_VERSION
 
 Clock = Callable[[], datetime]
 APPROVAL_POLL_S = 0.25  # `wait_for_approval` on SQLite: how often the file is read (no cross-process events)
-
-
-def _scrub_session(session: Mapping[str, Any], is_secret: Callable[[str], bool]) -> dict[str, Any]:
-    """A copy of a SessionState JSON with secret-named variables removed (defence in depth)."""
-    out = dict(session)
-    for key in ("variables", "arrays", "attributes"):
-        if isinstance(out.get(key), Mapping):
-            out[key] = {k: v for k, v in out[key].items() if not is_secret(k)}
-    if isinstance(out.get("exported"), list):
-        out["exported"] = [k for k in out["exported"] if not is_secret(k)]
-    return out
 
 
 class Journal:
@@ -332,7 +324,7 @@ class Journal:
         if st not in STEP_FINAL:
             raise TransitionError(f"step {step_id}: {st.value} is not a final step state")
         now = self._now()
-        session_json = None if session is None else dump(_scrub_session(session, self._is_secret))
+        session_json = None if session is None else dump(scrub_session(session, self._is_secret))
         with self._tx() as db:
             row = db.execute("SELECT run_id, state FROM steps WHERE id = ?", (step_id,)).fetchone()
             if row is None:
@@ -358,7 +350,7 @@ class Journal:
     ) -> int:
         """Record a section's success and reset the run's recovery count (progress), in one commit."""
         now = self._now()
-        session_json = None if session is None else dump(_scrub_session(session, self._is_secret))
+        session_json = None if session is None else dump(scrub_session(session, self._is_secret))
         with self._tx() as db:
             cur = db.execute(
                 "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
@@ -477,24 +469,17 @@ class Journal:
     def wait_for_approval(
         self, section_key: str, sha256: str, after_id: int, timeout_s: float
     ) -> ApprovalRecord | None:
-        """A receipt for this content newer than `after_id`, waiting up to `timeout_s` for one.
+        """A receipt for this content newer than `after_id`, waiting up to `timeout_s` for one: SQLite has
+        no cross-process notification, so the file is read every `APPROVAL_POLL_S` s (one indexed query)."""
 
-        SQLite has no cross-process notification: the file is read every `APPROVAL_POLL_S` seconds (one
-        indexed query; `director approve` writes the receipt from another terminal on this machine).
-        """
-        deadline = time.monotonic() + timeout_s
-        while True:
+        def read() -> ApprovalRecord | None:
             row = self._db.execute(
-                "SELECT * FROM approvals WHERE section_key = ? AND sha256 = ? AND id > ?"
-                " ORDER BY id DESC LIMIT 1",
+                "SELECT * FROM approvals WHERE section_key = ? AND sha256 = ? AND id > ? ORDER BY id DESC",
                 (section_key, sha256, after_id),
             ).fetchone()
-            if row is not None:
-                return ApprovalRecord.from_row(row)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            time.sleep(min(APPROVAL_POLL_S, left))
+            return None if row is None else ApprovalRecord.from_row(row)
+
+        return poll(read, timeout_s, APPROVAL_POLL_S)
 
     # -- audit events --------------------------------------------------------------------------
 
@@ -563,16 +548,10 @@ class Journal:
 
     def break_lease(self, previous: LeaseHolder | None, reason: str, by: Mapping[str, Any]) -> None:
         """Clear the holder row, whoever it names, and audit the break (an explicit unlock)."""
-        now = self._now()
-        prev = None
-        if previous is not None:
-            prev = {"pid": previous.pid, "host": previous.host, "kind": previous.kind,
-                    "started_at": previous.started_at.isoformat(), "run_id": previous.run_id}  # fmt: skip
+        data = {"previous": previous and previous.to_json(), "reason": reason, "by": dict(by)}
         with self._tx() as db:
             db.execute("DELETE FROM lease_holder WHERE id = 1")
-            self._insert_event(
-                db, None, "lease-unlocked", {"previous": prev, "reason": reason, "by": dict(by)}, now
-            )
+            self._insert_event(db, None, "lease-unlocked", data, self._now())
 
     # -- export --------------------------------------------------------------------------------
 
@@ -603,19 +582,13 @@ class Journal:
         """
         if self.has_history() and not replace:
             raise JournalError(f"journal {self.path} already has history; refusing to mix two histories")
-        n = 0
+        tables, n = history_tables(schema.TABLES), 0
         with self._tx() as db:
-            for table in reversed(schema.TABLES):
-                if table != "lease_holder":
-                    db.execute(f"DELETE FROM {table}")  # fixed table names; children first
-            for table in schema.TABLES:
-                if table == "lease_holder":
-                    continue
+            for table in reversed(tables):
+                db.execute(f"DELETE FROM {table}")  # fixed table names; children first
+            for table in tables:
                 columns = [r["name"] for r in db.execute(f"PRAGMA table_info({table})")]
                 for row in data.get(table, []):
-                    values = encode_row(row, columns)
-                    names = ", ".join(values)
-                    marks = ", ".join("?" for _ in values)
-                    db.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(values.values()))
+                    db.execute(*insert_sql(table, encode_row(row, columns), "?"))
                     n += 1
         return n

@@ -22,6 +22,7 @@ means to write: it can never write as a second holder.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Mapping
 from contextlib import suppress
@@ -32,12 +33,87 @@ from typing import Any, Self
 from director.errors import LeaseHeld, StateUnavailable
 from director.state.identity import host_name
 from director.state.lease import Holder
+from director.state.pgbase import S
 from director.state.pgjournal import PgJournal
-from director.state.records import LeaseHolder, utc_now
+from director.state.records import LeaseHolder, iso, utc_now
 
 
 def _holder(row: LeaseHolder) -> Holder:
     return Holder(row.pid, row.host, row.started_at.isoformat(), row.kind, row.run_id)
+
+
+# -- the rows and the lock (all on the journal's connection) ------------------------------------------
+
+
+def lock_key(journal: PgJournal) -> int:
+    """The advisory lock key of the plan's lease: 64 bits of the plan key's sha256."""
+    digest = hashlib.sha256(f"director-lease:{journal.key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _try_lock(journal: PgJournal) -> bool:
+    row = journal.row("SELECT pg_try_advisory_lock(%s) AS ok", (lock_key(journal),))
+    return bool(row and row["ok"])
+
+
+def lock_session(journal: PgJournal) -> int | None:
+    """The database session (backend pid) that holds the plan's lease lock now, if any."""
+    k = lock_key(journal) & 0xFFFFFFFFFFFFFFFF
+    row = journal.row(
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = "
+        "(SELECT oid FROM pg_database WHERE datname = current_database())"
+        " AND classid::bigint = %s AND objid::bigint = %s AND objsubid = 1",
+        (k >> 32, k & 0xFFFFFFFF),
+    )
+    return None if row is None else int(row["pid"])
+
+
+def _set_holder(
+    journal: PgJournal, me: Holder, started_at: datetime, takeover: dict[str, Any] | None
+) -> None:
+    now = journal.now_iso()
+    with journal.tx() as db:
+        db.execute(
+            f"INSERT INTO {S}.lease_holder (plan_key, pid, host, kind, started_at, heartbeat_at, run_id,"
+            " backend_pid) VALUES (%s, %s, %s, %s, %s, %s, NULL, pg_backend_pid())"
+            " ON CONFLICT (plan_key) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host,"
+            " kind = EXCLUDED.kind, started_at = EXCLUDED.started_at,"
+            " heartbeat_at = EXCLUDED.heartbeat_at, run_id = NULL, backend_pid = EXCLUDED.backend_pid",
+            (journal.key, me.pid, me.host, me.kind, iso(started_at), now),
+        )
+        if takeover is not None:
+            journal.insert_event(db, None, "lease-takeover", takeover, now)
+
+
+def _heartbeat(journal: PgJournal, run_id: int | None = None) -> None:
+    with journal.tx() as db:
+        db.execute(
+            f"UPDATE {S}.lease_holder SET heartbeat_at = %s, run_id = coalesce(%s, run_id)"
+            " WHERE plan_key = %s AND backend_pid = pg_backend_pid()",
+            (journal.now_iso(), run_id, journal.key),
+        )
+
+
+def _release(journal: PgJournal) -> None:
+    with journal.tx() as db:
+        db.execute(
+            f"DELETE FROM {S}.lease_holder WHERE plan_key = %s AND backend_pid = pg_backend_pid()",
+            (journal.key,),
+        )
+    journal.rows("SELECT pg_advisory_unlock(%s) AS ok", (lock_key(journal),))
+
+
+def _break(journal: PgJournal, previous: LeaseHolder | None, reason: str, by: Mapping[str, Any]) -> None:
+    data = {"previous": previous and previous.to_json(), "reason": reason, "by": dict(by)}
+    with journal.tx() as db:
+        db.execute(f"DELETE FROM {S}.lease_holder WHERE plan_key = %s", (journal.key,))
+        journal.insert_event(db, None, "lease-unlocked", data, journal.now_iso())
+
+
+def _terminate(journal: PgJournal, session: int) -> bool:
+    """End another database session (same role: no superuser needed), waiting up to 5 s for it."""
+    row = journal.row("SELECT pg_terminate_backend(%s, 5000) AS ok", (session,))
+    return bool(row and row["ok"])
 
 
 class PgLease:
@@ -58,11 +134,11 @@ class PgLease:
         """Record which run the holder is executing."""
         h = self.holder
         self.holder = Holder(h.pid, h.host, h.started_at, h.kind, run_id)
-        self._journal.lease_heartbeat(run_id)
+        _heartbeat(self._journal, run_id)
 
     def heartbeat(self) -> None:
         """Refresh the holder row's heartbeat."""
-        self._journal.lease_heartbeat()
+        _heartbeat(self._journal)
 
     def release(self) -> None:
         """Clear the holder row and drop the lock (idempotent; a lost connection has dropped it already)."""
@@ -70,7 +146,7 @@ class PgLease:
             return
         self._held = False
         with suppress(StateUnavailable):  # the session is gone, and the server released the lock with it
-            self._journal.release_lease()
+            _release(self._journal)
 
     def __enter__(self) -> Self:
         return self
@@ -84,7 +160,7 @@ class PgLease:
 def acquire(journal: PgJournal, *, run_kind: str, clock: Callable[[], datetime] = utc_now) -> PgLease:
     """Take the plan's lease or raise LeaseHeld naming the holder; a dead holder is taken over at once."""
     where = f"PostgreSQL lease of plan key {journal.key} in {journal.url}"
-    if not journal.try_lease_lock():
+    if not _try_lock(journal):
         row = journal.lease_holder()
         who = _holder(row).describe() if row else "another Director (holder not recorded yet)"
         raise LeaseHeld(f"plan is locked by {who} ({where})")
@@ -98,7 +174,7 @@ def acquire(journal: PgJournal, *, run_kind: str, clock: Callable[[], datetime] 
                 "reason": "holder-session-gone",
                 "by": me.to_json(),
             }
-        journal.set_lease_holder(me.pid, me.host, run_kind, clock(), takeover=takeover)
+        _set_holder(journal, me, clock(), takeover)
     except BaseException:
         lease = PgLease(journal, me)
         lease.release()
@@ -108,7 +184,7 @@ def acquire(journal: PgJournal, *, run_kind: str, clock: Callable[[], datetime] 
 
 def holder_alive(journal: PgJournal, row: LeaseHolder) -> bool:
     """Whether the recorded holder still holds the lock (from any machine: the database knows)."""
-    return journal.lease_lock_backend() is not None
+    return lock_session(journal) is not None
 
 
 def unlock(journal: PgJournal, *, by: Mapping[str, Any]) -> tuple[LeaseHolder | None, bool]:
@@ -118,14 +194,14 @@ def unlock(journal: PgJournal, *, by: Mapping[str, Any]) -> tuple[LeaseHolder | 
     11); a dead holder's row is cleared. Either way the break is audited as `lease-unlocked`.
     """
     previous = journal.lease_holder()
-    backend = journal.lease_lock_backend()
+    backend = lock_session(journal)
     alive = backend is not None
-    if backend is not None and backend != journal.backend_pid() and not journal.terminate_backend(backend):
+    if backend is not None and backend != journal.session_pid() and not _terminate(journal, backend):
         raise LeaseHeld(
             f"could not end the holder's database session {backend} (another role's?); "
             "ask its owner or an administrator to end it"
         )
     if previous is None and not alive:
         return None, False
-    journal.break_lease(previous, "holder-alive-terminated" if alive else "holder-dead", by)
+    _break(journal, previous, "holder-alive-terminated" if alive else "holder-dead", by)
     return previous, alive

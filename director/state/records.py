@@ -8,12 +8,15 @@ or JSON Lines (the format of `director audit --json/--jsonl`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from director.state.lifecycle import RunState, StepState
+
+T = TypeVar("T")
 
 ExportFormat = Literal["json", "jsonl"]
 
@@ -38,6 +41,28 @@ def iso(dt: datetime) -> str:
 
 def _dt(text: str | None) -> datetime | None:
     return None if text is None else datetime.fromisoformat(text)
+
+
+def scrub_session(session: Mapping[str, Any], is_secret: Callable[[str], bool]) -> dict[str, Any]:
+    """A copy of a SessionState JSON with secret-named variables removed (defence in depth)."""
+    out = dict(session)
+    for key in ("variables", "arrays", "attributes"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: v for k, v in out[key].items() if not is_secret(k)}
+    if isinstance(out.get("exported"), list):
+        out["exported"] = [k for k in out["exported"] if not is_secret(k)]
+    return out
+
+
+def poll(read: Callable[[], T | None], timeout_s: float, interval_s: float) -> T | None:
+    """`read()` every `interval_s` until it returns something or `timeout_s` passes (then None)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = read()
+        left = deadline - time.monotonic()
+        if found is not None or left <= 0:
+            return found
+        time.sleep(min(interval_s, left))
 
 
 def dump(data: Any) -> str:
@@ -228,6 +253,11 @@ class LeaseHolder:
             run_id=row["run_id"],
         )
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for an audit event."""
+        return {"pid": self.pid, "host": self.host, "kind": self.kind,
+                "started_at": self.started_at.isoformat(), "run_id": self.run_id}  # fmt: skip
+
 
 def decode_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row as plain data for export: each `x_json` column decoded under the name `x`."""
@@ -237,6 +267,17 @@ def decode_row(row: Mapping[str, Any]) -> dict[str, Any]:
             raw = out.pop(col)
             out[col.removesuffix("_json")] = None if raw is None else json.loads(raw)
     return out
+
+
+def history_tables(tables: Iterable[str]) -> list[str]:
+    """The tables of a journal that hold its history, parents first (the lease holder is not history)."""
+    return [t for t in tables if t != "lease_holder"]
+
+
+def insert_sql(table: str, values: Mapping[str, Any], mark: str) -> tuple[str, list[Any]]:
+    """`INSERT INTO table (…) VALUES (…)` for these column values, with this placeholder."""
+    names, marks = ", ".join(values), ", ".join(mark for _ in values)
+    return f"INSERT INTO {table} ({names}) VALUES ({marks})", list(values.values())
 
 
 def encode_row(row: Mapping[str, Any], columns: Iterable[str]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self
+from typing import Any, Literal, Protocol, Self
 
 from director.state.lifecycle import RunState, StepState
 from director.state.records import (
@@ -25,9 +25,6 @@ from director.state.records import (
     StepRecord,
     TransitionRecord,
 )
-
-if TYPE_CHECKING:
-    from director.state.lease import Holder
 
 RunKind = Literal["apply", "teardown"]
 ApprovalHow = Literal["prompt", "flag", "approve-command", "auto"]
@@ -137,8 +134,6 @@ class StateStore(Protocol):
 
 class PlanLease(Protocol):
     """A held plan lease; `release()` (or leaving the `with` block) lets the next writer in."""
-
-    holder: Holder
 
     @property
     def held(self) -> bool: ...
