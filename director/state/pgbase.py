@@ -43,6 +43,7 @@ from director.state.records import (
 )
 
 Clock = Callable[[], datetime]
+Params = tuple[Any, ...] | list[Any] | Mapping[str, Any]
 S = SCHEMA  # table prefix in the SQL below
 
 
@@ -145,13 +146,13 @@ class PgBase:
         except psycopg.Error as e:
             raise self._fault(e) from e
 
-    def rows(self, sql: str, args: tuple[Any, ...] | list[Any] = ()) -> list[dict[str, Any]]:
+    def rows(self, sql: str, args: Params = ()) -> list[dict[str, Any]]:
         try:
             return self._conn.execute(sql, args).fetchall()
         except psycopg.Error as e:
             raise self._fault(e) from e
 
-    def row(self, sql: str, args: tuple[Any, ...] | list[Any] = ()) -> dict[str, Any] | None:
+    def row(self, sql: str, args: Params = ()) -> dict[str, Any] | None:
         rows = self.rows(sql, args)
         return rows[0] if rows else None
 

@@ -34,6 +34,7 @@ from director.state.records import (
 )
 from director.state.store import ApprovalHow, RunKind
 
+NEXT_ID = f"UPDATE {S}.plans SET last_id = last_id + 1 WHERE key = %(k)s RETURNING last_id"
 CHANNEL = "director_approval"
 WAKE_S = 60.0  # a waiting run re-reads at least this often, in case a notification was lost with a restart
 
@@ -157,22 +158,22 @@ class PgJournal(PgBase):
         attempt: int = 1,
         flags: Mapping[str, Any] | None = None,
     ) -> int:
-        """Commit the intent to run a block, before it runs; returns the step id."""
-        now = self._now()
-        with self.tx() as db:
-            sid = self.next_id(db)
-            db.execute(
-                f"INSERT INTO {S}.steps (plan_key, id, run_id, step_key, section_key, block_index, role,"
-                " attempt, state, fingerprint, started_at, flags_json)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                (self.key, sid, run_id, step_key, section_key, block_index, role, attempt,
-                 StepState.STARTED.value, fingerprint, now, dump(dict(flags or {}))),
-            )  # fmt: skip
-            db.execute(
-                f"UPDATE {S}.runs SET current_section = %s, updated_at = %s WHERE plan_key = %s AND id = %s",
-                (section_key, now, self.key, run_id),
-            )
-        return sid
+        """Commit the intent to run a block, before it runs; returns the step id. One statement (one round
+        trip, atomic on its own): the id, the step row and the run's position together."""
+        row = self.row(
+            f"WITH n AS ({NEXT_ID}), s AS (INSERT INTO {S}.steps (plan_key, id, run_id, step_key,"
+            " section_key, block_index, role, attempt, state, fingerprint, started_at, flags_json)"
+            " SELECT %(k)s, n.last_id, %(run)s, %(key)s, %(sec)s, %(block)s, %(role)s, %(attempt)s,"
+            " %(state)s, %(fp)s, %(now)s, %(flags)s FROM n RETURNING id),"
+            f" r AS (UPDATE {S}.runs SET current_section = %(sec)s, updated_at = %(now)s"
+            " WHERE plan_key = %(k)s AND id = %(run)s) SELECT id FROM s",
+            {"k": self.key, "run": run_id, "key": step_key, "sec": section_key, "block": block_index,
+             "role": role, "attempt": attempt, "state": StepState.STARTED.value, "fp": fingerprint,
+             "now": self._now(), "flags": dump(dict(flags or {}))},
+        )  # fmt: skip
+        if row is None:
+            raise JournalError(f"plan key {self.key} is not registered in {self.url}")
+        return int(row["id"])
 
     def step_finished(
         self,
@@ -183,31 +184,29 @@ class PgJournal(PgBase):
         output: str,
         session: Mapping[str, Any] | None,
     ) -> None:
-        """Record a started step's outcome (exactly once) and the persistable shell state after it."""
+        """Record a started step's outcome (exactly once: the update matches only a `started` row, so a
+        second finish, from anywhere, matches nothing) and the persistable shell state after it."""
         st = StepState(state)
         if st not in STEP_FINAL:
             raise TransitionError(f"step {step_id}: {st.value} is not a final step state")
-        now = self._now()
         session_json = None if session is None else dump(scrub_session(session, self._is_secret))
-        with self.tx() as db:
-            row = db.execute(
-                f"SELECT run_id, state FROM {S}.steps WHERE plan_key = %s AND id = %s FOR UPDATE",
-                (self.key, step_id),
-            ).fetchone()
-            if row is None:
-                raise JournalError(f"no step {step_id} for plan {self.key} in {self.url}")
-            if row["state"] != StepState.STARTED.value:
-                raise TransitionError(
-                    f"invalid step transition {row['state']} -> {st.value} (step {step_id} already finished)"
-                )
-            db.execute(
-                f"UPDATE {S}.steps SET state = %s, finished_at = %s, exit_code = %s, duration_s = %s,"
-                " output = %s, session_json = %s WHERE plan_key = %s AND id = %s",
-                (st.value, now, exit_code, duration_s, excerpt(output), session_json, self.key, step_id),
+        row = self.row(
+            f"WITH s AS (UPDATE {S}.steps SET state = %(st)s, finished_at = %(now)s, exit_code = %(code)s,"
+            " duration_s = %(dur)s, output = %(out)s, session_json = %(session)s"
+            " WHERE plan_key = %(k)s AND id = %(id)s AND state = %(started)s RETURNING run_id),"
+            f" r AS (UPDATE {S}.runs SET updated_at = %(now)s WHERE plan_key = %(k)s"
+            " AND id IN (SELECT run_id FROM s)) SELECT run_id FROM s",
+            {"st": st.value, "now": self._now(), "code": exit_code, "dur": duration_s, "out": excerpt(output),
+             "session": session_json, "k": self.key, "id": step_id, "started": StepState.STARTED.value},
+        )  # fmt: skip
+        if row is None:
+            was = self.row(
+                f"SELECT state FROM {S}.steps WHERE plan_key = %s AND id = %s", (self.key, step_id)
             )
-            db.execute(
-                f"UPDATE {S}.runs SET updated_at = %s WHERE plan_key = %s AND id = %s",
-                (now, self.key, row["run_id"]),
+            if was is None:
+                raise JournalError(f"no step {step_id} for plan {self.key} in {self.url}")
+            raise TransitionError(
+                f"invalid step transition {was['state']} -> {st.value} (step {step_id} already finished)"
             )
 
     def section_succeeded(
@@ -218,25 +217,22 @@ class PgJournal(PgBase):
         fingerprint: str,
         session: Mapping[str, Any] | None,
     ) -> int:
-        """Record a section's success and reset the run's recovery count (progress), in one commit."""
-        now = self._now()
+        """Record a section's success and reset the run's recovery count (progress), in one statement."""
         session_json = None if session is None else dump(scrub_session(session, self._is_secret))
-        with self.tx() as db:
-            sid = self.next_id(db)
-            db.execute(
-                f"INSERT INTO {S}.steps (plan_key, id, run_id, step_key, section_key, block_index, role,"
-                " attempt, state, fingerprint, started_at, finished_at, exit_code, duration_s, output,"
-                " session_json, flags_json)"
-                " VALUES (%s, %s, %s, %s, %s, -1, 'section', 1, %s, %s, %s, %s, 0, 0.0, '', %s, '{}')",
-                (self.key, sid, run_id, step_key, section_key, StepState.SUCCEEDED.value, fingerprint,
-                 now, now, session_json),
-            )  # fmt: skip
-            db.execute(
-                f"UPDATE {S}.runs SET recoveries = 0, current_section = %s, updated_at = %s"
-                " WHERE plan_key = %s AND id = %s",
-                (section_key, now, self.key, run_id),
-            )
-        return sid
+        row = self.row(
+            f"WITH n AS ({NEXT_ID}), s AS (INSERT INTO {S}.steps (plan_key, id, run_id, step_key,"
+            " section_key, block_index, role, attempt, state, fingerprint, started_at, finished_at,"
+            " exit_code, duration_s, output, session_json, flags_json)"
+            " SELECT %(k)s, n.last_id, %(run)s, %(key)s, %(sec)s, -1, 'section', 1, %(state)s, %(fp)s,"
+            " %(now)s, %(now)s, 0, 0.0, '', %(session)s, '{}' FROM n RETURNING id),"
+            f" r AS (UPDATE {S}.runs SET recoveries = 0, current_section = %(sec)s, updated_at = %(now)s"
+            " WHERE plan_key = %(k)s AND id = %(run)s) SELECT id FROM s",
+            {"k": self.key, "run": run_id, "key": step_key, "sec": section_key, "fp": fingerprint,
+             "state": StepState.SUCCEEDED.value, "now": self._now(), "session": session_json},
+        )  # fmt: skip
+        if row is None:
+            raise JournalError(f"plan key {self.key} is not registered in {self.url}")
+        return int(row["id"])
 
     def step(self, step_id: int) -> StepRecord:
         """The step with this id."""
@@ -374,10 +370,15 @@ class PgJournal(PgBase):
     # -- audit events --------------------------------------------------------------------------
 
     def record_event(self, run_id: int | None, kind: str, data: Mapping[str, Any] | None = None) -> int:
-        """Append an audit event; returns its id."""
-        now = self._now()
-        with self.tx() as db:
-            return self.insert_event(db, run_id, kind, data or {}, now)
+        """Append an audit event (one statement); returns its id."""
+        row = self.row(
+            f"WITH n AS ({NEXT_ID}) INSERT INTO {S}.events (plan_key, id, run_id, at, kind, data_json)"
+            " SELECT %(k)s, n.last_id, %(run)s, %(now)s, %(kind)s, %(data)s FROM n RETURNING id",
+            {"k": self.key, "run": run_id, "now": self._now(), "kind": kind, "data": dump(dict(data or {}))},
+        )
+        if row is None:
+            raise JournalError(f"plan key {self.key} is not registered in {self.url}")
+        return int(row["id"])
 
     def events(self, run_id: int | None = None, kind: str | None = None) -> list[EventRecord]:
         """Audit events, oldest first; filtered by run and/or kind when given."""
