@@ -1,7 +1,8 @@
 """The `director` command line: typer options → one command function call each → its exit code.
 
-`error_handler` is the one place where an error becomes a message and an exit code (pre-commit's
+`director.error_handler` is the one place where an error becomes a message and an exit code (pre-commit's
 `error_handler`, copier's `_handle_exceptions`); every code is an `ExitCode` (README "Exit codes").
+The options the commands share are in `director.cli_options`.
 Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside the commands so that
 `director --help` starts about as fast as typer itself.
 """
@@ -9,27 +10,41 @@ Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside t
 from __future__ import annotations
 
 import enum
-import errno
 import functools
-import os
 import sys
-import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from director import __version__
-from director.errors import DirectorError, ExitCode
+from director.cli_options import (
+    ApproveOpt,
+    EventsOpt,
+    JsonOpt,
+    MaxRecoveriesOpt,
+    NonInteractiveOpt,
+    OperatorOpt,
+    PlainOpt,
+    PlanArg,
+    SecretOpt,
+    SetOpt,
+    StateDirOpt,
+    StateUrlOpt,
+    StepTimeoutOpt,
+    TargetOpt,
+    WaitOpt,
+    WorkdirOpt,
+)
+from director.error_handler import error_handler
+from director.errors import ExitCode
 from director.errors import UsageError as DirectorUsageError
-from director.targets import DEFAULT_TARGET, TARGETS
+from director.targets import DEFAULT_TARGET
 
 # click's UsageError (a bad option or argument), reached through typer's public `BadParameter`: typer up
 # to 0.25 re-exports click's class, typer 0.26+ its vendored copy; importing `click` or `typer._click`
 # would miss one of the two.
-ClickUsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 app = typer.Typer(
     name="director",
@@ -53,79 +68,11 @@ def _print_version(value: bool) -> None:
 def _root(
     version: Annotated[
         bool,
-        typer.Option(
-            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
-        ),
+        typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True),
     ] = False,
 ) -> None:
     """Run self-executing Markdown plans as durable workflows: observe before act, gates with receipts,
     a Live State ledger written back into the plan."""
-
-
-# ------------------------------------------------------------------------------------------ errors
-
-
-# What str.splitlines() (and a terminal) may break a line on: shown escaped, so an error stays one line.
-_LINE_BREAKS = str.maketrans(
-    {c: c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
-)
-
-
-def _say_error(message: str) -> None:
-    """One `error: …` line on stderr (line breaks quoted from a plan or a path are shown escaped); never
-    read as rich markup (it may quote block output)."""
-    from rich.console import Console
-    from rich.text import Text
-
-    err = Console(stderr=True, highlight=False)
-    err.print(Text.assemble(("error:", "bold red"), " ", message.translate(_LINE_BREAKS)), soft_wrap=True)
-
-
-@contextmanager
-def error_handler() -> Iterator[None]:
-    """Turn whatever ends a command early into its exit code; a traceback only for a bug (exit 70)."""
-    try:
-        yield
-    except DirectorError as exc:
-        _say_error(str(exc))
-        raise SystemExit(int(exc.exit_code)) from None
-    except ClickUsageError as exc:  # a bad option or argument, found by typer
-        exc.show()  # type: ignore[attr-defined]
-        raise SystemExit(int(ExitCode.USAGE)) from None
-    except (KeyboardInterrupt, typer.Abort):
-        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-    except BrokenPipeError:
-        # The reader went away (`director audit --jsonl | head -1`): the output was cut short, like an
-        # interrupt. Point stdout at /dev/null so the interpreter's final flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-    except OSError as exc:
-        if exc.errno not in _ENVIRONMENT_FAULTS:
-            _bug(exc)
-        # Disk full, read-only file system, no permission: the machine's state, not a bug (no traceback).
-        _say_error(_os_error(exc))
-        raise SystemExit(int(ExitCode.INTERNAL)) from None
-    except Exception as exc:  # a bug: say so, keep the traceback for the report, never exit 1
-        _bug(exc)
-
-
-# OS errors that describe the machine (a full disk, a read-only mount, a permission), never a bug.
-_ENVIRONMENT_FAULTS = frozenset(
-    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EMFILE}
-)
-
-
-def _os_error(exc: OSError) -> str:
-    """`cannot write PATH: No space left on device` (the path the system named, if it named one)."""
-    where = " → ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
-    reason = exc.strerror or str(exc)
-    return f"{where}: {reason}" if where else reason
-
-
-def _bug(exc: BaseException) -> NoReturn:
-    traceback.print_exc()
-    _say_error(f"internal error: {type(exc).__name__}: {exc}")
-    raise SystemExit(int(ExitCode.INTERNAL)) from None
 
 
 def _command(name: str | None = None) -> Callable[[Callable[..., int]], Callable[..., NoReturn]]:
@@ -143,107 +90,6 @@ def _command(name: str | None = None) -> Callable[[Callable[..., int]], Callable
         return run
 
     return register
-
-
-# ----------------------------------------------------------------------------------------- options
-
-
-def _known_target(value: str) -> str:
-    """`--target` takes a name from the registry (`director.targets.TARGETS`)."""
-    if value not in TARGETS:
-        raise typer.BadParameter(f"unknown target {value!r}; choose one of: {', '.join(TARGETS)}")
-    return value
-
-
-def _target_names() -> list[str]:
-    return list(TARGETS)
-
-
-PlanArg = Annotated[Path, typer.Argument(help="The plan (a Markdown file).", show_default=False)]
-# Every common option also reads a DIRECTOR_* environment variable (README "Configuration"); list options
-# split the variable's value on whitespace (DIRECTOR_APPROVE="3 teardown").
-StateDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--state-dir",
-        help="Journal, lease and local account (default: .director/<plan>/ beside the plan).",
-        envvar="DIRECTOR_STATE_DIR",
-    ),
-]
-WorkdirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--workdir", help="Where blocks run (default: <state-dir>/workspace).", envvar="DIRECTOR_WORKDIR"
-    ),
-]
-TargetOpt = Annotated[
-    str,
-    typer.Option(
-        "--target",
-        help=f"Where the blocks act: {' | '.join(TARGETS)} (cloudflare: as written; local: wrangler dev).",
-        callback=_known_target,
-        autocompletion=_target_names,
-        metavar="[" + "|".join(TARGETS) + "]",
-        envvar="DIRECTOR_TARGET",
-    ),
-]
-SetOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--set", help="Answer an input: KNOB=value (repeatable, case-insensitive).", envvar="DIRECTOR_SET"
-    ),
-]
-ApproveOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--approve",
-        help="Approve a gated section by number or slug (repeatable); 💥 needs this.",
-        envvar="DIRECTOR_APPROVE",
-    ),
-]
-OperatorOpt = Annotated[
-    str | None,
-    typer.Option("--operator", help="Who is running this (default: login name).", envvar="DIRECTOR_OPERATOR"),
-]
-SecretOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--secret", help="Treat this variable as a secret (never stored or shown).", envvar="DIRECTOR_SECRET"
-    ),
-]
-EventsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--events",
-        help="Write JSONL events to FILE ('-' for stdout).",
-        metavar="FILE",
-        envvar="DIRECTOR_EVENTS",
-    ),
-]
-PlainOpt = Annotated[
-    bool,
-    typer.Option("--plain", help="Line-oriented output, no live view or colours.", envvar="DIRECTOR_PLAIN"),
-]
-StepTimeoutOpt = Annotated[
-    float, typer.Option("--step-timeout", help="Seconds a block may run.", envvar="DIRECTOR_STEP_TIMEOUT")
-]
-MaxRecoveriesOpt = Annotated[
-    int,
-    typer.Option(
-        "--max-recoveries",
-        help="Crash recoveries without progress before giving up.",
-        envvar="DIRECTOR_MAX_RECOVERIES",
-    ),
-]
-NonInteractiveOpt = Annotated[
-    bool,
-    typer.Option(
-        "--non-interactive",
-        help="Never prompt (also when CI=true/1 or there is no terminal).",
-        envvar="DIRECTOR_NON_INTERACTIVE",
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable.")]
 
 
 # ---------------------------------------------------------------------------------------- commands
@@ -281,8 +127,11 @@ def lint(
     ] = LintFormat.text,
     strict: Annotated[
         bool,
-        typer.Option("--strict", help="Warnings fail too (exit 1); by default only errors do.",
-                     envvar="DIRECTOR_LINT_STRICT"),
+        typer.Option(
+            "--strict",
+            help="Warnings fail too (exit 1); by default only errors do.",
+            envvar="DIRECTOR_LINT_STRICT",
+        ),
     ] = False,
 ) -> int:
     """Check plans for what an author would want fixed: exit 1 on errors (on warnings too with --strict).
@@ -330,6 +179,8 @@ def apply(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
+    wait_for_approval: WaitOpt = None,
 ) -> int:
     """Apply a plan: observe before act, stop at gates, resume where a previous run stopped.
 
@@ -359,6 +210,8 @@ def apply(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
+        wait_for_approval=wait_for_approval,
     )
 
 
@@ -378,6 +231,8 @@ def teardown(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
+    wait_for_approval: WaitOpt = None,
 ) -> int:
     """Tear down what the plan created: observe first, 💥 approval, resumable.
 
@@ -403,6 +258,8 @@ def teardown(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
+        wait_for_approval=wait_for_approval,
     )
 
 
@@ -417,6 +274,7 @@ def plan_cmd(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """Preview (read-only): in sync / will apply / needs approval / blocked, per section. Exit 2 if changes.
 
@@ -435,6 +293,7 @@ def plan_cmd(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
     )
 
 
@@ -447,6 +306,7 @@ def check(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift.
 
@@ -469,6 +329,7 @@ def check(
             secrets=secret or [],
             events=events,
             plain=plain,
+            state_url=state_url,
         )
         for plan in plans
     ]
@@ -484,6 +345,7 @@ def approve_cmd(
     yes: Annotated[
         bool, typer.Option("--yes", help="Record it without asking (required without a terminal).")
     ] = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm).
 
@@ -491,18 +353,22 @@ def approve_cmd(
     """
     from director.commands.approve import approve_command
 
-    return approve_command(plan, section, operator=operator, state_dir=state_dir, yes=yes)
+    return approve_command(
+        plan, section, operator=operator, state_dir=state_dir, yes=yes, state_url=state_url
+    )
 
 
 @_command()
-def status(plan: PlanArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> int:
+def status(
+    plan: PlanArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False, state_url: StateUrlOpt = None
+) -> int:
     """The plan's state at a glance: Live State, last run, frontier, gate, lease, local sessions.
 
     Example: director status plans/workflow.cloudflare.md --json
     """
     from director.commands.status import status_command
 
-    return status_command(plan, state_dir=state_dir, as_json=as_json)
+    return status_command(plan, state_dir=state_dir, as_json=as_json, state_url=state_url)
 
 
 @_command()
@@ -514,6 +380,7 @@ def diff(
     ] = False,
     state_dir: StateDirOpt = None,
     as_json: JsonOpt = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """The Live State diff against a git revision (default HEAD) or the last run. Exit 1 if different.
 
@@ -521,7 +388,9 @@ def diff(
     """
     from director.commands.diff import diff_command
 
-    return diff_command(plan, against=against, last_run=last_run, state_dir=state_dir, as_json=as_json)
+    return diff_command(
+        plan, against=against, last_run=last_run, state_dir=state_dir, as_json=as_json, state_url=state_url
+    )
 
 
 @_command()
@@ -530,6 +399,7 @@ def audit(
     state_dir: StateDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Everything as one JSON document.")] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON record per line.")] = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """The history from the journal: runs, transitions, steps, approvals, inputs, target changes.
 
@@ -537,7 +407,7 @@ def audit(
     """
     from director.commands.audit import audit_command
 
-    return audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl)
+    return audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl, state_url=state_url)
 
 
 @_command()
@@ -546,14 +416,21 @@ def unlock(
     state_dir: StateDirOpt = None,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
     operator: OperatorOpt = None,
+    state_url: StateUrlOpt = None,
 ) -> int:
-    """Break a lease left by a process on another host (asks first; audited). Refuses a running holder.
+    """Break a lease whose holder this host cannot check (asks first; audited).
+
+    SQLite: a holder recorded by another host; a running holder is refused. PostgreSQL (--state-url):
+    a dead holder's row is cleared, a live holder's database session is ended (it stops, exit 11).
 
     Example: director unlock plans/workflow.cloudflare.md --yes
     """
     from director.commands.unlock import unlock_command
 
-    return unlock_command(plan, state_dir=state_dir, yes=yes, operator=operator)
+    return unlock_command(plan, state_dir=state_dir, yes=yes, operator=operator, state_url=state_url)
+
+
+@_command()
 def output(
     plan: PlanArg,
     key: Annotated[str | None, typer.Argument(help="One key of the Live State table.")] = None,
@@ -599,8 +476,79 @@ def init(
     return init_command(name, directory)
 
 
+state_app = typer.Typer(
+    name="state",
+    help="Move a plan's journal between SQLite and PostgreSQL; break its lease.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(state_app)
+
+
+def _state_command(name: str) -> Callable[[Callable[..., int]], Callable[..., NoReturn]]:
+    """Register a `director state NAME` command (same error handling as the top-level commands)."""
+
+    def register(fn: Callable[..., int]) -> Callable[..., NoReturn]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> NoReturn:
+            with error_handler():
+                code = fn(*args, **kwargs)
+                sys.stdout.flush()
+            raise SystemExit(int(code))
+
+        state_app.command(name)(run)
+        return run
+
+    return register
+
+
+ReplaceOpt = Annotated[
+    bool, typer.Option("--replace", help="Replace the destination's history (an SQLite one is kept aside).")
+]
+
+
+@_state_command("push")
+def state_push(
+    plan: PlanArg, state_url: StateUrlOpt = None, state_dir: StateDirOpt = None, replace: ReplaceOpt = False
+) -> int:
+    """Copy the plan's SQLite journal (beside the plan) into PostgreSQL, every id and event kept.
+
+    Example: director state push plans/workflow.cloudflare.md --state-url postgresql://director@db/director
+    """
+    from director.commands.state import transfer_command
+
+    return transfer_command(plan, "push", state_dir=state_dir, state_url=state_url, replace=replace)
+
+
+@_state_command("pull")
+def state_pull(
+    plan: PlanArg, state_url: StateUrlOpt = None, state_dir: StateDirOpt = None, replace: ReplaceOpt = False
+) -> int:
+    """Copy the plan's journal from PostgreSQL into the SQLite journal beside the plan.
+
+    Example: director state pull plans/workflow.cloudflare.md --state-url postgresql://director@db/director
+    """
+    from director.commands.state import transfer_command
+
+    return transfer_command(plan, "pull", state_dir=state_dir, state_url=state_url, replace=replace)
+
+
+def _optional_values(argv: list[str]) -> list[str]:
+    """`--wait-for-approval` takes an optional TIMEOUT (typer has no such option): alone, no limit."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == "--wait-for-approval":
+            nxt = argv[i + 1] if i + 1 < len(argv) else ""
+            try:
+                float(nxt)
+            except ValueError:
+                out.append("inf")
+    return out
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point: usage errors exit 64 (2 means drift/changes, as in terraform)."""
     with error_handler():
-        rv = app(args=argv, standalone_mode=False)
+        rv = app(args=_optional_values(sys.argv[1:] if argv is None else argv), standalone_mode=False)
     sys.exit(rv if isinstance(rv, int) else ExitCode.OK)

@@ -28,6 +28,8 @@ LAYERS = {
     "ci": 4,  # what a CI run sees: annotations and the job summary
     "commands": 5,
     "cli": 6,
+    "cli_options": 6,  # the options the commands share
+    "error_handler": 6,  # the one place an error becomes a message and an exit code
     "__main__": 6,
 }
 

@@ -175,6 +175,13 @@ def _internal(tmp: Path, out: Path) -> list[Result]:
     return [run_director(cmd, str(plan), cwd=tmp, out=out) for cmd in ("status", "apply", "audit")]
 
 
+def _state_unavailable(tmp: Path, out: Path) -> list[Result]:
+    # nothing listens on port 1: the state database cannot be reached (a lost one mid-run: tests/test_pg_machines.py)
+    plan = write_plan(tmp, CounterPlan([Step()]))
+    url = "postgresql://director@127.0.0.1:1/director"
+    return [run_director(cmd, str(plan), "--state-url", url, cwd=tmp, out=out) for cmd in ("apply", "status")]
+
+
 def _interrupted(tmp: Path, out: Path) -> list[Result]:
     plan = write_plan(tmp, CounterPlan([Step(extra="sleep 60")]))
     p = _until_acting(["apply", str(plan)], tmp, out, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -215,6 +222,7 @@ SCENARIOS: dict[ExitCode, Callable[[Path, Path], list[Result]]] = {
     ExitCode.USAGE: _usage,
     ExitCode.PLAN_ERROR: _plan_error,
     ExitCode.INTERNAL: _internal,
+    ExitCode.STATE_UNAVAILABLE: _state_unavailable,
     ExitCode.INTERRUPTED: _interrupted,
 }
 SLOW = {ExitCode.LEASE_HELD, ExitCode.CRASH_LOOP}  # a 30 s block held open; several SIGKILLed runs

@@ -10,7 +10,13 @@ from director.errors import ExitCode, UsageError
 
 
 def approve_command(
-    plan_path: Path, selector: str, *, operator: str | None, state_dir: Path | None, yes: bool = False
+    plan_path: Path,
+    selector: str,
+    *,
+    operator: str | None,
+    state_dir: Path | None,
+    state_url: str | None = None,
+    yes: bool = False,
 ) -> ExitCode:
     """Record a receipt for a gate's content as it stands (the waiting run's session and inputs).
 
@@ -28,7 +34,7 @@ def approve_command(
     section = next((s for s in plan.sections if matches(selector, s.key, s.slug, s.title)), None)
     if section is None:
         raise UsageError(f"SECTION: the plan has no section {selector!r}")
-    journal = open_journal(plan_path, state_dir)
+    journal = open_journal(plan_path, state_dir, state_url)
     if journal is None:
         raise UsageError(f"{plan_path}: no run yet; run `director apply` first (it stops at the gate)")
     console = make_console(False)

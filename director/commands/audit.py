@@ -21,12 +21,14 @@ TABLES = {
 }
 
 
-def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jsonl: bool) -> ExitCode:
+def audit_command(
+    plan_path: Path, *, state_dir: Path | None, as_json: bool, jsonl: bool, state_url: str | None = None
+) -> ExitCode:
     """Print runs, transitions, steps, approvals and events from the journal."""
     from director.ui.render import make_console
 
     require_plan(plan_path)
-    journal = open_journal(plan_path, state_dir)
+    journal = open_journal(plan_path, state_dir, state_url)
     tables: dict[str, Any] = {t: [] for t in TABLES}
     where: str | None = None
     if journal is not None:

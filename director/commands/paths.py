@@ -14,7 +14,8 @@ from director.files import write_atomic
 
 if TYPE_CHECKING:
     from director.plan.model import Plan
-    from director.state.journal import Journal
+    from director.state.backends import StateBackend
+    from director.state.store import StateStore
 
 
 @dataclass(frozen=True)
@@ -143,11 +144,23 @@ def load_plan(plan_path: Path) -> Plan:
     return parse_file(str(require_plan(plan_path)))
 
 
-def open_journal(plan_path: Path, state_dir: Path | None) -> Journal | None:
-    """The plan's journal, or None when no command has created it yet (nothing ran)."""
-    from director.state.journal import Journal
+def backend_for(
+    plan_path: Path, state_dir: Path | None, state_url: str | None, plan: Plan | None = None
+) -> StateBackend:
+    """SQLite beside the plan, or PostgreSQL with `--state-url` / `DIRECTOR_STATE_URL` (keyed by
+    `director.state.identity.plan_key`: the Live State's `plan_id`, else the path in the git repository)."""
+    from director.state.backends import SqliteBackend, pg_backend
+    from director.state.identity import plan_key
 
-    p = paths_for(plan_path, state_dir, None)
-    if not p.journal.exists():
-        return None
-    return Journal.open(p.journal)
+    if not state_url:
+        p = paths_for(plan_path, state_dir, None)
+        return SqliteBackend(p.journal, p.lock)
+    if plan is None:
+        plan = load_plan(plan_path)
+    plan_id = plan.live_state.data.get("plan_id") if plan.live_state is not None else None
+    return pg_backend(state_url, plan_key(plan_path, plan_id), str(plan_path.resolve()))
+
+
+def open_journal(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> StateStore | None:
+    """The plan's journal, or None when nothing was recorded for it yet (nothing ran)."""
+    return backend_for(plan_path, state_dir, state_url).open(create=False)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from director.commands.paths import (
     Paths,
+    backend_for,
     ignore_file,
     paths_for,
     prepare_dirs,
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
     from director.run.config import Mode, RunResult
     from director.run.events import Bus
     from director.run.gates import Prompter
-    from director.state.journal import Journal, RunKind
+    from director.state.backends import StateBackend
+    from director.state.journal import RunKind
+    from director.state.store import StateStore
     from director.targets import Target, TargetEnv
     from director.ui.render import LiveReporter
 
@@ -60,6 +63,8 @@ def run_command(
     operator: str | None = None,
     step_timeout: float = 600.0,
     max_recoveries: int = 5,
+    state_url: str | None = None,
+    wait_for_approval: float | None = None,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`)."""
     from director.ci import github_actions, in_ci
@@ -71,7 +76,7 @@ def run_command(
     from director.run.gates import operator_name
     from director.ui.render import make_console
 
-    _check_options(plan_path, step_timeout, max_recoveries, state_dir, workdir, events)
+    _check_options(plan_path, step_timeout, max_recoveries, state_dir, workdir, events, wait_for_approval)
     if mode == "run":
         require_writable_plan(plan_path)
     pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
@@ -93,13 +98,14 @@ def run_command(
     p = paths_for(plan_path, state_dir, workdir)
     created = prepare_dirs(p)
     who = operator_name(operator)
+    backend = backend_for(plan_path, state_dir, state_url, plan)
     tgt, tenv, used = _target(target, p, plan, console, plain)
 
     with ExitStack() as closing:
         bus, live = _views(console, plan, kind, interactive, plain)
         _event_sinks(bus, events, closing)
         prompter = _prompter(console, live, interactive)
-        journal = _open_journal(p, secret_name_predicate(secrets), created)
+        journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
         shell = _shell(tenv, p, interactive, secrets)
         cfg = RunConfig(
             kind=kind,
@@ -114,6 +120,7 @@ def run_command(
             target=target if used else "none",  # the target a run really used
             sets=given,
             secret_names=tuple(secrets),
+            wait_for_approval=wait_for_approval,
         )
         engine = Engine(
             plan_file=pf,
@@ -126,7 +133,8 @@ def run_command(
             workdir=p.workspace,
         )
         try:
-            with _lease(p, pf, journal, bus, kind, mode), _signals_to(engine.interrupt), _shown(live):
+            lease = _lease(backend, p, pf, journal, bus, kind, mode)
+            with lease, _signals_to(engine.interrupt), _shown(live):
                 if mode == "run":
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 ask_again = reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
@@ -148,6 +156,7 @@ def _check_options(
     state_dir: Path | None,
     workdir: Path | None,
     events: str | None,
+    wait_for_approval: float | None = None,
 ) -> None:
     """Usage errors found before anything is read or created."""
     require_plan(plan_path)
@@ -162,6 +171,8 @@ def _check_options(
         target = Path(events)
         if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
             raise UsageError(f"--events: cannot write {events}")
+    if wait_for_approval is not None and not (math.isfinite(wait_for_approval) and wait_for_approval > 0):
+        raise UsageError("--wait-for-approval TIMEOUT must be a number of seconds > 0")
 
 
 def _check_approvals(plan: Plan, approve: list[str]) -> None:
@@ -173,13 +184,15 @@ def _check_approvals(plan: Plan, approve: list[str]) -> None:
             raise UsageError(f"--approve: the plan has no section {selector!r}")
 
 
-def _open_journal(p: Paths, is_secret: Callable[[str], bool], created: list[Path]) -> Journal:
-    """The plan's journal; if it cannot be opened, what this start created is removed again."""
-    from director.state.journal import Journal
-
-    new = not p.journal.exists()
+def _open_journal(
+    backend: StateBackend, p: Paths, is_secret: Callable[[str], bool], created: list[Path]
+) -> StateStore:
+    """The plan's state store; if it cannot be opened, what this start created is removed again."""
+    new = backend.name == "sqlite" and not p.journal.exists()
     try:
-        return Journal.open(p.journal, is_secret=is_secret)
+        store = backend.open(is_secret=is_secret)
+        assert store is not None  # create=True always gives a store
+        return store
     except DirectorError:
         if new:  # a journal this start began (an empty file, its -wal/-shm) is not left half-made
             files = [p.journal.with_name(p.journal.name + end) for end in ("", "-wal", "-shm")]
@@ -274,7 +287,7 @@ def _shell(tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str]) -> 
     )
 
 
-def _torn_down(journal: Journal) -> bool:
+def _torn_down(journal: StateStore) -> bool:
     """Whether the plan's latest run is a completed teardown (what it applied is gone: ask again)."""
     latest = journal.latest_run()
     return latest is not None and latest.kind == "teardown" and latest.state == "completed"
@@ -310,19 +323,20 @@ def _resolver(
 
 
 @contextmanager
-def _lease(p: Paths, pf: PlanFile, journal: Journal, bus: Bus, kind: str, mode: str) -> Iterator[None]:
+def _lease(
+    backend: StateBackend, p: Paths, pf: PlanFile, journal: StateStore, bus: Bus, kind: str, mode: str
+) -> Iterator[None]:
     """One writer per plan while a run (not a preview or a check) executes; its holder row kept fresh.
 
     Holding the lease proves every earlier writer of this plan and state directory gone: the temp files
     they left (the pid in each name) are removed at once, those of the holder it took over included.
     """
     from director.files import remove_stale_temps, sweep_stale_temps
-    from director.state.lease import acquire
 
-    cm: Any = acquire(p.lock, journal, run_kind=kind, plan=str(pf.path)) if mode == "run" else nullcontext()
+    cm: Any = backend.acquire(journal, run_kind=kind, plan=str(pf.path)) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:
-            dead = {lease.previous.pid} if lease.previous is not None else set()
+            dead = {lease.previous_pid} if lease.previous_pid is not None else set()
             remove_stale_temps(pf.path, dead_pids=dead)
             remove_stale_temps(ignore_file(p), dead_pids=dead)  # written at start, before the lease
             sweep_stale_temps(p.state, dead_pids=dead, skip={str(p.workspace)})

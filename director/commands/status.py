@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import json
-import socket
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from director.commands.paths import load_plan, open_journal, paths_for
+from director.commands.paths import backend_for, load_plan, paths_for
 from director.errors import DirectorError, ExitCode
 
 
-def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) -> ExitCode:
+def status_command(
+    plan_path: Path, *, state_dir: Path | None, as_json: bool, state_url: str | None = None
+) -> ExitCode:
     """Print Live State, last run, lease, per-section last success and the targets' sessions."""
     from director.ui.render import make_console
     from director.ui.status import render_status
 
-    out = status_data(plan_path, state_dir)
+    out = status_data(plan_path, state_dir, state_url)
     if as_json:
         print(json.dumps(out, indent=2, ensure_ascii=False, default=_rfc3339))
     else:
@@ -35,11 +36,12 @@ def _rfc3339(value: object) -> str:
     return str(value)
 
 
-def status_data(plan_path: Path, state_dir: Path | None) -> dict[str, Any]:
+def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> dict[str, Any]:
     """Everything `status` shows, JSON-ready (the `director.status/1` document of `--json`)."""
     from director.plan.tojson import check_row_json, kv_json
 
     plan = load_plan(plan_path)
+    backend = backend_for(plan_path, state_dir, state_url, plan)
     ls = plan.live_state
     out: dict[str, Any] = {
         "schema": SCHEMA,
@@ -56,8 +58,9 @@ def status_data(plan_path: Path, state_dir: Path | None) -> dict[str, Any]:
         "sections": [],
         "lease": None,
         "sessions": [],
+        "state": backend.describe(),  # where the journal, receipts and lease live; the plan key in use
     }
-    journal = open_journal(plan_path, state_dir)
+    journal = backend.open(create=False)
     if journal is not None:
         try:
             out["last_run"] = _last_run(journal)
@@ -67,7 +70,7 @@ def status_data(plan_path: Path, state_dir: Path | None) -> dict[str, Any]:
                 out["sections"].append(
                     {"key": s.key, "title": s.title, "last_success": _time(finished)}
                 )
-            out["lease"] = _lease(journal)
+            out["lease"] = _lease(journal, backend)
         finally:
             journal.close()
     out["sessions"] = _sessions(paths_for(plan_path, state_dir, None).state)
@@ -104,9 +107,7 @@ def _time(value: object) -> str | None:
     return datetime.fromisoformat(str(value)).isoformat()
 
 
-def _lease(journal: Any) -> dict[str, Any] | None:
-    from director.exec.processes import pid_alive
-
+def _lease(journal: Any, backend: Any) -> dict[str, Any] | None:
     holder = journal.lease_holder()
     if holder is None:
         return None
@@ -117,8 +118,9 @@ def _lease(journal: Any) -> dict[str, Any] | None:
         "started_at": holder.started_at.isoformat(),
         "heartbeat_at": holder.heartbeat_at.isoformat(),
         "run_id": holder.run_id,
-        # False: its process is gone (a crash; the next apply takes over). None: another host.
-        "alive": pid_alive(holder.pid) if holder.host == socket.gethostname() else None,
+        # False: its process is gone (a crash; the next apply takes over). None: cannot tell from here
+        # (another host's, with SQLite; PostgreSQL knows from any machine).
+        "alive": backend.holder_alive(journal, holder),
     }
 
 

@@ -24,8 +24,9 @@ from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
 from director.run.gates import GateContent, Review, make_receipt, matches
-from director.state.journal import ApprovalHow, Journal
 from director.state.lifecycle import RunState
+from director.state.records import ApprovalRecord
+from director.state.store import ApprovalHow, StateStore
 
 
 def gate_content(
@@ -231,7 +232,7 @@ def _approval_text(content: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _reasked(journal: Journal | None, content: GateContent) -> tuple[str, str]:
+def _reasked(journal: StateStore | None, content: GateContent) -> tuple[str, str]:
     """Why the operator is asked again, and the approved text against this one (when it changed)."""
     if journal is None:
         return "", ""
@@ -274,7 +275,7 @@ def review(
     realized: Mapping[str, str],
     templates: Templates,
     reasons: Sequence[str] = (),
-    journal: Journal | None = None,
+    journal: StateStore | None = None,
     kv_templates: Mapping[str, str] | None = None,
     redact: Callable[[str], str] = lambda s: s,
 ) -> GateContent:
@@ -324,7 +325,7 @@ def _emit_gate(run: Run, section: Section, content: GateContent, approved: bool 
     )
 
 
-def consumed(journal: Journal, approval_id: int) -> bool:
+def consumed(journal: StateStore, approval_id: int) -> bool:
     """Whether a receipt was spent: it let its section act once, which succeeded."""
     return any(e.data.get("approval_id") == approval_id for e in journal.events(kind="approval-used"))
 
@@ -386,7 +387,9 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
             _wait(run, section, content, "declined at the prompt")
         method = "prompt"
     else:
-        _wait(run, section, content, "needs a human go")
+        receipt = _await_receipt(run, section, content)  # None unless `--wait-for-approval`
+        if receipt is None:
+            _wait(run, section, content, "needs a human go")
     if receipt is not None:
         run.gate_receipts[section.key] = receipt.id
         at = f"{receipt.at:%Y-%m-%dT%H:%M:%S}"
@@ -409,6 +412,36 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         operator=receipt.operator if receipt is not None else run.cfg.operator,
         how=how,
     )
+
+
+# -- `apply --wait-for-approval [TIMEOUT]`: the gate waits for a receipt instead of stopping ---------------
+
+
+def _await_receipt(run: Run, section: Section, content: GateContent) -> ApprovalRecord | None:
+    """Wait, `awaiting-approval`, for a new receipt for exactly this content (`director approve` from any
+    terminal or, with `--state-url`, any machine); None when the option is off or the time ran out (the
+    run then stops as it would without the option). The store waits: LISTEN/NOTIFY on PostgreSQL,
+    a read of the file every 0.25 s on SQLite."""
+    timeout = run.cfg.wait_for_approval
+    if timeout is None:
+        return None
+    known = run.journal.find_approval(section.key, content.sha256)
+    hint = f"director approve {run.pf.path} {section.key}"
+    run.journal.record_event(
+        run.run_id,
+        "gate-waiting",
+        {"section": section.key, "sha256": content.sha256, "content": content.to_json(), "wait_s": timeout},
+    )
+    limit = "" if timeout == float("inf") else f" up to {timeout:g} s"
+    why = f"{run.label(section)} waits{limit} for `{hint}`"
+    run.journal.transition(run.run_id, RunState.AWAITING_APPROVAL, why)
+    run.bus.emit("run.state", run_id=run.run_id, to=RunState.AWAITING_APPROVAL.value, reason=why)
+    _emit_gate(run, section, content, None, "waiting for a receipt")
+    receipt = run.journal.wait_for_approval(section.key, content.sha256, known.id if known else 0, timeout)
+    back = f"receipt {receipt.id} by {receipt.operator}@{receipt.host}" if receipt else "no receipt in time"
+    run.journal.transition(run.run_id, RunState.RUNNING, back)
+    run.bus.emit("run.state", run_id=run.run_id, to=RunState.RUNNING.value, reason=back)
+    return receipt
 
 
 def approval_used(run: Run, section: Section) -> None:

@@ -23,8 +23,8 @@ from director.plan.verify import CheckResult
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
-from director.state.journal import Journal
 from director.state.lifecycle import RunState
+from director.state.store import StateStore
 from director.targets.base import Target
 
 _OUTCOMES: dict[RunState, Outcome] = {
@@ -48,7 +48,7 @@ class Run:
     """An apply or teardown run: its effects (passed in) and its state (learned as it goes)."""
 
     pf: PlanFile
-    journal: Journal
+    journal: StateStore
     shell: Shell
     target: Target
     bus: Bus

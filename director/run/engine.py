@@ -24,8 +24,8 @@ from director.run.context import Run
 from director.run.events import Bus
 from director.run.gates import Prompter
 from director.run.preview import Preview
-from director.state.journal import Journal
 from director.state.lifecycle import RunState
+from director.state.store import StateStore
 from director.targets.base import Target
 
 ResolveInputs = Callable[[dict[str, str] | None], knobs.Resolution]
@@ -38,7 +38,7 @@ class Engine:
         self,
         *,
         plan_file: PlanFile,
-        journal: Journal,
+        journal: StateStore,
         shell: Shell,
         target: Target,
         bus: Bus,

@@ -6,12 +6,12 @@ import getpass
 import hashlib
 import json
 import os
-import socket
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from director.plan.model import Input
+from director.state.identity import host_name
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def operator_name(explicit: str | None) -> str:
 def make_receipt(content: GateContent, operator: str, how: str, now: datetime | None = None) -> Receipt:
     """A receipt for exactly this content."""
     at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-    return Receipt(content.section_key, content.sha256, operator, socket.gethostname(), at, how)
+    return Receipt(content.section_key, content.sha256, operator, host_name(), at, how)
 
 
 def matches(selector: str, section_key: str, slug: str, title: str) -> bool:

@@ -18,7 +18,7 @@ from director.run import approval, fingerprint, reasons, sections, session, step
 from director.run.config import RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import matches
-from director.state.journal import Journal
+from director.state.store import StateStore
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Preview:
     """One `plan`/`check` invocation: what it has observed so far."""
 
     plan: Plan
-    journal: Journal
+    journal: StateStore
     shell: Shell
     bus: Bus
     cfg: RunConfig

@@ -16,7 +16,7 @@ from typing import Any
 
 from director.plan.model import Section, SectionKind
 from director.run.fingerprint import Templates, read_values
-from director.state.journal import Journal
+from director.state.store import StateStore
 
 KIND = "section-basis"
 
@@ -49,7 +49,7 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def last_basis(journal: Journal, section_key: str) -> dict[str, Any] | None:
+def last_basis(journal: StateStore, section_key: str) -> dict[str, Any] | None:
     """The basis of the section's latest success that journaled one."""
     for ev in reversed(journal.events(kind=KIND)):
         if ev.data.get("section") == section_key:
@@ -124,7 +124,7 @@ def why_not_in_sync(
     return why
 
 
-def why_waiting(journal: Journal, run_id: int, section_key: str) -> list[str]:
+def why_waiting(journal: StateStore, run_id: int, section_key: str) -> list[str]:
     """What the run waiting at this gate said about it (for `director approve`, from another process)."""
     for ev in reversed(journal.events(run_id, kind="gate-waiting")):
         if ev.data.get("section") == section_key:

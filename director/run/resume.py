@@ -14,11 +14,11 @@ from director.run import session
 from director.run.config import RunConfig
 from director.run.context import Done, Run
 from director.run.events import Bus
-from director.state.journal import Journal
 from director.state.lifecycle import RESUMABLE, RunState, StepState
+from director.state.store import StateStore
 
 
-def _mark_dead(journal: Journal, run_id: int) -> None:
+def _mark_dead(journal: StateStore, run_id: int) -> None:
     """We hold the lease, so the process that was running this run is gone: its outcome is unknown.
 
     The steps it was running are named in a `steps-died` event first (then marked interrupted), so that
@@ -37,7 +37,7 @@ def _mark_dead(journal: Journal, run_id: int) -> None:
     journal.transition(run_id, RunState.INTERRUPTED, "the process running it died")
 
 
-def open_run(journal: Journal, bus: Bus, cfg: RunConfig) -> tuple[int | None, bool]:
+def open_run(journal: StateStore, bus: Bus, cfg: RunConfig) -> tuple[int | None, bool]:
     """(the stopped run to resume or None for a new one, whether it is recovering from a crash)."""
     kind = cfg.kind
     latest = journal.latest_run(kind)
@@ -65,13 +65,13 @@ def open_run(journal: Journal, bus: Bus, cfg: RunConfig) -> tuple[int | None, bo
     return None, False
 
 
-def previous_inputs(journal: Journal) -> dict[str, str] | None:
+def previous_inputs(journal: StateStore) -> dict[str, str] | None:
     """The most recent resolution of the inputs (a later run reuses it unless a knob is set)."""
     evs = journal.events(kind="inputs-resolved")
     return {str(k): str(v) for k, v in evs[-1].data.get("values", {}).items()} if evs else None
 
 
-def realized_values(journal: Journal) -> dict[str, str]:
+def realized_values(journal: StateStore) -> dict[str, str]:
     """The values every run so far realized, latest last."""
     out: dict[str, str] = {}
     for ev in journal.events(kind="realized"):

@@ -23,7 +23,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +32,7 @@ from typing import Any, Self
 
 from director.errors import LeaseHeld
 from director.exec.processes import pid_alive
+from director.state.identity import host_name
 from director.state.journal import Journal
 from director.state.records import LeaseHolder, utc_now
 
@@ -90,6 +90,11 @@ class Lease:
         self.previous: Holder | None = None  # the unreleased holder taken over (proven gone), if any
         self._fd: int | None = fd
         self._journal = journal
+
+    @property
+    def previous_pid(self) -> int | None:
+        """The pid of the unreleased holder taken over, if it ran on this host."""
+        return self.previous.pid if self.previous is not None and self.previous.host == host_name() else None
 
     @property
     def held(self) -> bool:
@@ -166,7 +171,7 @@ def acquire(
             who = holder.describe() if holder else "another process (holder not recorded yet)"
             raise LeaseHeld(f"plan is locked by {who} (lock {path})") from None
 
-        host = socket.gethostname()
+        host = host_name()
         me = Holder(os.getpid(), host, clock().isoformat(timespec="seconds"), run_kind)
         takeover: dict[str, Any] | None = None
         row = journal.lease_holder()

@@ -20,6 +20,9 @@ def render_status(c: Console, out: dict[str, Any]) -> None:
         c.print(f"  last run       {lr['kind']} #{lr['id']}: {lr['state']}{extra} ({lr['updated_at']})")
     else:
         c.print("  last run       none")
+    state = out.get("state") or {}
+    if state.get("backend") == "postgresql":  # the shared backend: where, and which plan key it uses
+        c.print(f"  state          {state['where']}, plan key {state['key']} ({state['key_detail']})")
     if out["lease"]:
         lease = out["lease"]
         gone = " (not running: the next apply resumes the run)" if lease.get("alive") is False else ""
