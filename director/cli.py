@@ -1,27 +1,50 @@
 """The `director` command line: typer options → one command function call each → its exit code.
 
-`error_handler` is the one place where an error becomes a message and an exit code (pre-commit's
+`director.error_handler` is the one place where an error becomes a message and an exit code (pre-commit's
 `error_handler`, copier's `_handle_exceptions`); every code is an `ExitCode` (README "Exit codes").
+The options the commands share are in `director.cli_options`.
 Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside the commands so that
 `director --help` starts about as fast as typer itself.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
-import os
 import sys
-import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from typer._click.exceptions import UsageError as ClickUsageError
 
-from director.errors import DirectorError, ExitCode
-from director.targets import DEFAULT_TARGET, TARGETS
+from director import __version__
+from director.cli_options import (
+    ApproveOpt,
+    EventsOpt,
+    JsonOpt,
+    MaxRecoveriesOpt,
+    NonInteractiveOpt,
+    OperatorOpt,
+    PlainOpt,
+    PlanArg,
+    SecretOpt,
+    SetOpt,
+    StateDirOpt,
+    StateUrlOpt,
+    StepTimeoutOpt,
+    TargetOpt,
+    WaitOpt,
+    WorkdirOpt,
+)
+from director.error_handler import error_handler
+from director.errors import ExitCode
+from director.errors import UsageError as DirectorUsageError
+from director.targets import DEFAULT_TARGET
+
+# click's UsageError (a bad option or argument), reached through typer's public `BadParameter`: typer up
+# to 0.25 re-exports click's class, typer 0.26+ its vendored copy; importing `click` or `typer._click`
+# would miss one of the two.
 
 app = typer.Typer(
     name="director",
@@ -31,43 +54,25 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
-# ------------------------------------------------------------------------------------------ errors
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"director {__version__}")
+        raise typer.Exit(int(ExitCode.OK))
 
 
-def _say_error(message: str) -> None:
-    """`error: …` on stderr; the message is never read as rich markup (it may quote block output)."""
-    from rich.console import Console
-    from rich.text import Text
-
-    err = Console(stderr=True, highlight=False)
-    err.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
-
-
-@contextmanager
-def error_handler() -> Iterator[None]:
-    """Turn whatever ends a command early into its exit code; a traceback only for a bug (exit 70)."""
-    try:
-        yield
-    except DirectorError as exc:
-        _say_error(str(exc))
-        raise SystemExit(int(exc.exit_code)) from None
-    except ClickUsageError as exc:  # a bad option or argument, found by typer
-        exc.show()
-        raise SystemExit(int(ExitCode.USAGE)) from None
-    except (KeyboardInterrupt, typer.Abort):
-        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-    except BrokenPipeError:
-        # The reader went away (`director audit --jsonl | head -1`): the output was cut short, like an
-        # interrupt. Point stdout at /dev/null so the interpreter's final flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
-    except Exception as exc:  # a bug: say so, keep the traceback for the report, never exit 1
-        traceback.print_exc()
-        _say_error(f"internal error: {type(exc).__name__}: {exc}")
-        raise SystemExit(int(ExitCode.INTERNAL)) from None
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True),
+    ] = False,
+) -> None:
+    """Run self-executing Markdown plans as durable workflows: observe before act, gates with receipts,
+    a Live State ledger written back into the plan."""
 
 
 def _command(name: str | None = None) -> Callable[[Callable[..., int]], Callable[..., NoReturn]]:
@@ -87,65 +92,6 @@ def _command(name: str | None = None) -> Callable[[Callable[..., int]], Callable
     return register
 
 
-# ----------------------------------------------------------------------------------------- options
-
-
-def _known_target(value: str) -> str:
-    """`--target` takes a name from the registry (`director.targets.TARGETS`)."""
-    if value not in TARGETS:
-        raise typer.BadParameter(f"unknown target {value!r}; choose one of: {', '.join(TARGETS)}")
-    return value
-
-
-def _target_names() -> list[str]:
-    return list(TARGETS)
-
-
-PlanArg = Annotated[Path, typer.Argument(help="The plan (a Markdown file).", show_default=False)]
-StateDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--state-dir", help="Journal, lease and local account (default: .director/<plan>/ beside the plan)."
-    ),
-]
-WorkdirOpt = Annotated[
-    Path | None, typer.Option("--workdir", help="Where blocks run (default: <state-dir>/workspace).")
-]
-TargetOpt = Annotated[
-    str,
-    typer.Option(
-        "--target",
-        help=f"Where the blocks act: {' | '.join(TARGETS)} (cloudflare: as written; local: wrangler dev).",
-        callback=_known_target,
-        autocompletion=_target_names,
-    ),
-]
-SetOpt = Annotated[
-    list[str] | None,
-    typer.Option("--set", help="Answer an input: KNOB=value (repeatable, case-insensitive)."),
-]
-ApproveOpt = Annotated[
-    list[str] | None,
-    typer.Option("--approve", help="Approve a gated section by number or slug (repeatable); 💥 needs this."),
-]
-OperatorOpt = Annotated[
-    str | None, typer.Option("--operator", help="Who is running this (default: login name).")
-]
-SecretOpt = Annotated[
-    list[str] | None,
-    typer.Option("--secret", help="Treat this variable as a secret (never stored or shown)."),
-]
-EventsOpt = Annotated[
-    str | None, typer.Option("--events", help="Write JSONL events to FILE ('-' for stdout).", metavar="FILE")
-]
-PlainOpt = Annotated[bool, typer.Option("--plain", help="Line-oriented output, no live view or colours.")]
-StepTimeoutOpt = Annotated[float, typer.Option("--step-timeout", help="Seconds a block may run.")]
-MaxRecoveriesOpt = Annotated[
-    int, typer.Option("--max-recoveries", help="Crash recoveries without progress before giving up.")
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable.")]
-
-
 # ---------------------------------------------------------------------------------------- commands
 
 
@@ -162,15 +108,45 @@ def show(
     return show_command(plan, as_json=as_json)
 
 
-@_command()
-def lint(plan: PlanArg) -> int:
-    """Check a plan for what an author would want fixed (exit 1 on findings).
+class LintFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
 
-    Example: director lint plans/workflow.cloudflare.md
+
+@_command()
+def lint(
+    plans: Annotated[list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False)],
+    fmt: Annotated[
+        LintFormat,
+        typer.Option(
+            "--format",
+            help="text (path:line: severity: code: message), json (one document), github (annotations).",
+            envvar="DIRECTOR_LINT_FORMAT",
+        ),
+    ] = LintFormat.text,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Warnings fail too (exit 1); by default only errors do.",
+            envvar="DIRECTOR_LINT_STRICT",
+        ),
+    ] = False,
+) -> int:
+    """Check plans for what an author would want fixed: exit 1 on errors (on warnings too with --strict).
+
+    Silence one finding with `<!-- director-lint: disable=CODE -->` (or `# director-lint: disable=CODE` in
+    a bash block) on the line before it; docs/lint.md lists every code and its severity.
+
+    \b
+    Examples:
+      director lint plans/*.md plans/examples/*.md
+      director lint plans/*.md --format github --strict
     """
     from director.commands.lint import lint_command
 
-    return lint_command(plan)
+    return lint_command(plans, fmt=fmt.value, strict=strict)
 
 
 @_command()
@@ -180,14 +156,20 @@ def apply(
     set_: SetOpt = None,
     approve: ApproveOpt = None,
     auto_approve: Annotated[
-        bool, typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).")
-    ] = False,
-    non_interactive: Annotated[
         bool,
-        typer.Option("--non-interactive", help="Never prompt (also when CI is set or there is no terminal)."),
+        typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).", envvar="DIRECTOR_AUTO_APPROVE"),
     ] = False,
+    non_interactive: NonInteractiveOpt = False,
     restart: Annotated[
         bool, typer.Option("--restart", help="Begin a fresh run instead of resuming.")
+    ] = False,
+    reinterview: Annotated[
+        bool,
+        typer.Option(
+            "--reinterview",
+            help="Ask the Provisioning Inputs again (the previous answers as defaults); "
+            "also done on the first apply after a teardown.",
+        ),
     ] = False,
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
@@ -197,6 +179,8 @@ def apply(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
+    wait_for_approval: WaitOpt = None,
 ) -> int:
     """Apply a plan: observe before act, stop at gates, resume where a previous run stopped.
 
@@ -217,6 +201,7 @@ def apply(
         auto_approve=auto_approve,
         non_interactive=non_interactive,
         restart=restart,
+        reinterview=reinterview,
         operator=operator,
         state_dir=state_dir,
         workdir=workdir,
@@ -225,6 +210,8 @@ def apply(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
+        wait_for_approval=wait_for_approval,
     )
 
 
@@ -234,7 +221,7 @@ def teardown(
     target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     approve: ApproveOpt = None,
-    non_interactive: Annotated[bool, typer.Option("--non-interactive", help="Never prompt.")] = False,
+    non_interactive: NonInteractiveOpt = False,
     restart: Annotated[bool, typer.Option("--restart", help="Begin a fresh teardown run.")] = False,
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
@@ -244,6 +231,8 @@ def teardown(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
+    wait_for_approval: WaitOpt = None,
 ) -> int:
     """Tear down what the plan created: observe first, 💥 approval, resumable.
 
@@ -269,6 +258,8 @@ def teardown(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
+        wait_for_approval=wait_for_approval,
     )
 
 
@@ -283,6 +274,7 @@ def plan_cmd(
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """Preview (read-only): in sync / will apply / needs approval / blocked, per section. Exit 2 if changes.
 
@@ -301,36 +293,47 @@ def plan_cmd(
         secrets=secret or [],
         events=events,
         plain=plain,
+        state_url=state_url,
     )
 
 
 @_command()
 def check(
-    plan: PlanArg,
+    plans: Annotated[list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False)],
     target: TargetOpt = DEFAULT_TARGET,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
     secret: SecretOpt = None,
     events: EventsOpt = None,
     plain: PlainOpt = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift.
+
+    Several plans are checked one after the other; the exit code is the highest of theirs.
 
     Example: director check plans/workflow.cloudflare.md --target local
     """
     from director.commands.run import run_command
 
-    return run_command(
-        kind="apply",
-        mode="check",
-        plan_path=plan,
-        target=target,
-        state_dir=state_dir,
-        workdir=workdir,
-        secrets=secret or [],
-        events=events,
-        plain=plain,
-    )
+    if len(plans) > 1 and state_dir is not None:
+        raise DirectorUsageError("--state-dir names one plan's state: check one plan at a time with it")
+    codes = [
+        run_command(
+            kind="apply",
+            mode="check",
+            plan_path=plan,
+            target=target,
+            state_dir=state_dir,
+            workdir=workdir,
+            secrets=secret or [],
+            events=events,
+            plain=plain,
+            state_url=state_url,
+        )
+        for plan in plans
+    ]
+    return max(codes)
 
 
 @_command("approve")
@@ -339,25 +342,33 @@ def approve_cmd(
     section: Annotated[str, typer.Argument(help="The gated section: number (3) or slug (teardown).")],
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Record it without asking (required without a terminal).")
+    ] = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
-    """Record an approval receipt for a gate as it stands now (shows what is approved first).
+    """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm).
 
     Example: director approve plans/workflow.cloudflare.md 3 --operator alice
     """
     from director.commands.approve import approve_command
 
-    return approve_command(plan, section, operator=operator, state_dir=state_dir)
+    return approve_command(
+        plan, section, operator=operator, state_dir=state_dir, yes=yes, state_url=state_url
+    )
 
 
 @_command()
-def status(plan: PlanArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> int:
+def status(
+    plan: PlanArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False, state_url: StateUrlOpt = None
+) -> int:
     """The plan's state at a glance: Live State, last run, frontier, gate, lease, local sessions.
 
     Example: director status plans/workflow.cloudflare.md --json
     """
     from director.commands.status import status_command
 
-    return status_command(plan, state_dir=state_dir, as_json=as_json)
+    return status_command(plan, state_dir=state_dir, as_json=as_json, state_url=state_url)
 
 
 @_command()
@@ -369,6 +380,7 @@ def diff(
     ] = False,
     state_dir: StateDirOpt = None,
     as_json: JsonOpt = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """The Live State diff against a git revision (default HEAD) or the last run. Exit 1 if different.
 
@@ -376,7 +388,9 @@ def diff(
     """
     from director.commands.diff import diff_command
 
-    return diff_command(plan, against=against, last_run=last_run, state_dir=state_dir, as_json=as_json)
+    return diff_command(
+        plan, against=against, last_run=last_run, state_dir=state_dir, as_json=as_json, state_url=state_url
+    )
 
 
 @_command()
@@ -385,6 +399,7 @@ def audit(
     state_dir: StateDirOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Everything as one JSON document.")] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One JSON record per line.")] = False,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """The history from the journal: runs, transitions, steps, approvals, inputs, target changes.
 
@@ -392,7 +407,59 @@ def audit(
     """
     from director.commands.audit import audit_command
 
-    return audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl)
+    return audit_command(plan, state_dir=state_dir, as_json=as_json, jsonl=jsonl, state_url=state_url)
+
+
+@_command()
+def unlock(
+    plan: PlanArg,
+    state_dir: StateDirOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    operator: OperatorOpt = None,
+    state_url: StateUrlOpt = None,
+) -> int:
+    """Break a lease whose holder this host cannot check (asks first; audited).
+
+    SQLite: a holder recorded by another host; a running holder is refused. PostgreSQL (--state-url):
+    a dead holder's row is cleared, a live holder's database session is ended (it stops, exit 11).
+
+    Example: director unlock plans/workflow.cloudflare.md --yes
+    """
+    from director.commands.unlock import unlock_command
+
+    return unlock_command(plan, state_dir=state_dir, yes=yes, operator=operator, state_url=state_url)
+
+
+@_command()
+def output(
+    plan: PlanArg,
+    key: Annotated[str | None, typer.Argument(help="One key of the Live State table.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="As JSON (an object, or KEY's string).")] = False,
+    raw: Annotated[bool, typer.Option("--raw", help="KEY's value alone, no newline (for scripts).")] = False,
+) -> int:
+    """The values the plan realized (its Live State key/value table), like terraform's outputs.
+
+    Example: curl "$(director output plans/workflow.cloudflare.md URL --raw)/status/1"
+    """
+    from director.commands.output import output_command
+
+    return output_command(plan, key, as_json=as_json, raw=raw)
+
+
+@_command()
+def logs(
+    plan: PlanArg,
+    section: Annotated[str | None, typer.Argument(help="Only this section: number, key or slug.")] = None,
+    run: Annotated[int | None, typer.Option("--run", help="This run (default: the latest).")] = None,
+    state_dir: StateDirOpt = None,
+) -> int:
+    """The full output of each step of a run (as the journal keeps it), colours removed.
+
+    Example: director logs plans/workflow.cloudflare.md 3
+    """
+    from director.commands.logs import logs_command
+
+    return logs_command(plan, section, run_id=run, state_dir=state_dir)
 
 
 @_command()
@@ -409,8 +476,79 @@ def init(
     return init_command(name, directory)
 
 
+state_app = typer.Typer(
+    name="state",
+    help="Move a plan's journal between SQLite and PostgreSQL; break its lease.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(state_app)
+
+
+def _state_command(name: str) -> Callable[[Callable[..., int]], Callable[..., NoReturn]]:
+    """Register a `director state NAME` command (same error handling as the top-level commands)."""
+
+    def register(fn: Callable[..., int]) -> Callable[..., NoReturn]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> NoReturn:
+            with error_handler():
+                code = fn(*args, **kwargs)
+                sys.stdout.flush()
+            raise SystemExit(int(code))
+
+        state_app.command(name)(run)
+        return run
+
+    return register
+
+
+ReplaceOpt = Annotated[
+    bool, typer.Option("--replace", help="Replace the destination's history (an SQLite one is kept aside).")
+]
+
+
+@_state_command("push")
+def state_push(
+    plan: PlanArg, state_url: StateUrlOpt = None, state_dir: StateDirOpt = None, replace: ReplaceOpt = False
+) -> int:
+    """Copy the plan's SQLite journal (beside the plan) into PostgreSQL, every id and event kept.
+
+    Example: director state push plans/workflow.cloudflare.md --state-url postgresql://director@db/director
+    """
+    from director.commands.state import transfer_command
+
+    return transfer_command(plan, "push", state_dir=state_dir, state_url=state_url, replace=replace)
+
+
+@_state_command("pull")
+def state_pull(
+    plan: PlanArg, state_url: StateUrlOpt = None, state_dir: StateDirOpt = None, replace: ReplaceOpt = False
+) -> int:
+    """Copy the plan's journal from PostgreSQL into the SQLite journal beside the plan.
+
+    Example: director state pull plans/workflow.cloudflare.md --state-url postgresql://director@db/director
+    """
+    from director.commands.state import transfer_command
+
+    return transfer_command(plan, "pull", state_dir=state_dir, state_url=state_url, replace=replace)
+
+
+def _optional_values(argv: list[str]) -> list[str]:
+    """`--wait-for-approval` takes an optional TIMEOUT (typer has no such option): alone, no limit."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg == "--wait-for-approval":
+            nxt = argv[i + 1] if i + 1 < len(argv) else ""
+            try:
+                float(nxt)
+            except ValueError:
+                out.append("inf")
+    return out
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """Console-script entry point: usage errors exit 64 (2 means drift/changes, as in terraform)."""
     with error_handler():
-        rv = app(args=argv, standalone_mode=False)
+        rv = app(args=_optional_values(sys.argv[1:] if argv is None else argv), standalone_mode=False)
     sys.exit(rv if isinstance(rv, int) else ExitCode.OK)

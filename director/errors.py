@@ -20,6 +20,7 @@ class ExitCode(enum.IntEnum):
     CRASH_LOOP = 8  # the run died repeatedly without progress
     UPSTREAM_GUARD = 9  # a teardown would destroy (or lost) a bound upstream resource
     UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
+    STATE_UNAVAILABLE = 11  # the state database (--state-url) was unreachable or lost mid-run; apply resumes
     USAGE = 64  # a bad option or argument (sysexits EX_USAGE)
     PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
     INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)
@@ -98,6 +99,23 @@ class JournalError(DirectorError):
     """The journal database is unusable (corrupt, newer schema…)."""
 
     exit_code = ExitCode.INTERNAL
+
+
+class StorageError(DirectorError):
+    """A file Director must write cannot be written (disk full, read-only file system, no permission).
+
+    Not a bug, so no traceback: the message names the path and the system's reason, and whatever the
+    failed write had begun is removed (a plan is replaced atomically or not at all).
+    """
+
+    exit_code = ExitCode.INTERNAL
+
+
+class StateUnavailable(DirectorError):
+    """The state database cannot be reached, or its connection was lost (server restart, network, an
+    unlock that broke this run's lease). Nothing is retried: the next apply resumes from the journal."""
+
+    exit_code = ExitCode.STATE_UNAVAILABLE
 
 
 class LedgerWriteError(DirectorError):

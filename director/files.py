@@ -4,8 +4,12 @@
 systems) named `.<target name>.<pid>.<random>.director-tmp`, so that its owner is known; fsyncs it,
 gives it its final mode, `os.replace`s it over the target and fsyncs the directory (the rename is
 durable only once the directory entry is). A reader sees the old file or the new one, never a torn one;
-a crash leaves at worst a temp file, which `remove_stale_temps` clears later. Nothing is written when
-the content is already there.
+a crash leaves at worst a temp file. Nothing is written when the content is already there.
+
+A temp file belongs to the process whose pid its name carries. The next run of the plan removes those of
+dead owners (`remove_stale_temps`) once it holds the plan's lease: the lease proves that no other writer
+of the plan (or of its state directory) is running, and its holder record names the process it took
+over, so a dead owner's temp goes at once, whatever its age.
 """
 
 from __future__ import annotations
@@ -15,11 +19,18 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from director.exec.processes import pid_alive
 
-__all__ = ["DEFAULT_MODE", "TEMP_SUFFIX", "fsync_dir", "remove_stale_temps", "write_atomic"]
+__all__ = [
+    "DEFAULT_MODE",
+    "TEMP_SUFFIX",
+    "fsync_dir",
+    "remove_stale_temps",
+    "sweep_stale_temps",
+    "write_atomic",
+]
 
 TEMP_SUFFIX = ".director-tmp"
 DEFAULT_MODE = 0o644  # a new file's mode unless told otherwise (an existing file keeps its own)
@@ -62,7 +73,9 @@ def write_atomic(
 
     `mode`: the file's permission bits; by default an existing file keeps its own and a new one gets
     0644. Through a symlink, the file it points to is replaced and the link stays. The directory must
-    exist.
+    exist. `before_replace` runs once the temp file is durable, right before the rename; if it raises,
+    nothing is replaced and the temp file is removed (a last check, such as "the target is still
+    writable").
     """
     target = os.path.realpath(path)
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
@@ -85,9 +98,9 @@ def write_atomic(
             # chmod before the rename: the file never appears with mkstemp's 0600.
             os.fchmod(fh.fileno(), final_mode)
             os.fsync(fh.fileno())
-        hook = before_replace or _before_replace
-        if hook is not None:
-            hook()
+        for hook in (before_replace, _before_replace):
+            if hook is not None:
+                hook()
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -97,18 +110,28 @@ def write_atomic(
     return True
 
 
-def _owner_alive(name: str, prefix: str) -> bool:
-    """Whether the pid in a temp file's name (`<prefix><pid>.<random><suffix>`) runs on this host."""
+def _owner(name: str, prefix: str) -> int | None:
+    """The pid in a temp file's name (`<prefix><pid>.<random><suffix>`); None in an older Director's name."""
     pid = name[len(prefix) :].split(".", 1)[0]
-    # An older Director's name has no pid: the age guard alone decides.
-    return pid.isdigit() and pid_alive(int(pid))
+    return int(pid) if pid.isdigit() else None
 
 
-def remove_stale_temps(path: str | os.PathLike[str], *, older_than_s: float = 60.0) -> int:
-    """Delete the temp files killed writers left beside `path`; returns how many.
+def _stale(full: str, owner: int | None, dead_pids: Collection[int], now: float, older_than_s: float) -> bool:
+    if owner is not None:
+        # A pid the lease proved dead (even if reused since), or one that no longer runs here.
+        return owner in dead_pids or not pid_alive(owner)
+    return now - os.stat(full).st_mtime > older_than_s  # no owner in the name: the age guard alone
 
-    Stale: older than a write can take *and* not owned by a live process here (the pid in its name),
-    so that a live writer's file is never taken from under it, however slow its disk.
+
+def remove_stale_temps(
+    path: str | os.PathLike[str], *, dead_pids: Collection[int] = (), older_than_s: float = 60.0
+) -> int:
+    """Delete the temp files dead writers left beside `path`; returns how many.
+
+    Call it only while holding the lease of the plan `path` belongs to, so that no other writer of it
+    runs: a temp whose owner (the pid in its name) is in `dead_pids` or no longer runs here is removed,
+    whatever its age; a live owner's (another plan's writer, with its own lease) is never taken from it.
+    A name without a pid (an older Director's) goes once older than `older_than_s`.
     """
     target = os.path.realpath(path)
     directory = os.path.dirname(target) or "."
@@ -120,7 +143,34 @@ def remove_stale_temps(path: str | os.PathLike[str], *, older_than_s: float = 60
             continue
         full = os.path.join(directory, name)
         with contextlib.suppress(FileNotFoundError):
-            if now - os.stat(full).st_mtime > older_than_s and not _owner_alive(name, prefix):
+            if _stale(full, _owner(name, prefix), dead_pids, now, older_than_s):
                 os.unlink(full)
                 removed += 1
+    return removed
+
+
+def sweep_stale_temps(
+    directory: str | os.PathLike[str],
+    *,
+    dead_pids: Collection[int] = (),
+    skip: Collection[str] = (),
+    older_than_s: float = 60.0,
+) -> int:
+    """`remove_stale_temps` for every file under `directory` (a plan's state directory, under its lease),
+    not descending into the directories named in `skip`; returns how many were removed."""
+    now = time.time()
+    removed = 0
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if os.path.join(root, d) not in skip]
+        for name in files:
+            if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                continue
+            # `.<target name>.<pid>.<random>.director-tmp`: the pid is the second field from the end.
+            parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
+            owner = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+            full = os.path.join(root, name)
+            with contextlib.suppress(FileNotFoundError):
+                if _stale(full, owner, dead_pids, now, older_than_s):
+                    os.unlink(full)
+                    removed += 1
     return removed

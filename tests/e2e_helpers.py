@@ -7,7 +7,6 @@ directly. Director's own word is used only where the test is *about* Director (e
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import socket
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.jsonschemas import validated
 from tests.plainbash import kill_processes_under
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -240,7 +240,7 @@ class Director:
     def audit(self) -> dict[str, Any]:
         r = self.run("audit", self.plan.name, "--state-dir", str(self.state), "--json", timeout=60)
         assert r.rc == 0, r.out[-3000:]
-        data: dict[str, Any] = json.loads(r.out)
+        data: dict[str, Any] = validated(r.out)
         return data
 
     def last_run_steps(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:

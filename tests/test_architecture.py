@@ -16,6 +16,7 @@ import director
 PACKAGE = Path(director.__file__).parent
 LAYERS = {
     "errors": 0,
+    "schemas": 0,  # JSON Schemas of every output: data
     "plan": 1,
     "files": 2,
     "state": 2,
@@ -24,8 +25,11 @@ LAYERS = {
     "targets": 2,
     "run": 3,
     "ui": 4,
+    "ci": 4,  # what a CI run sees: annotations and the job summary
     "commands": 5,
     "cli": 6,
+    "cli_options": 6,  # the options the commands share
+    "error_handler": 6,  # the one place an error becomes a message and an exit code
     "__main__": 6,
 }
 

@@ -14,6 +14,7 @@ from director.errors import UsageError
 from director.ledger.diff import SCHEMA, live_state_diff, text_at_revision
 from director.ledger.splice import LedgerUpdate, apply_update
 from director.plan.parse import parse
+from tests.jsonschemas import check
 
 TESTS = Path(__file__).resolve().parent
 SEED = TESTS.parent / "plans" / "workflow.cloudflare.md"
@@ -34,6 +35,7 @@ def test_diff_of_a_full_apply_matches_golden_json() -> None:
         golden.write_text(json.dumps(got, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     assert got == json.loads(golden.read_text(encoding="utf-8"))
     assert got["schema"] == SCHEMA == "director.diff/1"
+    check(got)
     assert {"op": "changed", "path": "status", "old": "not-created", "new": "live"} in got["yaml"]
     assert {"op": "changed", "path": "resolved_inputs.trigger", "old": "cli", "new": "http"} in got["yaml"]
     assert {"op": "added", "path": "resolved_inputs.resolved_by", "old": None, "new": "alice"} in got["yaml"]

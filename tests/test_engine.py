@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from director.plan.parse import parse_file
+from tests.jsonschemas import validated, validated_lines
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
@@ -130,7 +130,7 @@ def test_gate_stops_non_interactive_run_then_approve_command_lets_it_pass(tmp_pa
     assert r.returncode == 4, r.stdout + r.stderr
     assert f"director approve {plan} 2" in r.stdout
     assert acts(out) == ["s1"], "nothing of the gated section ran"
-    a = director("approve", str(plan), "2", "--operator", "alice", cwd=tmp_path, out=out)
+    a = director("approve", str(plan), "2", "--yes", "--operator", "alice", cwd=tmp_path, out=out)
     assert a.returncode == 0, a.stdout + a.stderr
     assert 'echo "s2" >> "$OUT/acts"' in a.stdout  # it shows what is approved
     r = director("apply", str(plan), cwd=tmp_path, out=out)
@@ -144,7 +144,7 @@ def test_gate_stops_non_interactive_run_then_approve_command_lets_it_pass(tmp_pa
 def test_plan_edited_after_approval_asks_again(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 4
-    assert director("approve", str(plan), "2", cwd=tmp_path, out=out).returncode == 0
+    assert director("approve", str(plan), "2", "--yes", cwd=tmp_path, out=out).returncode == 0
     plan.write_text(plan.read_text().replace('touch "$OUT/s2"', 'touch "$OUT/s2"; echo changed'))
     r = director("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 4, r.stdout + r.stderr
@@ -220,8 +220,8 @@ def test_status_audit_and_json(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     director("apply", str(plan), cwd=tmp_path, out=out)
     s = director("status", str(plan), "--json", cwd=tmp_path, out=out)
-    data = json.loads(s.stdout)
+    data = validated(s.stdout)
     assert data["last_run"]["state"] == "awaiting-approval" and data["last_run"]["waiting_on"] == "2"
     a = director("audit", str(plan), "--jsonl", cwd=tmp_path, out=out)
-    kinds = {json.loads(line)["record"] for line in a.stdout.splitlines()}
+    kinds = {rec["record"] for rec in validated_lines(a.stdout)}
     assert {"run", "transition", "step", "event"} <= kinds

@@ -6,7 +6,6 @@ sync, where it stopped for a gate, who approved what, and how it ended.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.jsonschemas import validated_lines
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
@@ -29,7 +29,7 @@ def out(tmp_path: Path) -> Path:
 
 
 def read_jsonl(text: str) -> list[dict[str, Any]]:
-    events = [json.loads(line) for line in text.splitlines() if line.strip()]
+    events = validated_lines(text, "event")
     assert all(isinstance(e, dict) for e in events)
     return events
 
@@ -102,7 +102,7 @@ def test_a_gate_stop_an_approval_and_a_resume_can_be_told_from_the_events_alone(
     stream = tmp_path / "events.jsonl"
     r = director("apply", str(plan), "--events", str(stream), cwd=tmp_path, out=out)
     assert r.returncode == 4, r.stdout + r.stderr
-    a = director("approve", str(plan), "2", "--operator", "alice", cwd=tmp_path, out=out)
+    a = director("approve", str(plan), "2", "--yes", "--operator", "alice", cwd=tmp_path, out=out)
     assert a.returncode == 0, a.stdout + a.stderr
     r = director("apply", str(plan), "--events", str(stream), cwd=tmp_path, out=out)  # appended
     assert r.returncode == 0, r.stdout + r.stderr
@@ -143,7 +143,7 @@ def test_events_to_stdout_are_pure_jsonl_and_the_view_goes_to_stderr(tmp_path: P
     assert types.count("section.start") == types.count("section.verdict") == 4
     assert [e["to"] for e in events if e["type"] == "run.state"] == ["running", "completed"]
     outputs = "".join(e["text"] for e in events if e["type"] == "step.output")
-    assert "\x1b[32mgreen" in outputs, "step.output carries the block's bytes as written"
+    assert "green\n" in outputs and "\x1b" not in outputs, "step.output carries the text without its colours"
     assert "director: starting apply run 1" in r.stderr and "│ green" in r.stderr
     assert "\x1b" not in r.stderr
 
@@ -185,7 +185,7 @@ def test_a_run_ends_with_a_run_end_event_carrying_the_exit_code(tmp_path: Path, 
 def test_the_approval_event_names_who_approved(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 4
-    assert director("approve", str(plan), "2", "--operator", "alice", cwd=tmp_path, out=out).returncode == 0
+    assert director("approve", str(plan), "2", "--yes", "--operator", "alice", cwd=tmp_path, out=out).returncode == 0
     r = director("apply", str(plan), "--operator", "bob", "--events", "-", cwd=tmp_path, out=out)
     assert r.returncode == 0
     [approval] = [e for e in read_jsonl(r.stdout) if e["type"] == "approval"]

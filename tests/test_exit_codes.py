@@ -69,7 +69,7 @@ def _findings_and_differences(tmp: Path, out: Path) -> list[Result]:
     assert run_director("apply", str(plan), cwd=tmp, out=out).returncode == 0
     return [
         run_director("diff", str(plan), "--last-run", cwd=tmp, out=out),  # differences
-        run_director("lint", str(SEED), cwd=tmp, out=out),  # findings
+        run_director("lint", "--strict", str(SEED), cwd=tmp, out=out),  # findings (warnings, --strict)
     ]
 
 
@@ -112,7 +112,7 @@ def _prerequisites(tmp: Path, out: Path) -> list[Result]:
 
 
 def _ledger_conflict(tmp: Path, out: Path) -> list[Result]:
-    edit = 'sed -i "s/# comment kept/# edited by a block/" "$PLAN_FILE"'
+    edit = 'sed -i "s/value (filled on apply)/value (edited by a block)/" "$PLAN_FILE"'
     plan = write_plan(tmp, CounterPlan([Step(extra=edit)]))
     return [run_director("apply", str(plan), cwd=tmp, out=out, env={"PLAN_FILE": str(plan)})]
 
@@ -175,6 +175,13 @@ def _internal(tmp: Path, out: Path) -> list[Result]:
     return [run_director(cmd, str(plan), cwd=tmp, out=out) for cmd in ("status", "apply", "audit")]
 
 
+def _state_unavailable(tmp: Path, out: Path) -> list[Result]:
+    # nothing listens on port 1: the state database cannot be reached (a lost one mid-run: tests/test_pg_machines.py)
+    plan = write_plan(tmp, CounterPlan([Step()]))
+    url = "postgresql://director@127.0.0.1:1/director"
+    return [run_director(cmd, str(plan), "--state-url", url, cwd=tmp, out=out) for cmd in ("apply", "status")]
+
+
 def _interrupted(tmp: Path, out: Path) -> list[Result]:
     plan = write_plan(tmp, CounterPlan([Step(extra="sleep 60")]))
     p = _until_acting(["apply", str(plan)], tmp, out, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -215,6 +222,7 @@ SCENARIOS: dict[ExitCode, Callable[[Path, Path], list[Result]]] = {
     ExitCode.USAGE: _usage,
     ExitCode.PLAN_ERROR: _plan_error,
     ExitCode.INTERNAL: _internal,
+    ExitCode.STATE_UNAVAILABLE: _state_unavailable,
     ExitCode.INTERRUPTED: _interrupted,
 }
 SLOW = {ExitCode.LEASE_HELD, ExitCode.CRASH_LOOP}  # a 30 s block held open; several SIGKILLed runs

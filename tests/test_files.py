@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from director.files import remove_stale_temps, write_atomic
+from director.files import remove_stale_temps, sweep_stale_temps, write_atomic
 
 
 def _temps(directory: Path) -> list[Path]:
@@ -68,19 +68,50 @@ def test_a_failure_before_replace_leaves_the_old_file_and_no_temp(tmp_path: Path
     assert name.startswith(f".p.md.{os.getpid()}.")
 
 
-def test_stale_temps_are_old_and_not_owned_by_a_live_process(tmp_path: Path) -> None:
+def test_stale_temps_are_those_of_dead_owners_whatever_their_age(tmp_path: Path) -> None:
     path = tmp_path / "p.md"
     path.write_text("x")
     dead = subprocess.Popen(["true"])
     dead.wait()
-    old_dead = tmp_path / f".p.md.{dead.pid}.abc.director-tmp"
+    fresh_dead = tmp_path / f".p.md.{dead.pid}.def.director-tmp"  # just written by a killed writer
     old_live = tmp_path / f".p.md.{os.getpid()}.abc.director-tmp"  # a slow writer: never taken from it
-    old_nopid = tmp_path / ".p.md.abc123.director-tmp"  # an older Director's name
-    fresh = tmp_path / f".p.md.{dead.pid}.def.director-tmp"
-    other = tmp_path / f".q.md.{dead.pid}.abc.director-tmp"
-    for p in (old_dead, old_live, old_nopid, fresh, other):
+    old_nopid = tmp_path / ".p.md.abc123.director-tmp"  # an older Director's name: the age guard
+    new_nopid = tmp_path / ".p.md.def456.director-tmp"
+    other = tmp_path / f".q.md.{dead.pid}.abc.director-tmp"  # another plan's: its own lease decides
+    for p in (fresh_dead, old_live, old_nopid, new_nopid, other):
         p.write_text("partial")
-        if p is not fresh:
+        if p in (old_live, old_nopid):
             os.utime(p, (1, 1))
     assert remove_stale_temps(path) == 2
-    assert sorted(p.name for p in _temps(tmp_path)) == sorted(p.name for p in (old_live, fresh, other))
+    assert sorted(p.name for p in _temps(tmp_path)) == sorted(p.name for p in (old_live, new_nopid, other))
+
+
+def test_a_pid_the_lease_proved_dead_is_stale_even_if_reused(tmp_path: Path) -> None:
+    path = tmp_path / "p.md"
+    path.write_text("x")
+    reused = tmp_path / f".p.md.{os.getpid()}.abc.director-tmp"  # that pid runs again, as something else
+    reused.write_text("partial")
+    assert remove_stale_temps(path) == 0
+    assert remove_stale_temps(path, dead_pids={os.getpid()}) == 1 and not reused.exists()
+
+
+def test_sweep_removes_dead_owners_temps_under_a_state_directory_but_not_in_skipped_ones(
+    tmp_path: Path,
+) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / "local" / "acct").mkdir(parents=True)
+    (tmp_path / "workspace").mkdir()
+    gone = [
+        tmp_path / f".records.json.{dead.pid}.x1.director-tmp",
+        tmp_path / "local" / "acct" / f".a.b.{dead.pid}.x2.director-tmp",
+    ]
+    kept = [
+        tmp_path / f".records.json.{os.getpid()}.x3.director-tmp",
+        tmp_path / "workspace" / f".app.yaml.{dead.pid}.x4.director-tmp",
+        tmp_path / "records.json",
+    ]
+    for p in gone + kept:
+        p.write_text("partial")
+    assert sweep_stale_temps(tmp_path, skip={str(tmp_path / "workspace")}) == 2
+    assert [p.exists() for p in gone + kept] == [False, False, True, True, True]

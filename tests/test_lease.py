@@ -114,7 +114,7 @@ def test_unreleased_holder_on_another_host_needs_force(paths: tuple[Path, Path])
     db, lock = paths
     with Journal.open(db) as j:
         j.set_lease_holder(4242, "elsewhere", "apply", datetime(2025, 1, 1, tzinfo=UTC))
-        with pytest.raises(LeaseHeld, match=r"pid 4242 on host elsewhere.*--force"):
+        with pytest.raises(LeaseHeld, match=r"pid 4242 on host elsewhere.*`director unlock PLAN`"):
             acquire(lock, j, run_kind="apply")
         with acquire(lock, j, run_kind="apply", force=True):
             pass

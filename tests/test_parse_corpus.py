@@ -51,7 +51,6 @@ BAD = {
     "resolved-inputs-yaml": (8, "resolved_inputs YAML does not parse"),
     "retry-bad-count": (5, "bad retries"),
     "retry-bad-duration": (5, "bad delay"),
-    "retry-unknown-key": (5, "unknown retry policy key 'jitter'"),
     "template-no-target": (5, "names no file"),
     "two-titles": (5, "a second `#` title"),
     "unclosed-fence": (5, "unclosed ``` fence"),

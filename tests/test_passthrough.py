@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from tests.jsonschemas import validated
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"
 PLAN_NAME = SEED.name
@@ -342,7 +344,8 @@ def assert_token_nowhere(project: Path, outputs: list[str], env: dict[str, str])
     audit = director(project, env, "audit", PLAN_NAME, "--json")
     status = director(project, env, "status", PLAN_NAME, "--json")
     assert audit.returncode == 0 and status.returncode == 0, audit.stderr + status.stderr
-    json.loads(audit.stdout)
+    validated(audit.stdout)
+    validated(status.stdout)
     shown = [*outputs, audit.stdout, audit.stderr, status.stdout, status.stderr]
     assert not [i for i, text in enumerate(shown) if TOKEN in text]
     journal = project / ".director" / PLAN_NAME / "journal.sqlite3"

@@ -248,13 +248,11 @@ def test_sigkill_at_random_moments_leaves_old_or_new_text(plan_path: Path, tmp_p
     assert len(seen) >= 2, "the loop never got a save through; the kills tested nothing"
 
 
-def test_load_removes_only_stale_temp_files(plan_path: Path) -> None:
+def test_load_leaves_temp_files_to_the_lease_holder(plan_path: Path) -> None:
+    # Loading is not holding the lease (`plan`, `check` and `show` load too): a temp file may be a live
+    # writer's. The run that holds the lease removes those of dead owners (tests/test_bad_input.py).
     stale = plan_path.parent / f".{plan_path.name}.abc123.director-tmp"
-    fresh = plan_path.parent / f".{plan_path.name}.def456.director-tmp"
-    other = plan_path.parent / ".other.md.abc123.director-tmp"
-    for p in (stale, fresh, other):
-        p.write_text("partial")
+    stale.write_text("partial")
     os.utime(stale, (1, 1))
-    os.utime(other, (1, 1))
     PlanFile.load(plan_path)
-    assert not stale.exists() and fresh.exists() and other.exists()
+    assert stale.exists()

@@ -22,6 +22,7 @@ import pyte
 import pytest
 
 from director.plan.parse import parse_file
+from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
@@ -132,13 +133,13 @@ def term(tmp_path: Path, out: Path) -> Iterator[Callable[..., Term]]:
 def status(plan: Path, out: Path) -> dict[str, object]:
     r = director("status", str(plan), "--json", cwd=plan.parent, out=out)
     assert r.returncode == 0, r.stderr
-    return dict(json.loads(r.stdout))
+    return dict(validated(r.stdout))
 
 
 def audit(plan: Path, out: Path) -> dict[str, list[dict[str, object]]]:
     r = director("audit", str(plan), "--json", cwd=plan.parent, out=out)
     assert r.returncode == 0, r.stderr
-    return dict(json.loads(r.stdout))
+    return dict(validated(r.stdout))
 
 
 def row(screen: str, label: str) -> str:
@@ -222,7 +223,7 @@ def test_gate_shows_title_reason_and_exact_commands_and_go_proceeds(
     assert acts(out) == ["s1", "s2", "s3"]
     final = t.text()
     assert "(anything else declines: the run stops here): go" in final, "the answer stays in the scrollback"
-    assert final.index("🔴 GATE · §2 Step 2") < final.index("director apply run 1") < final.index("apply run 1\n")
+    assert final.index("🔴 GATE · §2 Step 2") < final.rindex("director apply run 1") < final.index("4 applied")
     assert "✓ applied" in row(final, "§2")
     approvals = audit(plan, out)["approvals"]
     assert [(a["section_key"], a["operator"], a["how"]) for a in approvals] == [("2", "alice", "prompt")]
@@ -263,17 +264,17 @@ def test_teardown_gate_shows_what_exists_and_the_board_shows_only_what_a_teardow
     plan = write_plan(tmp_path, CounterPlan([Step(), Step()]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     t = term("teardown", str(plan))
-    screen = t.wait("Type go to run these commands")
+    screen = t.wait("Type chain-a to run these commands")
     assert "💥 DESTRUCTIVE · teardown Teardown (observe-first, resumable)" in screen
     assert "what the ledger says exists" in screen and "`value-1-a`" in screen
     assert 'rm -f "$OUT"/s[0-9]*' in screen
     assert acts(out, "teardown-acts") == []
-    t.send("go")
+    t.send("chain-a")
     assert t.finish() == 0, t.text()
     assert acts(out, "teardown-acts") == ["td"]
-    board = t.text().split("(anything else declines: the run stops here): go\n", 1)[1].split("teardown run 2\n")[0]
+    board = t.text().split("(anything else declines: the run stops here): chain-a\n", 1)[1]
     assert "director teardown run 2" in board and "· completed" in board
-    assert "✓ applied" in row(board, "§0") and "torn down" in row(board, "teardown")
+    assert "✓ in sync" in row(board, "§0") and "torn down" in row(board, "teardown")
     assert "§1 " not in board, "the numbered steps do not run in a teardown: not on its board"
 
 
@@ -309,12 +310,14 @@ def test_live_view_shows_states_a_growing_elapsed_time_the_output_tail_and_the_s
     final = t.text()
     assert "· completed" in final
     assert "✓ applied" in row(final, "§1") and "✓ verified" in row(final, "§3")
-    summary = final[final.index("apply run 1\n"):]
-    lines = {m.group(1): m for m in re.finditer(r"│ (§\d) [^│]*│ (✓ \w+(?: \w+)?)\s*│[^│]*│\s*(\d+\.\d)s │", summary)}
-    assert set(lines) == {"§0", "§1", "§2", "§3"}, summary
+    # the final board is the summary: each section once, with its outcome and time; then only the counts
+    assert final.count("§1 Step 1") == 1, final
+    pattern = r"^(§\d) +(?:Variables|Step \d|Acceptance) +(✓ \w+(?: \w+)?) +(\d+\.\d)s"
+    lines = {m.group(1): m for m in re.finditer(pattern, final, re.M)}
+    assert set(lines) == {"§0", "§1", "§2", "§3"}, final
     assert lines["§1"].group(2) == "✓ applied" and float(lines["§1"].group(3)) >= e1 + 1.0
     assert lines["§2"].group(2) == "✓ applied" and lines["§3"].group(2) == "✓ verified"
-    assert "3 applied · 1 verified" in summary
+    assert "3 applied · 1 verified" in final
     assert "apply completed" in final
 
 
@@ -387,3 +390,126 @@ def test_no_process_is_left_behind(tmp_path: Path, out: Path, term: Callable[...
     else:
         os.kill(pid, signal.SIGKILL)
         pytest.fail("the block outlived Director")
+
+
+# ---------------------------------------------------------------------------------------------- issue 13
+
+
+def template_plan(tmp: Path) -> Path:
+    """The counter plan whose gated §2 also writes a file template (`$OUT/chain.jsonc`) and realizes LEVEL."""
+    text = CounterPlan([Step(), Step(marker=GATE), Step()]).text()
+    text = text.replace('export NAME="chain-${MODE}"\n', 'export NAME="chain-${MODE}"\nexport LEVEL="1"\n')
+    text = text.replace(f"## 2. Step 2  {GATE}\n", f"## 2. Step 2 — `$OUT/chain.jsonc`  {GATE}\n\n"
+                        "```jsonc\n{\n  \"name\": \"chain-a\",   // = ${NAME}\n  \"level\": 1          // = ${LEVEL}\n}\n```\n")
+    text = text.replace("> → Live State: V2\n", "> → Live State: V2, LEVEL\n")
+    text = text.replace("| NAME  | `chain-${MODE}` (the chain) |\n",
+                        "| NAME  | `chain-${MODE}` (the chain) |\n| LEVEL | `${LEVEL}` |\n")
+    path = tmp / "templated.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_gate_shows_the_template_diff_the_ledger_changes_and_a_re_asked_approval_shows_why(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = template_plan(tmp_path)
+    assert director("apply", str(plan), "--auto-approve", cwd=tmp_path, out=out).returncode == 0
+    assert '"level": 1' in (out / "chain.jsonc").read_text()
+    plan.write_text(plan.read_text().replace('export LEVEL="1"', 'export LEVEL="2"'))  # the template's value moves
+    t = term("apply", str(plan), "--operator", "bob")
+    screen = t.wait("Type go to run these commands")
+    seen = t.seen()
+    assert "🔴 GATE · §2 Step 2" in seen
+    # why it acts now: what changed since it last succeeded
+    assert "why it acts now (not in sync):" in seen and "the regenerated chain.jsonc changed" in seen
+    assert "chain.jsonc on disk differs from its regenerated template" in seen
+    # the re-asked approval says why and shows the approved text against this one
+    assert re.search(r"asked again: the approval by \S+@\S+ at .* \(auto\) was for other content", seen)
+    assert '-  "level": 1' in seen and '+  "level": 2' in seen
+    # the file as a diff against the disk, the ledger keys it changes
+    assert f"file {out}/chain.jsonc will be written (against what is on disk):" in seen
+    assert f"{out}/chain.jsonc (on disk)" in seen and f"{out}/chain.jsonc (regenerated)" in seen
+    assert "Live State changes:" in seen and "~ LEVEL: `1` → `2`" in seen
+    # the commands with their variables expanded
+    assert "with its variables expanded:" in seen and f'touch "{out}/s2"' in seen
+    # the board stays above the panel while the gate is open
+    assert "✓ applied" in row(seen[: seen.index("🔴 GATE · §2")], "§1") or "✓ in sync" in row(
+        seen[: seen.index("🔴 GATE · §2")], "§1")
+    assert "⏸ awaiting approval" in row(seen[: seen.index("🔴 GATE · §2")], "§2")
+    del screen
+    t.send("go")
+    assert t.finish() == 0, t.text()
+    assert '"level": 2' in (out / "chain.jsonc").read_text()
+    assert "  LEVEL = 2" in t.seen(), "the realized values end the run"
+
+
+def test_the_human_wait_at_a_gate_is_not_the_sections_time(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
+    ev = tmp_path / "ev.jsonl"
+    t = term("apply", str(plan), "--set", "mode=a", "--events", str(ev))
+    t.wait("Type go to run these commands")
+    time.sleep(2.5)
+    t.send("go")
+    assert t.finish() == 0, t.text()
+    verdict = next(json.loads(ln) for ln in ev.read_text().splitlines()
+                   if '"section.verdict"' in ln and '"section": "2"' in ln)
+    assert verdict["duration_s"] < 1.5, verdict
+    m = re.search(r"^§2 +Step 2 +✓ applied +(\d+\.\d)s", t.text(), re.M)
+    assert m and float(m.group(1)) < 1.5, t.text()
+
+
+def test_a_destructive_gate_asks_for_the_resources_name_not_go(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step()]))
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    t = term("teardown", str(plan))
+    screen = t.wait("Type chain-a to run these commands")
+    assert "to approve, type chain-a (the name of what it destroys)" in t.seen()
+    assert "resources named:" in t.seen() and "NAME chain-a" in t.seen()
+    del screen
+    t.send("go")
+    assert t.finish() == 4, t.text()
+    assert acts(out, "teardown-acts") == [], "go is not enough for 💥"
+    t = term("teardown", str(plan))
+    t.wait("Type chain-a to run these commands")
+    t.send("chain-a")
+    assert t.finish() == 0, t.text()
+    assert acts(out, "teardown-acts") == ["td"]
+
+
+def test_inputs_are_asked_again_after_a_teardown_and_with_reinterview(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step()]))
+    t = term("apply", str(plan))
+    t.wait("choose [a/b] (a):")
+    t.send("b")
+    assert t.finish() == 0, t.text()
+    t = term("apply", str(plan))
+    assert t.finish() == 0 and "choose [a/b]" not in t.seen(), "the answers stand between applies"
+    t = term("apply", str(plan), "--reinterview")
+    t.wait("choose [a/b] (b):")  # asked again, the previous answer as the default
+    t.send("")
+    assert t.finish() == 0, t.text()
+    assert director("teardown", str(plan), "--approve", "teardown", cwd=tmp_path, out=out).returncode == 0
+    t = term("apply", str(plan))
+    t.wait("choose [a/b] (b):")  # after a teardown: asked again
+    t.send("a")
+    assert t.finish() == 0, t.text()
+    assert acts(out) == ["s1", "s1"], "applied again after the teardown, with the new answer"
+
+
+def test_approve_at_a_terminal_shows_the_gate_and_asks_before_recording(
+        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 4
+    t = term("approve", str(plan), "2", "--operator", "carol")
+    t.wait("Type go to record this approval as carol")
+    assert "🔴 GATE · §2 Step 2" in t.seen() and "why it acts now (not in sync):" in t.seen()
+    t.send("no")
+    assert t.finish() == 4 and "not approved: no receipt recorded" in t.seen()
+    assert audit(plan, out)["approvals"] == []
+    t = term("approve", str(plan), "2", "--operator", "carol")
+    t.wait("Type go to record this approval as carol")
+    t.send("go")
+    assert t.finish() == 0, t.text()
+    assert [a["operator"] for a in audit(plan, out)["approvals"]] == ["carol"]

@@ -27,8 +27,8 @@ from director.ui.render import (
     PlainReporter,
     clean,
     make_console,
-    summary_table,
 )
+from director.ui.summary import summary_table
 from tests.planmaker import CounterPlan, Step, director, write_plan
 
 ANSI_BLOCK = (
@@ -211,7 +211,7 @@ def test_a_failed_blocks_output_stays_on_the_final_board() -> None:
     rep.stop()
     lines = board(rep)
     assert "✗ failed" in line_of(lines, "§1") and "· failed" in lines[0]
-    assert any("§1 act · plan line 5 · done" in ln for ln in lines)
+    assert any("§1 act · plan line 5 · exit 7" in ln for ln in lines)
     assert any("│ error: quota exceeded" in ln for ln in lines)
 
 
@@ -297,12 +297,14 @@ def test_prompter_asks_until_a_listed_option_and_only_go_approves(monkeypatch: p
     p = TerminalPrompter(c)
     calls: list[str] = []
     p.pause, p.resume = (lambda: calls.append("pause")), (lambda: calls.append("resume"))
+    p.hold = lambda: calls.append("hold")
     inp = Input(1, "Trigger?", ("http", "cli"), "cli", "TRIGGER", "§3 gate", 0)
     assert p.ask_input(inp) == "http", "case-insensitive, recorded as the plan spells it"
     assert "Please select one of the available options" in buf.getvalue()
     assert p.ask_input(inp) == "cli", "Enter takes the default"
     assert [p.ask_go(content()), p.ask_go(content()), p.ask_go(content())] == [False, True, True]
-    assert calls == ["pause", "resume"] * 5
+    # the interview erases the board; a gate holds it (the panel goes below the board as it stands)
+    assert calls == ["pause", "resume"] * 2 + ["hold", "resume"] * 3
 
 
 def test_prompter_end_of_input_declines_a_gate_and_cancels_the_interview(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -358,10 +360,15 @@ def test_summary_table_counts_outcomes_and_prints_details_literally() -> None:
                   title="apply run 4")
     text = buf.getvalue()
     assert "\x1b" not in text
-    assert re.search(r"│ §2 Ship \[x\]\s+│ ✗ failed\s+│ exit 1: \[/\] boom\s+│\s+1\.2s │", text), text
-    assert re.search(r"│ teardown Teardown\s+│ ⏸ awaiting approval", text)
+    assert not re.search(r"[┏┃━┡└┘┌─│]", text), "no box on a plain console"
+    assert all(ln == ln.rstrip() for ln in text.splitlines()), "no trailing spaces"
+    assert re.search(r"^  §2 Ship \[x\]\s+✗ failed\s+1\.2s  exit 1: \[/\] boom$", text, re.M), text
+    assert re.search(r"^  teardown Teardown\s+⏸ awaiting approval\s+0\.0s  needs a human go$", text, re.M)
     assert "1 applied · 1 in sync · 1 failed · 1 awaiting approval · 1.5s" in text
     assert text.startswith("apply run 4")
+    rec = Console(file=io.StringIO(), width=100, force_terminal=True, record=True)
+    summary_table(rec, [Report("1", "Deploy", "applied", "", 0.2)], title="apply run 4", live=True)
+    assert rec.export_text().strip() == "1 applied · 0.2s", "after the live board: only the caption"
 
 
 def test_make_console_is_plain_without_a_terminal() -> None:
@@ -410,8 +417,8 @@ def test_the_completed_message_names_sections_alike(tmp_path: Path, out: Path) -
     plan = write_plan(tmp_path, CounterPlan([Step()]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     r = director("apply", str(plan), cwd=tmp_path, out=out)
-    # §0 (the variables) runs again in every new run; §1 is observed in sync
-    assert "apply completed: applied §0; in sync §1; verified §2" in r.stdout, r.stdout
+    # §0 (the variables) runs again in every new run, unchanged: in sync, not applied; §1 is observed
+    assert "apply completed: in sync §0, §1; verified §2" in r.stdout, r.stdout
 
 
 def test_a_failure_message_has_no_escape_sequences(tmp_path: Path, out: Path) -> None:
@@ -443,4 +450,136 @@ def test_summary_after_ctrl_c_lists_the_interrupted_section(tmp_path: Path, out:
             p.kill()
             p.wait()
     assert p.returncode == 130
-    assert re.search(r"│ §1 Step 1\s+│ ✗ interrupted", stdout), stdout
+    assert re.search(r"^  §1 Step 1\s+✗ interrupted\s+\d+\.\ds  Ctrl-C$", stdout, re.M), stdout
+
+
+# ---------------------------------------------------------------------------------------------- issue 13
+
+
+def test_a_block_waiting_for_input_holds_the_board_and_shows_its_prompt() -> None:
+    stream = io.StringIO()
+    c = Console(file=stream, width=100, height=30, force_terminal=True, color_system=None)
+    rep = LiveReporter(c, [("1", "§1", "Delete"), ("2", "§2", "After")], clock=Clock())
+    rep.start()
+    try:
+        rep(ev("run.start", run_id=1, kind="apply", resumed=False, target="local"))
+        rep(ev("section.start", section="1", title="Delete", label="§1"))
+        rep(ev("step.start", section="1", block=0, role="act", attempt=1, line=9))
+        rep(ev("step.output", section="1", block=0, text="deleting orders-dev\n? Are you sure? (Y/n) "))
+        rep(ev("step.input", section="1", block=0, prompt="? Are you sure? (Y/n)"))
+        assert not rep.live.is_started, "the board stops redrawing: the prompt stays visible, typing echoes"
+        lines = board(rep)
+        assert "⌨ waiting for your input" in line_of(lines, "§1")
+        assert lines[-1] == "⌨ waiting for your input: ? Are you sure? (Y/n)"
+        assert not any("│ ? Are you sure" in ln for ln in lines), "the prompt once, on its own line"
+        assert any("│ deleting orders-dev" in ln for ln in lines)
+        rep(ev("step.output", section="1", block=0, text="y\r\ndeleted\n"))
+        rep(ev("step.input", section="1", block=0, prompt=None))
+        assert rep.live.is_started, "the board resumes once the block's output goes on"
+        lines = board(rep)
+        assert not any("waiting for your input" in ln for ln in lines)
+        assert "input received" in line_of(lines, "§1")
+        rep(ev("step.end", section="1", block=0, role="act", exit_code=0, duration_s=3.0, ok=True))
+        rep(ev("section.verdict", section="1", label="§1", verdict="applied", detail="", duration_s=3.0))
+        rep(ev("run.state", run_id=1, to="completed", reason="done"))
+    finally:
+        rep.stop()
+    lines = board(rep)
+    kept = [ln for ln in lines if "waited for your input" in ln]
+    assert kept and "§1 act · plan line 9" in kept[0], "the step that waited keeps its last lines on screen"
+    assert any("│ deleted" in ln for ln in lines) and any("│ ? Are you sure? (Y/n)" in ln for ln in lines)
+
+
+def test_plain_reporter_prints_one_line_for_a_block_waiting_for_input() -> None:
+    c, buf = plain_console()
+    rep = PlainReporter(c)
+    rep(ev("step.input", section="1", block=0, prompt="? Are you sure? (Y/n)"))
+    rep(ev("step.input", section="1", block=0, prompt=None))
+    assert buf.getvalue().splitlines() == ["   ⌨ waiting for your input: ? Are you sure? (Y/n)"]
+
+
+def test_the_bus_removes_control_sequences_from_output_and_prompts_even_cut_in_chunks() -> None:
+    from director.run.events import Bus
+
+    seen: list[dict[str, Any]] = []
+    bus = Bus()
+    bus.subscribe(seen.append)
+    raw = "\x1b[1;31mred\x1b[0m\n\x1b]0;title\x07osc\nbar 10%\rbar 100%\n"
+    for i in range(len(raw)):
+        bus.emit("step.output", section="1", block=0, text=raw[i])
+    bus.emit("step.input", section="1", block=0, prompt="\x1b[1m? Sure?\x1b[0m (Y/n) ")
+    assert "".join(e["text"] for e in seen if e["type"] == "step.output") == "red\nosc\nbar 10%\rbar 100%\n"
+    assert seen[-1]["prompt"] == "? Sure? (Y/n)"
+
+
+def test_the_final_board_keeps_failed_steps_tails_and_titles_are_not_cut_at_140_columns() -> None:
+    titles = ["Requires-discovery (read-only — pre-fill optional bindings from the cloud)",
+              "Workflow class (+ optional HTTP front door)", "Bindings — `${SVC}.jsonc`"]
+    clock = Clock()
+    c = Console(file=io.StringIO(), width=140, height=40, force_terminal=True, color_system=None)
+    rep = LiveReporter(c, [("discovery", "discovery", titles[0]), ("1", "§1", titles[1]), ("2", "§2", titles[2])],
+                       clock=clock)
+    rep(ev("run.start", run_id=1, kind="apply", resumed=False, target="local"))
+    rep(ev("section.start", section="discovery", title=titles[0], label="discovery"))
+    rep(ev("section.verdict", section="discovery", label="discovery", verdict="skipped",
+           detail="skipped: precondition false (plan line 127, 128, 129)"))
+    rep(ev("section.start", section="1", title=titles[1], label="§1"))
+    rep(ev("step.start", section="1", block=0, role="act", attempt=1, line=5))
+    rep(ev("step.output", section="1", block=0, text="transient error: quota\n"))
+    rep(ev("step.end", section="1", block=0, role="act", exit_code=7, duration_s=0.1, ok=False))
+    rep(ev("step.retry", section="1", block=0, attempt=1, delay_s=1.0))
+    rep(ev("step.start", section="1", block=0, role="act", attempt=2, line=5))
+    rep(ev("step.output", section="1", block=0, text="ok now\n"))
+    rep(ev("step.end", section="1", block=0, role="act", exit_code=0, duration_s=0.1, ok=True))
+    rep(ev("section.verdict", section="1", label="§1", verdict="applied", detail="", duration_s=0.4))
+    lines = board(rep, width=140, height=40)
+    for t in titles[:2]:
+        assert any(t in ln for ln in lines), f"title cut at 140 columns: {t}\n" + "\n".join(lines)
+    rep(ev("run.state", run_id=1, to="completed", reason="done"))
+    lines = board(rep, width=140, height=40)
+    assert "0.4s" in line_of(lines, "§1"), "the engine's duration (a gate's wait excluded)"
+    assert any("§1 act · plan line 5 · exit 7" in ln for ln in lines), "the failed attempt's tail stays"
+    assert any("│ transient error: quota" in ln for ln in lines)
+    assert not any("ok now" in ln for ln in lines), "a step that passed leaves no panel"
+
+
+def test_gate_panel_shows_the_consequences_and_the_stronger_word_for_destructive_gates() -> None:
+    from director.run.gates import Review
+
+    rv = Review(
+        reasons=("input TRIGGER changed: cli → http", "observed: its verify failed (exit 1)"),
+        ledger=("+ URL: from this section's output (now `—`)", "~ status: not-created → live (when the run completes)"),
+        diffs=(("/w/orders.jsonc", "--- /w/orders.jsonc (on disk)\n+++ /w/orders.jsonc (regenerated)\n@@ -1 +1 @@\n-  \"workers_dev\": false,\n+  \"workers_dev\": true,"),),
+        resources=("WORKER orders-dev (in orders.jsonc)",),
+        expanded=('wrangler deploy --name "orders-dev"', ""),
+        reasked="asked again: the approval by al@h at 2026-01-01 00:00:00 (prompt) was for other content",
+        receipt_diff="--- approved\n+++ now\n@@ -1 +1 @@\n-old\n+new",
+    )
+    c, buf = plain_console()
+    gate_panel(c, content(review=rv, commands=('wrangler deploy --name "$W"\n', "echo [/] done\n",
+                                               "# write /w/orders.jsonc\n{\n  \"workers_dev\": true,\n}\n")))
+    text = buf.getvalue()
+    assert not re.search(r"[╭╮╰╯│─]", text) and all(ln == ln.rstrip() for ln in text.splitlines())
+    for want in ("why it acts now (not in sync):", "  input TRIGGER changed: cli → http",
+                 "Live State changes:", "  + URL: from this section's output", "  ~ status: not-created → live",
+                 "resources named:", "  WORKER orders-dev (in orders.jsonc)",
+                 "file /w/orders.jsonc will be written (against what is on disk):",
+                 '  -  "workers_dev": false,', '  +  "workers_dev": true,',
+                 "with its variables expanded:", '  wrangler deploy --name "orders-dev"',
+                 "asked again: the approval by al@h", "  -old", "  +new"):
+        assert want in text, f"{want!r} not in:\n{text}"
+    assert "to approve, type" not in text, "a 🔴 gate asks for go"
+    c, buf = plain_console()
+    gate_panel(c, content(marker="💥", review=Review(confirm="orders-dev", resources=("WORKER orders-dev",))))
+    assert "to approve, type orders-dev (the name of what it destroys)" in buf.getvalue()
+
+
+def test_a_destructive_gate_takes_only_its_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    from director.run.gates import Review
+
+    c, _buf = plain_console()
+    answers = iter(["go", "destroy", "orders-dev"])
+    monkeypatch.setattr(builtins, "input", lambda *_: next(answers))
+    p = TerminalPrompter(c)
+    boom = content(marker="💥", review=Review(confirm="orders-dev"))
+    assert [p.ask_go(boom), p.ask_go(boom), p.ask_go(boom)] == [False, False, True]

@@ -11,7 +11,6 @@ lease), a copy of the journal files taken while Director still had them open, `a
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import signal
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pexpect
 
+from tests.jsonschemas import validated
 from tests.planmaker import director
 
 CF_TOKEN = "cfTok-9f8e7d6c5b4a3210"
@@ -209,7 +209,7 @@ def test_secret_values_never_reach_plan_journal_audit_or_screen(tmp_path: Path) 
     assert "tearing down with *** and ***" in s.captured[-2][1]
     assert s.leaks() == []
     # the journal was written: the search looked at real data, not an empty database
-    audit = json.loads(s.run_capture("audit", str(s.plan), "--json"))
+    audit = validated(s.run_capture("audit", str(s.plan), "--json"))
     outputs = [st["output"] for st in audit["steps"] if st["role"] == "act"]
     assert any("using *** with ***" in o for o in outputs)
 

@@ -100,7 +100,7 @@ def test_a_truncated_state_file_is_no_state(raw: bytes) -> None:
 
 def test_quote() -> None:
     assert quote("plain/path-1.2") == "plain/path-1.2"
-    assert quote("it's $HOME") == "'it'\\''s $HOME'"
+    assert quote("it's $HOME") == "'it'\"'\"'s $HOME'"  # shlex.quote's spelling
     assert quote("") == "''"
 
 

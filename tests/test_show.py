@@ -13,6 +13,7 @@ from rich.console import Console
 from director.plan.parse import parse_file
 from director.plan.tojson import SCHEMA, to_json
 from director.ui.show import render
+from tests.jsonschemas import validated
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"
@@ -84,7 +85,7 @@ def test_cli_show_and_json() -> None:
         cwd=ROOT,
         check=True,
     ).stdout
-    data = json.loads(raw)
+    data = validated(raw)
     assert data["schema"] == "director.plan/1"
     expected = to_json(parse_file(SEED))
     expected["path"] = "plans/workflow.cloudflare.md"

@@ -3,7 +3,6 @@ registry line (tests/toy_target.py, run here through the real CLI, in this proce
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 from director import cli
 from director.plan.parse import parse_file
 from director.targets import DEFAULT_TARGET, TARGETS, get_target
+from tests.jsonschemas import validated, validated_lines
 from tests.planmaker import CounterPlan, Step, write_plan
 from tests.toy_target import ToyTarget
 
@@ -71,15 +71,15 @@ def test_a_new_target_is_one_module_and_one_registry_line(
     # the engine journaled the target's change and described it with the target's words
     toy = ToyTarget(state)
     change = {"kind": "up", "name": "widget"}
-    target_events = [json.loads(line) for line in events.read_text().splitlines()]
+    target_events = validated_lines(events.read_text(), "event")
     assert [e["op"] for e in target_events if e["type"] == "target"] == [toy.describe_event(change)]
     code, stdout, _ = run_cli(capsys, "audit", str(plan), "--json", "--state-dir", str(state))
-    audit: dict[str, Any] = json.loads(stdout)
+    audit: dict[str, Any] = validated(stdout)
     assert [e["data"] for e in audit["events"] if e["kind"] == "target"] == [change]
 
     # `status` asks every registered target for its sessions: no target name in the command
     code, stdout, _ = run_cli(capsys, "status", str(plan), "--json", "--state-dir", str(state))
-    assert code == 0 and [s["name"] for s in json.loads(stdout)["sessions"]] == ["widget"]
+    assert code == 0 and [s["name"] for s in validated(stdout)["sessions"]] == ["widget"]
     code, stdout, _ = run_cli(capsys, "status", str(plan), "--state-dir", str(state))
     assert code == 0 and "widget" in stdout
 

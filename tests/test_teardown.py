@@ -7,7 +7,6 @@ really ran.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from director.plan.parse import parse_file
+from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
@@ -138,7 +138,7 @@ def _env(out: Path) -> dict[str, str]:
 def _audit(plan: Path, tmp: Path, out: Path) -> dict[str, Any]:
     r = director("audit", str(plan), "--json", cwd=tmp, out=out)
     assert r.returncode == 0, r.stdout + r.stderr
-    data: dict[str, Any] = json.loads(r.stdout)
+    data: dict[str, Any] = validated(r.stdout)
     return data
 
 
@@ -167,10 +167,10 @@ LIVE_AFTER_APPLY = """\
 ## Live State
 
 ```yaml
-status:        live             # template
+status:        live
 last_action:   '<TS> apply run 1 on target none: applied §0, §1, §2; verified §3'
 last_verified: <DAY> — chain complete · s1 exists · s2 exists
-resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' } # comment kept
+resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' }
 target:        none
 ```
 
@@ -192,10 +192,10 @@ LIVE_AFTER_TEARDOWN = """\
 ## Live State
 
 ```yaml
-status:        gone             # template
+status:        gone
 last_action:   '<TS> teardown run 2 on target none: torn down NAME=chain-a, V1=value-1-a, V2=value-2-a'
-last_verified: <DAY> — chain complete · s1 exists · s2 exists
-resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' } # comment kept
+last_verified: — (torn down <DAY>)
+resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' }
 target:        none
 ```
 
@@ -371,7 +371,7 @@ def test_approve_command_receipt_lets_a_waiting_teardown_pass(tmp_path: Path, ou
     plan = write_plan(tmp_path, CounterPlan([Step()]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     assert director("teardown", str(plan), cwd=tmp_path, out=out).returncode == 4
-    a = director("approve", str(plan), "teardown", "--operator", "bob", cwd=tmp_path, out=out)
+    a = director("approve", str(plan), "teardown", "--yes", "--operator", "bob", cwd=tmp_path, out=out)
     assert a.returncode == 0, a.stdout + a.stderr
     assert 'rm -f "$OUT"/s[0-9]*' in a.stdout, "the approval shows the destructive commands"
     r = director("teardown", str(plan), cwd=tmp_path, out=out)
@@ -526,7 +526,7 @@ def test_upstream_guard_does_not_treat_every_variable_discovery_reads_as_upstrea
 def test_a_refused_teardown_is_not_left_running(tmp_path: Path, out: Path) -> None:
     plan = _guarded(tmp_path, out, 'rm -rf "$BIND_DB"')
     assert director("teardown", str(plan), "--approve", "teardown", cwd=tmp_path, out=out).returncode == 9
-    status = json.loads(director("status", str(plan), "--json", cwd=tmp_path, out=out).stdout)
+    status = validated(director("status", str(plan), "--json", cwd=tmp_path, out=out).stdout)
     assert status["last_run"]["kind"] == "teardown"
     assert status["last_run"]["state"] in ("failed", "cancelled")
     # the author fixes the plan; the next teardown runs without a crash recovery and leaves the upstream alone

@@ -3,11 +3,11 @@ files where the plans' variables put them."""
 
 from __future__ import annotations
 
-import json
 import socket
 import sqlite3
 from pathlib import Path
 
+from tests.jsonschemas import validated_lines
 from tests.planmaker import director
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,7 +33,7 @@ def _written(events: Path) -> list[str]:
     lines = events.read_text(encoding="utf-8").splitlines() if events.exists() else []
     return [
         e["detail"]
-        for e in map(json.loads, lines)
+        for e in validated_lines("\n".join(lines), "event")
         if e.get("type") == "target" and e.get("op") == "template-written"
     ]
 
@@ -55,7 +55,7 @@ def test_static_site_dark_theme_writes_the_dark_stylesheet(tmp_path: Path) -> No
         assert _written(events) == [str(css)]
         assert "stylesheet written (#111111)" in r.stdout, r.stdout + r.stderr
         # Whatever the later sections did, §2 was applied and verified from the regenerated file.
-        row = next(line for line in r.stdout.splitlines() if "§2 Stylesheet" in line and "│" in line)
+        row = next(line for line in r.stdout.splitlines() if line.startswith("  §2 Stylesheet"))
         assert "applied" in row, r.stdout
     finally:
         director("teardown", str(plan), "--approve", "teardown", cwd=tmp_path, out=out)

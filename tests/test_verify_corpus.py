@@ -345,7 +345,7 @@ def _lint_codes(idioms: list[Idiom], tmp: Path) -> dict[str, set[str]]:
     )
     assert r.returncode in (0, 1), r.stdout + r.stderr
     found: dict[str, set[str]] = {i.name: set() for i in idioms}
-    for m in re.finditer(r"^\S*lint\.md:(\d+): ([a-z-]+):", r.stdout + r.stderr, re.MULTILINE):
+    for m in re.finditer(r"^\S*lint\.md:(\d+): (?:error|warning|info): ([a-z-]+):", r.stdout + r.stderr, re.MULTILINE):
         line, code = int(m.group(1)), m.group(2)
         if code not in LINT_CODES:
             continue

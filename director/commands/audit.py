@@ -9,20 +9,37 @@ from typing import Any
 from director.commands.paths import open_journal, require_plan
 from director.errors import ExitCode
 
+SCHEMA = "director.audit/1"
+# The journal's tables, in this order, and the name of one of their rows in `--jsonl` (`record`).
+TABLES = {
+    "runs": "run",
+    "transitions": "transition",
+    "steps": "step",
+    "approvals": "approval",
+    "events": "event",
+    "lease_holder": "lease_holder",
+}
 
-def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jsonl: bool) -> ExitCode:
+
+def audit_command(
+    plan_path: Path, *, state_dir: Path | None, as_json: bool, jsonl: bool, state_url: str | None = None
+) -> ExitCode:
     """Print runs, transitions, steps, approvals and events from the journal."""
     from director.ui.render import make_console
 
     require_plan(plan_path)
-    journal = open_journal(plan_path, state_dir)
-    if journal is None:
-        data: dict[str, Any] = {"runs": [], "transitions": [], "steps": [], "approvals": [], "events": []}
-    else:
+    journal = open_journal(plan_path, state_dir, state_url)
+    tables: dict[str, Any] = {t: [] for t in TABLES}
+    where: str | None = None
+    if journal is not None:
         try:
-            data = journal.export_data()
+            exported = journal.export_data()
         finally:
             journal.close()
+        tables.update({k: v for k, v in exported.items() if k in TABLES})
+        where = str(exported.get("path")) if exported.get("path") else None
+    data: dict[str, Any] = {"schema": SCHEMA, "plan": str(plan_path), "journal": where, **tables}
+    data = _clean(data)  # what blocks printed may carry colours and other control sequences
     for ev in data.get("events", []):
         if ev.get("kind") == "plan-before-run":
             ev["data"] = {
@@ -33,12 +50,28 @@ def audit_command(plan_path: Path, *, state_dir: Path | None, as_json: bool, jso
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
         return ExitCode.OK
     if jsonl:
-        for table, rows in data.items():
-            if isinstance(rows, list):
-                for row in rows:
-                    print(json.dumps({"record": table.rstrip("s"), **row}, ensure_ascii=False, default=str))
+        for table, record in TABLES.items():
+            for row in data[table]:
+                line = {"schema": SCHEMA, "record": record, **row}
+                print(json.dumps(line, ensure_ascii=False, default=str))
         return ExitCode.OK
     from director.ui.audit import render_audit
 
     render_audit(make_console(False), data)
     return ExitCode.OK
+
+
+def _clean(value: Any) -> Any:
+    """Every string without terminal control sequences (newlines and tabs kept; CR rewrites resolved)."""
+    from director.ledger.cells import strip_ansi
+
+    if isinstance(value, str):
+        if "\r" in value:  # a progress bar's rewrites: what a terminal finally showed
+            lines = value.replace("\r\n", "\n").split("\n")
+            value = "\n".join(([s for s in ln.split("\r") if s] or [""])[-1] for ln in lines)
+        return strip_ansi(value)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from director.errors import UsageError
+from director.errors import StorageError, UsageError
 from director.files import write_atomic
 
 if TYPE_CHECKING:
     from director.plan.model import Plan
-    from director.state.journal import Journal
+    from director.state.backends import StateBackend
+    from director.state.store import StateStore
 
 
 @dataclass(frozen=True)
@@ -41,20 +45,96 @@ def paths_for(plan_path: Path, state_dir: Path | None, workdir: Path | None) -> 
     )
 
 
-def prepare_dirs(p: Paths) -> None:
-    """Create the state and workspace directories, and keep them out of git."""
-    p.state.mkdir(parents=True, exist_ok=True)
-    p.workspace.mkdir(parents=True, exist_ok=True)
-    ignore = p.state.parent / ".gitignore" if p.state.parent.name == ".director" else p.state / ".gitignore"
-    if not ignore.exists():
-        write_atomic(ignore, "# Director's journal, leases and workspaces: machine state, not for git\n*\n")
+_IGNORE = "# Director's journal, leases and workspaces: machine state, not for git\n*\n"
+
+
+def _mkdirs(directory: Path, created: list[Path]) -> None:
+    """`mkdir -p`, remembering each directory it created (outermost first)."""
+    missing: list[Path] = []
+    d = directory
+    while not d.exists():
+        missing.append(d)
+        d = d.parent
+    for d in reversed(missing):
+        d.mkdir()
+        created.append(d)
+
+
+def remove_created(created: list[Path]) -> None:
+    """Undo a failed start: remove what it created, innermost first (directories only if empty)."""
+    for path in reversed(created):
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
+
+
+def _fault(exc: OSError, where: Path) -> str:
+    """`: No space left on device`, naming the file if it is not `where` itself."""
+    reason = exc.strerror or str(exc)
+    return f"{exc.filename}: {reason}" if exc.filename and str(exc.filename) != str(where) else reason
+
+
+def ignore_file(p: Paths) -> Path:
+    """The `.gitignore` that keeps the state out of git (`.director/.gitignore`, shared by its plans)."""
+    return p.state.parent / ".gitignore" if p.state.parent.name == ".director" else p.state / ".gitignore"
+
+
+def prepare_dirs(p: Paths) -> list[Path]:
+    """Create the state and workspace directories and keep them out of git; returns what it created.
+
+    On failure (no permission, disk full, read-only file system) it leaves nothing it created and raises
+    `StorageError` naming the path (no half-written `.gitignore`: it is written atomically).
+    """
+    created: list[Path] = []
+    ignore = ignore_file(p)
+    try:
+        _mkdirs(p.state, created)
+        _mkdirs(p.workspace, created)
+        if not ignore.exists() or ignore.stat().st_size == 0:  # an empty one is an earlier failed write
+            new = not ignore.exists()
+            write_atomic(ignore, _IGNORE)
+            if new:
+                created.append(ignore)
+    except OSError as exc:
+        remove_created(created)
+        raise StorageError(
+            f"cannot prepare the state directory {p.state}: {_fault(exc, p.state)}; nothing was run "
+            "(free space or fix its permissions, or choose another with --state-dir)"
+        ) from None
+    return created
 
 
 def require_plan(plan_path: Path) -> Path:
-    """The PLAN argument, which must exist (a usage error otherwise)."""
+    """The PLAN argument: an existing, readable file (a usage error naming it otherwise)."""
     if not plan_path.exists():
         raise UsageError(f"PLAN: no such file: {plan_path}")
+    if plan_path.is_dir():
+        raise UsageError(f"PLAN: {plan_path} is a directory, not a plan file")
+    if not plan_path.is_file():
+        raise UsageError(f"PLAN: {plan_path} is not a regular file")
+    if not os.access(plan_path, os.R_OK):
+        raise UsageError(f"PLAN: {plan_path} is not readable (permission denied)")
     return plan_path
+
+
+def require_writable_plan(plan_path: Path) -> None:
+    """apply/teardown write Live State back by replacing the plan file: refuse, before anything runs, a
+    plan marked read-only (its owner's write bit cleared: also for root, who could write it anyway) or in
+    a directory where Director cannot create the temp file it renames over the plan."""
+    real = plan_path.resolve()
+    if not real.stat().st_mode & stat.S_IWUSR or not os.access(real, os.W_OK):
+        raise UsageError(
+            f"PLAN: {plan_path} is read-only; apply and teardown write Live State into it, so nothing was "
+            "run. Make it writable (chmod u+w) or apply a writable copy"
+        )
+    if not os.access(real.parent, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"PLAN: cannot write in {real.parent} (the plan's directory): Live State is written by replacing "
+            f"{real.name} with a file made beside it, so nothing was run. Make the directory writable or "
+            "apply a copy of the plan elsewhere"
+        )
 
 
 def load_plan(plan_path: Path) -> Plan:
@@ -64,11 +144,23 @@ def load_plan(plan_path: Path) -> Plan:
     return parse_file(str(require_plan(plan_path)))
 
 
-def open_journal(plan_path: Path, state_dir: Path | None) -> Journal | None:
-    """The plan's journal, or None when no command has created it yet (nothing ran)."""
-    from director.state.journal import Journal
+def backend_for(
+    plan_path: Path, state_dir: Path | None, state_url: str | None, plan: Plan | None = None
+) -> StateBackend:
+    """SQLite beside the plan, or PostgreSQL with `--state-url` / `DIRECTOR_STATE_URL` (keyed by
+    `director.state.identity.plan_key`: the Live State's `plan_id`, else the path in the git repository)."""
+    from director.state.backends import SqliteBackend, pg_backend
+    from director.state.identity import plan_key
 
-    p = paths_for(plan_path, state_dir, None)
-    if not p.journal.exists():
-        return None
-    return Journal.open(p.journal)
+    if not state_url:
+        p = paths_for(plan_path, state_dir, None)
+        return SqliteBackend(p.journal, p.lock)
+    if plan is None:
+        plan = load_plan(plan_path)
+    plan_id = plan.live_state.data.get("plan_id") if plan.live_state is not None else None
+    return pg_backend(state_url, plan_key(plan_path, plan_id), str(plan_path.resolve()))
+
+
+def open_journal(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> StateStore | None:
+    """The plan's journal, or None when nothing was recorded for it yet (nothing ran)."""
+    return backend_for(plan_path, state_dir, state_url).open(create=False)

@@ -3,7 +3,9 @@ shell, engine, lease and signals around one `Engine.execute`, and turn its resul
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import signal
 import sys
 import time
@@ -12,19 +14,31 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from director.commands.paths import Paths, paths_for, prepare_dirs, require_plan
-from director.errors import ExitCode, UsageError
+from director.commands.paths import (
+    Paths,
+    backend_for,
+    ignore_file,
+    paths_for,
+    prepare_dirs,
+    remove_created,
+    require_plan,
+    require_writable_plan,
+)
+from director.errors import DirectorError, ExitCode, PlanError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from director.exec.shell import Shell
+    from director.ledger.planfile import PlanFile
     from director.plan import knobs
     from director.plan.model import Plan
     from director.run.config import Mode, RunResult
     from director.run.events import Bus
     from director.run.gates import Prompter
-    from director.state.journal import Journal, RunKind
+    from director.state.backends import StateBackend
+    from director.state.journal import RunKind
+    from director.state.store import StateStore
     from director.targets import Target, TargetEnv
     from director.ui.render import LiveReporter
 
@@ -45,42 +59,53 @@ def run_command(
     auto_approve: bool = False,
     non_interactive: bool = True,
     restart: bool = False,
+    reinterview: bool = False,
     operator: str | None = None,
     step_timeout: float = 600.0,
     max_recoveries: int = 5,
+    state_url: str | None = None,
+    wait_for_approval: float | None = None,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`)."""
+    from director.ci import github_actions, in_ci
     from director.exec.secrets import secret_name_predicate
     from director.ledger.planfile import PlanFile
     from director.plan import knobs
     from director.run.config import RunConfig
     from director.run.engine import Engine
     from director.run.gates import operator_name
-    from director.state.journal import Journal
     from director.ui.render import make_console
 
-    _check_options(plan_path, step_timeout, max_recoveries)
+    _check_options(plan_path, step_timeout, max_recoveries, state_dir, workdir, events, wait_for_approval)
+    if mode == "run":
+        require_writable_plan(plan_path)
     pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
     plan = pf.plan
+    # Everything below is said before anything is created or run.
+    if mode != "preview" and plan.live_state is None:
+        raise PlanError(
+            "no `## Live State` section: Director writes what a run realized and verified there, and "
+            "`check` compares with it; add one (`director init` shows the format), nothing was run",
+            path=str(pf.path),
+        )
     if kind == "teardown" and mode == "run" and plan.teardown is None:
-        # Said before anything is created (the engine would say it too, after taking the lease).
         raise UsageError(f"{pf.path}: the plan has no `## Teardown` section")
+    _check_approvals(plan, approve)
     given = knobs.parse_sets(plan, sets)
-    interactive = (
-        not non_interactive and not os.environ.get("CI") and sys.stdin.isatty() and sys.stdout.isatty()
-    )
+    interactive = not non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
     events_to_stdout = events == "-"
     console = make_console(plain or events_to_stdout or not sys.stdout.isatty(), stderr=events_to_stdout)
     p = paths_for(plan_path, state_dir, workdir)
-    prepare_dirs(p)
+    created = prepare_dirs(p)
     who = operator_name(operator)
+    backend = backend_for(plan_path, state_dir, state_url, plan)
     tgt, tenv, used = _target(target, p, plan, console, plain)
 
     with ExitStack() as closing:
         bus, live = _views(console, plan, kind, interactive, plain)
         _event_sinks(bus, events, closing)
         prompter = _prompter(console, live, interactive)
-        journal = Journal.open(p.journal, is_secret=secret_name_predicate(secrets))
+        journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
         shell = _shell(tenv, p, interactive, secrets)
         cfg = RunConfig(
             kind=kind,
@@ -95,6 +120,7 @@ def run_command(
             target=target if used else "none",  # the target a run really used
             sets=given,
             secret_names=tuple(secrets),
+            wait_for_approval=wait_for_approval,
         )
         engine = Engine(
             plan_file=pf,
@@ -107,23 +133,71 @@ def run_command(
             workdir=p.workspace,
         )
         try:
-            with _lease(p, journal, bus, kind, mode), _signals_to(engine.interrupt), _shown(live):
+            lease = _lease(backend, p, pf, journal, bus, kind, mode)
+            with lease, _signals_to(engine.interrupt), _shown(live):
                 if mode == "run":
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
-                result = engine.execute(_resolver(plan, given, prompter))
+                ask_again = reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
+                result = engine.execute(_resolver(plan, given, prompter, ask_again))
         finally:
             shell.close()
             journal.close()
-        return _finish(console, bus, result, mode, kind, events_to_stdout)
+        code = _finish(console, bus, result, mode, kind, events_to_stdout, live=live is not None, pf=pf)
+    if github_actions():
+        out = sys.stderr if events_to_stdout else sys.stdout
+        _github_report(plan, plan_path, result, mode, kind, code, out)
+    return code
 
 
-def _check_options(plan_path: Path, step_timeout: float, max_recoveries: int) -> None:
+def _check_options(
+    plan_path: Path,
+    step_timeout: float,
+    max_recoveries: int,
+    state_dir: Path | None,
+    workdir: Path | None,
+    events: str | None,
+    wait_for_approval: float | None = None,
+) -> None:
     """Usage errors found before anything is read or created."""
     require_plan(plan_path)
-    if step_timeout <= 0:
-        raise UsageError("--step-timeout must be > 0 seconds")
+    if not (math.isfinite(step_timeout) and step_timeout > 0):
+        raise UsageError(f"--step-timeout must be a number of seconds > 0 (got {step_timeout})")
     if max_recoveries < 0:
         raise UsageError("--max-recoveries must be >= 0")
+    for option, path in (("--state-dir", state_dir), ("--workdir", workdir)):
+        if path is not None and path.exists() and not path.is_dir():
+            raise UsageError(f"{option}: {path} exists and is not a directory")
+    if events not in (None, "-"):
+        target = Path(events)
+        if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
+            raise UsageError(f"--events: cannot write {events}")
+    if wait_for_approval is not None and not (math.isfinite(wait_for_approval) and wait_for_approval > 0):
+        raise UsageError("--wait-for-approval TIMEOUT must be a number of seconds > 0")
+
+
+def _check_approvals(plan: Plan, approve: list[str]) -> None:
+    """`--approve SECTION` must name a section of this plan (as `director approve` requires)."""
+    from director.run.gates import matches
+
+    for selector in approve:
+        if not any(matches(selector, s.key, s.slug, s.title) for s in plan.sections):
+            raise UsageError(f"--approve: the plan has no section {selector!r}")
+
+
+def _open_journal(
+    backend: StateBackend, p: Paths, is_secret: Callable[[str], bool], created: list[Path]
+) -> StateStore:
+    """The plan's state store; if it cannot be opened, what this start created is removed again."""
+    new = backend.name == "sqlite" and not p.journal.exists()
+    try:
+        store = backend.open(is_secret=is_secret)
+        assert store is not None  # create=True always gives a store
+        return store
+    except DirectorError:
+        if new:  # a journal this start began (an empty file, its -wal/-shm) is not left half-made
+            files = [p.journal.with_name(p.journal.name + end) for end in ("", "-wal", "-shm")]
+            remove_created([*created, *files])
+        raise
 
 
 def _secret_values(names: list[str]) -> list[str]:
@@ -181,7 +255,11 @@ def _event_sinks(bus: Bus, events: str | None, closing: ExitStack) -> None:
     if events == "-":
         bus.subscribe(JsonlWriter(sys.stdout))
         return
-    bus.subscribe(JsonlWriter(closing.enter_context(open(events, "a", encoding="utf-8"))))  # noqa: SIM115
+    try:
+        sink = closing.enter_context(open(events, "a", encoding="utf-8"))  # noqa: SIM115
+    except OSError as exc:
+        raise UsageError(f"--events: cannot write {events}: {exc.strerror or exc}") from None
+    bus.subscribe(JsonlWriter(sink))
 
 
 def _prompter(console: Console, live: LiveReporter | None, interactive: bool) -> Prompter | None:
@@ -192,7 +270,7 @@ def _prompter(console: Console, live: LiveReporter | None, interactive: bool) ->
         return None
     tp = TerminalPrompter(console)
     if live is not None:
-        tp.pause, tp.resume = live.pause, live.resume
+        tp.pause, tp.hold, tp.resume = live.pause, live.hold, live.resume
     return tp
 
 
@@ -209,10 +287,23 @@ def _shell(tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str]) -> 
     )
 
 
+def _torn_down(journal: StateStore) -> bool:
+    """Whether the plan's latest run is a completed teardown (what it applied is gone: ask again)."""
+    latest = journal.latest_run()
+    return latest is not None and latest.kind == "teardown" and latest.state == "completed"
+
+
 def _resolver(
-    plan: Plan, given: dict[str, str], prompter: Prompter | None
+    plan: Plan, given: dict[str, str], prompter: Prompter | None, reinterview: bool = False
 ) -> Callable[[dict[str, str] | None], knobs.Resolution]:
-    """The interview: `--set` answers, then the previous run's, then the prompter (if any)."""
+    """The interview: `--set` answers, then the previous run's, then the prompter (if any).
+
+    With `reinterview` (`--reinterview`, or the first apply after a completed teardown) every question
+    without a `--set` answer is asked again at a terminal, the previous answer as its default; without a
+    terminal the previous answers stand.
+    """
+    import dataclasses
+
     from director.plan import knobs
 
     def resolve(previous: dict[str, str] | None) -> knobs.Resolution:
@@ -220,21 +311,35 @@ def _resolver(
 
         def ask_knob(knob: str) -> str:
             assert ask is not None
-            return ask(plan.knob_inputs()[knob])
+            inp = plan.knob_inputs()[knob]
+            if previous and previous.get(knob) in inp.options:
+                inp = dataclasses.replace(inp, default=previous[knob])
+            return ask(inp)
 
-        return knobs.resolve(plan, given, previous, ask_knob if ask else None)
+        asked_again = reinterview and ask is not None
+        return knobs.resolve(plan, given, None if asked_again else previous, ask_knob if ask else None)
 
     return resolve
 
 
 @contextmanager
-def _lease(p: Paths, journal: Journal, bus: Bus, kind: str, mode: str) -> Iterator[None]:
-    """One writer per plan while a run (not a preview or a check) executes; its holder row kept fresh."""
-    from director.state.lease import acquire
+def _lease(
+    backend: StateBackend, p: Paths, pf: PlanFile, journal: StateStore, bus: Bus, kind: str, mode: str
+) -> Iterator[None]:
+    """One writer per plan while a run (not a preview or a check) executes; its holder row kept fresh.
 
-    cm: Any = acquire(p.lock, journal, run_kind=kind) if mode == "run" else nullcontext()
+    Holding the lease proves every earlier writer of this plan and state directory gone: the temp files
+    they left (the pid in each name) are removed at once, those of the holder it took over included.
+    """
+    from director.files import remove_stale_temps, sweep_stale_temps
+
+    cm: Any = backend.acquire(journal, run_kind=kind, plan=str(pf.path)) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:
+            dead = {lease.previous_pid} if lease.previous_pid is not None else set()
+            remove_stale_temps(pf.path, dead_pids=dead)
+            remove_stale_temps(ignore_file(p), dead_pids=dead)  # written at start, before the lease
+            sweep_stale_temps(p.state, dead_pids=dead, skip={str(p.workspace)})
             # The holder row names its run and stays fresh, so `status` and a takeover can tell;
             # at most one heartbeat commit a second, so trivial blocks do not pay an fsync each.
             beat = [time.monotonic()]
@@ -251,11 +356,11 @@ def _lease(p: Paths, journal: Journal, bus: Bus, kind: str, mode: str) -> Iterat
 
 
 @contextmanager
-def _signals_to(handler: Callable[[], bool]) -> Iterator[None]:
+def _signals_to(handler: Callable[[str], bool]) -> Iterator[None]:
     """Route Ctrl-C (and SIGTERM) to the engine so the running block stops and the run is journaled."""
 
-    def on_signal(*_: Any) -> None:
-        if not handler():
+    def on_signal(signum: int, _frame: Any) -> None:
+        if not handler("SIGTERM" if signum == signal.SIGTERM else "Ctrl-C"):
             # No block is running (a prompt, a journal write…): stop here, the engine journals it.
             raise KeyboardInterrupt
 
@@ -282,19 +387,31 @@ def _shown(live: LiveReporter | None) -> Iterator[None]:
 
 
 def _finish(
-    console: Console, bus: Bus, result: RunResult, mode: str, kind: str, events_to_stdout: bool
+    console: Console,
+    bus: Bus,
+    result: RunResult,
+    mode: str,
+    kind: str,
+    events_to_stdout: bool,
+    *,
+    live: bool = False,
+    pf: Any = None,
 ) -> ExitCode:
-    """The summary table, the outcome in words, the `run.end` event; the exit code."""
-    from director.ui.render import summary_table
+    """The summary, the outcome in words, the realized values, the `run.end` event; the exit code."""
+    from director.ledger.compose import outputs
+    from director.ui.summary import print_outputs, summary_table
 
     if result.sections and (mode != "run" or not events_to_stdout):
         summary_table(
             console,
             result.sections,
             title={"preview": "plan", "check": "check"}.get(mode, f"{kind} run {result.run_id}"),
+            live=live,
         )
     code = _report(console, result, mode, kind)
-    bus.emit("run.end", **_end_fields(result, mode, code))
+    realized = outputs(pf.plan) if pf is not None and mode == "run" and kind == "apply" else {}
+    print_outputs(console, realized)
+    bus.emit("run.end", **_end_fields(result, mode, code), outputs=realized)
     return code
 
 
@@ -342,3 +459,78 @@ def _report(console: Console, result: RunResult, mode: str, kind: str) -> ExitCo
         return ExitCode.INTERRUPTED
     say(f"failed: {result.message}")
     return ExitCode.STEP_FAILED
+
+
+def _github_report(
+    plan: Plan, plan_path: Path, result: RunResult, mode: str, kind: str, code: ExitCode, out: Any
+) -> None:
+    """On GitHub Actions: annotations at the sections concerned, and a Markdown job summary (docs/ci.md)."""
+    from director.ci import Level, annotation, append_summary, md_cell
+    from director.plan.model import section_label
+
+    path = str(plan_path)
+    command = {"preview": "plan", "check": "check"}.get(mode, kind)
+
+    def line_of(key: str | None) -> int:
+        for s in plan.sections:
+            if s.key == key:
+                return s.span.first_line
+        return plan.title_line + 1
+
+    def line_of_drift(text: str) -> int:
+        ls = plan.live_state
+        m = re.match(r"check row '(.*)':", text)
+        if m and ls is not None:
+            return next((r.line + 1 for r in ls.check_rows if r.name == m.group(1)), ls.span.first_line)
+        for s in plan.sections:
+            label = section_label(s)
+            if text == label or text.startswith((f"{label}:", f"{label} ")):
+                return s.span.first_line
+        return plan.title_line + 1
+
+    title = f"director {command}"
+
+    def say(level: Level, msg: str, key: str | None = None, line: int | None = None, name: str = "") -> None:
+        where = line if line is not None else line_of(key)
+        print(annotation(level, msg, file=path, line=where, title=name or title), file=out, flush=True)
+
+    if mode == "preview":
+        for r in result.sections:
+            if r.verdict in ("will-apply", "needs-approval"):
+                say("notice", f"{r.verdict}: {r.detail}", r.key)
+            elif r.verdict in ("blocked", "failed"):
+                say("error", f"{r.verdict}: {r.detail}", r.key)
+    elif mode == "check":
+        for d in result.drift:
+            say("error", f"drift: {d}", line=line_of_drift(d), name=f"{title}: drift")
+    elif result.outcome == "awaiting-approval":
+        msg = f"awaiting approval: {result.message}; approve with: {result.approve_hint}"
+        say("warning", msg, result.section)
+    elif result.outcome in ("failed", "interrupted"):
+        msg = f"{result.outcome}: {result.message}"
+        say("error", msg, result.section, name=f"{title} {result.outcome}")
+    for note in result.unconfirmed:
+        say("warning", f"unconfirmed: {note}", result.section)
+
+    if mode == "preview":
+        outcome = "changes pending" if result.changes else "no changes: everything is in sync"
+    elif mode == "check":
+        outcome = "drift found" if result.drift else "in sync with the ledger"
+    else:
+        outcome = f"{kind} {result.outcome}" + (f": {result.message}" if result.message else "")
+    md = [f"### `director {command}` · `{md_cell(path)}`", ""]
+    md += [f"**{md_cell(outcome)}** (exit {int(code)})", ""]
+    if result.sections:
+        md += ["| section | verdict | detail |", "| --- | --- | --- |"]
+        for r in result.sections:
+            s = next((x for x in plan.sections if x.key == r.key), None)
+            name = f"{section_label(s)} {s.title}" if s is not None else r.key
+            md.append(f"| {md_cell(name)} | {md_cell(r.verdict)} | {md_cell(r.detail)} |")
+        md.append("")
+    if result.drift:
+        md += ["Drift:", "", *[f"- {md_cell(d)}" for d in result.drift], ""]
+    if result.unconfirmed:
+        md += ["Unconfirmed:", "", *[f"- {md_cell(n)}" for n in result.unconfirmed], ""]
+    if result.outcome == "awaiting-approval" and result.approve_hint:
+        md += [f"Approve with `{result.approve_hint}` or re-run with `--approve {result.section}`.", ""]
+    append_summary("\n".join(md))

@@ -3,52 +3,74 @@
 from __future__ import annotations
 
 import json
-import socket
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from director.commands.paths import load_plan, open_journal, paths_for
+from director.commands.paths import backend_for, load_plan, paths_for
 from director.errors import DirectorError, ExitCode
 
 
-def status_command(plan_path: Path, *, state_dir: Path | None, as_json: bool) -> ExitCode:
+def status_command(
+    plan_path: Path, *, state_dir: Path | None, as_json: bool, state_url: str | None = None
+) -> ExitCode:
     """Print Live State, last run, lease, per-section last success and the targets' sessions."""
     from director.ui.render import make_console
     from director.ui.status import render_status
 
-    out = status_data(plan_path, state_dir)
+    out = status_data(plan_path, state_dir, state_url)
     if as_json:
-        print(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+        print(json.dumps(out, indent=2, ensure_ascii=False, default=_rfc3339))
     else:
         render_status(make_console(False), out)
     return ExitCode.OK
 
 
-def status_data(plan_path: Path, state_dir: Path | None) -> dict[str, Any]:
-    """Everything `status` shows, JSON-ready (the `--json` document)."""
+SCHEMA = "director.status/1"
+
+
+def _rfc3339(value: object) -> str:
+    """JSON for what `json` cannot write: times as RFC 3339 (`2026-05-01T09:13:11.149+00:00`)."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> dict[str, Any]:
+    """Everything `status` shows, JSON-ready (the `director.status/1` document of `--json`)."""
+    from director.plan.tojson import check_row_json, kv_json
+
     plan = load_plan(plan_path)
+    backend = backend_for(plan_path, state_dir, state_url, plan)
     ls = plan.live_state
     out: dict[str, Any] = {
+        "schema": SCHEMA,
         "plan": str(plan_path),
         "title": plan.title,
-        "live_state": {k: ls.data.get(k) for k in ("status", "last_action", "last_verified", "target")}
+        "live_state": {
+            **{k: ls.data.get(k) for k in ("status", "last_action", "last_verified", "target")},
+            "kv": [kv_json(r) for r in ls.kv_rows],
+            "checks": [check_row_json(r) for r in ls.check_rows],
+        }
         if ls
-        else {},
+        else None,
         "last_run": None,
         "sections": [],
         "lease": None,
         "sessions": [],
+        "state": backend.describe(),  # where the journal, receipts and lease live; the plan key in use
     }
-    journal = open_journal(plan_path, state_dir)
+    journal = backend.open(create=False)
     if journal is not None:
         try:
             out["last_run"] = _last_run(journal)
             for s in plan.executable_sections + ((plan.teardown,) if plan.teardown else ()):
                 last = journal.last_success(f"{s.key}/section")
+                finished = last.finished_at if last else None
                 out["sections"].append(
-                    {"key": s.key, "title": s.title, "last_success": last.finished_at if last else None}
+                    {"key": s.key, "title": s.title, "last_success": _time(finished)}
                 )
-            out["lease"] = _lease(journal)
+            out["lease"] = _lease(journal, backend)
         finally:
             journal.close()
     out["sessions"] = _sessions(paths_for(plan_path, state_dir, None).state)
@@ -69,16 +91,23 @@ def _last_run(journal: Any) -> dict[str, Any] | None:
         "state": run.state,
         "target": run.target,
         "operator": run.operator,
-        "created_at": run.created_at,
-        "updated_at": run.updated_at,
+        "created_at": _time(run.created_at),
+        "updated_at": _time(run.updated_at),
         "waiting_on": waiting,
         "inputs": run.inputs,
     }
 
 
-def _lease(journal: Any) -> dict[str, Any] | None:
-    from director.exec.processes import pid_alive
+def _time(value: object) -> str | None:
+    """A journal time (a datetime, or text from another backend) as RFC 3339 text."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return datetime.fromisoformat(str(value)).isoformat()
 
+
+def _lease(journal: Any, backend: Any) -> dict[str, Any] | None:
     holder = journal.lease_holder()
     if holder is None:
         return None
@@ -89,8 +118,9 @@ def _lease(journal: Any) -> dict[str, Any] | None:
         "started_at": holder.started_at.isoformat(),
         "heartbeat_at": holder.heartbeat_at.isoformat(),
         "run_id": holder.run_id,
-        # False: its process is gone (a crash; the next apply takes over). None: another host.
-        "alive": pid_alive(holder.pid) if holder.host == socket.gethostname() else None,
+        # False: its process is gone (a crash; the next apply takes over). None: cannot tell from here
+        # (another host's, with SQLite; PostgreSQL knows from any machine).
+        "alive": backend.holder_alive(journal, holder),
     }
 
 

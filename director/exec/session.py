@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +51,6 @@ _BASH_OWNED = frozenset(
 # Variables bash creates with a default value when the environment lacks them.
 _BASH_DEFAULTS = {"IFS": " \t\n", "OPTIND": "1", "OPTERR": "1", "PS4": "+ ", "PS2": "> ", "TERM": "dumb"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
 
 # The capture: a `trap` wrapper that keeps it armed, and the EXIT handler that writes the state.
 CAPTURE_FUNCTIONS = r"""trap() {
@@ -101,10 +101,8 @@ _ARM = "__director_user_exit=\nbuiltin trap __director_exit EXIT"
 
 
 def quote(value: str) -> str:
-    """Single-quote a value for bash."""
-    if _SAFE_WORD.fullmatch(value):
-        return value
-    return "'" + value.replace("'", "'\\''") + "'"
+    """Quote a value for bash (bare when it is safe as it is)."""
+    return shlex.quote(value)
 
 
 # -- session state --------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,6 +36,7 @@ class Facts:
     realized_rows: frozenset[str]
     by_ref: Mapping[str, CheckResult]
     kv_templates: Mapping[str, str]
+    acted: bool = True  # whether a section (not §0) acted in this run; False: an in-sync run
 
 
 def _status(f: Facts) -> str | None:
@@ -80,10 +82,16 @@ def ledger_update(
     ]
     if passed and f.kind == "apply":
         yaml["last_verified"] = f"{today} — " + " · ".join(passed)
+    elif f.kind == "teardown" and f.final is RunState.COMPLETED and ls.data.get("last_verified"):
+        yaml["last_verified"] = f"— (torn down {today})"  # never the names of checks that are gone
     if f.knobs:
         ri: dict[str, Any] = {k.lower(): v for k, v in f.knobs.items()}
-        ri["resolved_by"] = f.operator
-        ri["resolved_at"] = f.resolved_at or stamp
+        current = ls.data.get("resolved_inputs")
+        if isinstance(current, dict) and _same_resolution(current, ri):
+            ri.update({k: current[k] for k in ("resolved_by", "resolved_at")})  # the same resolution
+        else:
+            ri["resolved_by"] = f.operator
+            ri["resolved_at"] = f.resolved_at or stamp
         yaml["resolved_inputs"] = ri
     yaml["target"] = f.target
     env = dict(f.session)
@@ -108,4 +116,68 @@ def ledger_update(
         checks = {r.name: ("—", f"— torn down {today}") for r in ls.check_rows}
     else:
         checks = {}
-    return LedgerUpdate(yaml=yaml, kv=kv, checks=checks)
+    # Director owns these lines: a comment at their end described the value it replaces (the published
+    # template's `# published template - run it to realize state`), so it goes with that value.
+    update = LedgerUpdate(yaml=yaml, kv=kv, checks=checks, drop_comments=frozenset(yaml))
+    if f.kind == "apply" and f.final is RunState.COMPLETED and not f.acted and _nothing_new(plan, update):
+        return LedgerUpdate()  # in sync and verified as before: the plan file stays byte-identical
+    return update
+
+
+def _same_resolution(current: Mapping[str, Any], ri: Mapping[str, Any]) -> bool:
+    """The ledger already records these input values, with who resolved them and when."""
+    who, at = str(current.get("resolved_by", "")), str(current.get("resolved_at", ""))
+    if not who or not at or "<" in who + at:
+        return False  # the template's placeholders (`<human who confirmed>`)
+    return all(str(current.get(k)) == str(v) for k, v in ri.items())
+
+
+def _mark(result: str) -> str:
+    """A check cell's verdict without its date: `✅ 2026-07-03` → `✅`."""
+    return re.sub(r"\s*\d{4}-\d{2}-\d{2}.*$", "", result.strip())
+
+
+def _verified_names(value: Any) -> str:
+    """`2026-07-03 — a · b` → `a · b`."""
+    return str(value or "").split(" — ", 1)[-1].strip()
+
+
+def _nothing_new(plan: Plan, update: LedgerUpdate) -> bool:
+    """Whether an in-sync run's update says only what the ledger says, apart from dates and `last_action`."""
+    ls = plan.live_state
+    assert ls is not None
+    if update.kv or update.kv_add:
+        return False
+    rows = {r.name: r for r in ls.check_rows}
+    for name, (_observed, result) in update.checks.items():
+        row = rows.get(name)
+        if row is None or _mark(row.result) != _mark(result):
+            return False
+    for key, value in update.yaml.items():
+        if key == "last_action":
+            continue
+        if key == "last_verified":
+            if _verified_names(value) != _verified_names(ls.data.get(key)):
+                return False
+        elif _plain(ls.data.get(key)) != _plain(value):
+            return False
+    return True
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return None if value is None else str(value)
+
+
+def outputs(plan: Plan) -> dict[str, str]:
+    """The values the ledger holds as realized (like terraform's outputs): key → the first backticked value
+    of its cell, for the cells no longer a template (`${…}`), a placeholder (`<…>`) or empty (`—`)."""
+    ls = plan.live_state
+    out: dict[str, str] = {}
+    for row in ls.kv_rows if ls is not None else ():
+        m = re.search(r"`([^`]*)`", row.value)
+        value = (m.group(1) if m else "").strip()
+        if value and "$" not in value and "<" not in value and value not in ("—", "-"):
+            out[row.key] = value
+    return out

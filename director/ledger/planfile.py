@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from director.errors import DirectorError, ExitCode, LedgerConflict, PlanError
+from director.errors import DirectorError, ExitCode, LedgerConflict, PlanError, StorageError
 from director.exec.secrets import MIN_SECRET_LEN
-from director.files import remove_stale_temps, write_atomic
+from director.files import write_atomic
 from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
 from director.plan.model import Plan
 from director.plan.parse import parse
@@ -84,7 +85,6 @@ class PlanFile:
     def load(cls, path: str | os.PathLike[str], *, secret_values: Iterable[str] = ()) -> PlanFile:
         """Read and parse the plan; the text read is the baseline for the next save."""
         text = read_text(path)
-        remove_stale_temps(path)  # a crashed earlier run may have left one
         return cls(path, text, _parse(text, str(path)), secret_values=secret_values)
 
     def save(self, update: LedgerUpdate, *, secret_values: Iterable[str] = ()) -> Plan:
@@ -124,13 +124,38 @@ class PlanFile:
             # Narrow the window for a concurrent edit: the file must still be what the update was built on.
             if read_text(self.path) != current:
                 continue
-            self.last_save_wrote = write_atomic(self.path, new_text)
+            self._refuse_read_only()
+            try:
+                # Checked again right before the rename: a chmod 444 meanwhile still wins.
+                self.last_save_wrote = write_atomic(
+                    self.path, new_text, before_replace=self._refuse_read_only
+                )
+            except OSError as exc:
+                raise StorageError(
+                    f"cannot write the plan {self.path} "
+                    f"({exc.filename or self.path}: {exc.strerror or exc}); "
+                    "it was left as it was. The journal holds the run's results: fix that, then re-run "
+                    "(it resumes)"
+                ) from None
             self.text, self.plan = new_text, new_plan
             return new_plan
         raise LedgerConflict(
             f"{self.path}: the plan kept changing while Director was saving its Live State; "
             "stop editing it for a moment and re-run"
         )
+
+    def _refuse_read_only(self) -> None:
+        """A plan made read-only during the run is never replaced (root could; a careful user would not)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return  # said by the caller (the plan disappeared)
+        if not st.st_mode & stat.S_IWUSR or not os.access(self.path, os.W_OK):
+            raise LedgerConflict(
+                f"{self.path} was made read-only while Director was running; Director never replaces a "
+                "read-only plan, so Live State was not written. Make it writable again (chmod u+w) and "
+                "re-run: the run resumes from the journal"
+            )
 
     def _rebase(self, current: str) -> Plan:
         """Parse an operator-edited file; refuse if they (or another writer) touched Live State."""

@@ -43,6 +43,8 @@ class LedgerUpdate:
     kv: Mapping[str, str] = field(default_factory=dict)
     checks: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     kv_add: Sequence[tuple[str, str]] = ()
+    # top-level YAML keys whose end-of-line comment goes when their value changes (it described the old one)
+    drop_comments: frozenset[str] = frozenset()
 
     @property
     def is_empty(self) -> bool:
@@ -130,7 +132,9 @@ def apply_update(plan: Plan, update: LedgerUpdate) -> str:
         body_lines = lines.contents[body_start:body_end]
         body_endings = lines.endings[body_start:body_end]
         body = "".join(line + "\n" for line in body_lines)
-        new_body = update_yaml(body, update.yaml, path=plan.path, line=span.first_line)
+        new_body = update_yaml(
+            body, update.yaml, path=plan.path, line=span.first_line, drop_comments=update.drop_comments
+        )
         if new_body and not new_body.endswith("\n"):
             raise LedgerWriteError("Live State YAML write-back lost the final line end")
         new_lines = new_body[:-1].split("\n") if new_body else []

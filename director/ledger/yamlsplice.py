@@ -187,13 +187,16 @@ def _value_end(text: str, key: Node, value: Node) -> int:
     return int(value.end_mark.index)
 
 
-def _inline_edit(text: str, start: int, end: int, new: str) -> _Edit:
-    """Replace [start, end) on one line, keeping a following comment's column when the new value fits."""
+def _inline_edit(text: str, start: int, end: int, new: str, drop_comment: bool = False) -> _Edit:
+    """Replace [start, end) on one line, keeping a following comment's column when the new value fits
+    (`drop_comment`: the comment described the old value and goes with it)."""
     eol = _line_end(text, end)
     rest = text[end:eol]
     stripped = rest.lstrip(" \t")
     if not stripped.startswith("#"):
         return _Edit(start, end, new)
+    if drop_comment:
+        return _Edit(start, eol, new)
     comment = end + (len(rest) - len(stripped))
     room = comment - start - len(new)
     # Keep the comment where it was; a longer value pushes it right by the minimum (one space).
@@ -220,17 +223,24 @@ class _YamlSplicer:
         self.edits: list[_Edit] = []
 
     def set_key(
-        self, mapping: MappingNode, key: str, value: Any, entries: Sequence[tuple[Node, Node]] | None = None
+        self,
+        mapping: MappingNode,
+        key: str,
+        value: Any,
+        entries: Sequence[tuple[Node, Node]] | None = None,
+        drop_comment: bool = False,
     ) -> None:
         """Set `key` of a block mapping to `value`, adding it after the last of `entries` if absent."""
         entries = mapping.value if entries is None else entries
         for k, v in entries:
             if isinstance(k, ScalarNode) and k.value == key:
-                self._replace(mapping, k, v, value)
+                self._replace(mapping, k, v, value, drop_comment)
                 return
         self._append(mapping, entries, key, value)
 
-    def _replace(self, mapping: MappingNode, key: Node, old: Node, value: Any) -> None:
+    def _replace(
+        self, mapping: MappingNode, key: Node, old: Node, value: Any, drop_comment: bool = False
+    ) -> None:
         text = self.text
         if isinstance(old, MappingNode) and not old.flow_style and isinstance(value, Mapping):
             # A block mapping stays a block mapping: edit its keys one by one (comments survive).
@@ -247,11 +257,15 @@ class _YamlSplicer:
             column = after - _line_start(text, after)
             align = _aligned_column(text, mapping)
             pad = align - column if align is not None and align > column else 1
-            self.edits.append(_inline_edit(text, after, after, " " * pad + self._render(value, old)))
+            new_value = " " * pad + self._render(value, old)
+            self.edits.append(_inline_edit(text, after, after, new_value, drop_comment))
             return
         start = int(old.start_mark.index)
         end = _value_end(text, key, old)
-        self.edits.append(_inline_edit(text, start, end, self._render(value, old)))
+        new = self._render(value, old)
+        if drop_comment and text[start:end] == new:
+            return  # unchanged: its comment still describes it
+        self.edits.append(_inline_edit(text, start, end, new, drop_comment))
 
     def _render(self, value: Any, old: Node | None) -> str:
         spaced = True
@@ -310,8 +324,18 @@ def _load(text: str, where: str) -> Any:
         raise LedgerWriteError(f"{where}: YAML does not parse: {exc}") from exc
 
 
-def update_yaml(body: str, values: Mapping[str, Any], *, path: str | None, line: int) -> str:
+def update_yaml(
+    body: str,
+    values: Mapping[str, Any],
+    *,
+    path: str | None,
+    line: int,
+    drop_comments: frozenset[str] = frozenset(),
+) -> str:
     """The YAML body with `values` set at top level; re-parsed to check it says exactly that.
+
+    A top-level key in `drop_comments` whose value changes loses the comment at the end of its line: it
+    described the value being replaced (`status: not-created   # published template - run it`).
 
     `body` is "" or ends with "\n" (every line, the last included, has its end), and so is the result:
     then deleting or appending a last line needs no special case.
@@ -331,7 +355,7 @@ def update_yaml(body: str, values: Mapping[str, Any], *, path: str | None, line:
             )
         splicer = _YamlSplicer(body)
         for k, v in values.items():
-            splicer.set_key(root, k, v)
+            splicer.set_key(root, k, v, drop_comment=k in drop_comments)
         new = splicer.apply()
     after = _load(new, "Live State YAML after write-back")
     intended = dict(_comparable(before) or {})

@@ -1,15 +1,71 @@
-"""Plan warnings that are not parse errors: the plan runs, but something in it is weak or inconsistent."""
+"""Plan findings that are not parse errors: the plan runs, but something in it is weak or inconsistent.
+
+Every code has one severity (`RULES`, documented in docs/lint.md): *error* (the run will misbehave: stop
+midway, or a conditional gate can never apply), *warning* (weak or inconsistent, the team decides; the
+seed plan keeps four on purpose), *info* (a note). A finding is silenced for one line by a comment
+naming its code: `<!-- director-lint: disable=CODE[,CODE…] -->` or `# director-lint: disable=CODE` on the
+line before it (inside a bash block, a bash comment), or the same bash comment at the end of its line;
+`disable-file=CODE` anywhere silences the code for the whole plan (`all` silences every code).
+"""
 
 from __future__ import annotations
 
+import enum
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from director.plan import bash, checkrows, markers
 from director.plan.markers import MarkerRule
 from director.plan.model import BlockRole, Plan, Section, SectionKind, section_label
 from director.plan.templates import target_variables, unlocated_rules
+
+
+class Severity(enum.StrEnum):
+    """How much a finding matters to CI: `director lint` exits 1 on errors (on warnings too with --strict)."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+_ERR, _WARN, _INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+# Every lint code, its severity and what it is about (docs/lint.md has an example of each).
+RULES: dict[str, tuple[Severity, str]] = {
+    "missing-verify": (_ERR, "a 🟢/🟡/⏳ section without a verify block: nothing to observe"),
+    "unknown-knob": (_ERR, "a conditional marker or template rule names a knob no input sets"),
+    "unknown-knob-value": (_ERR, "a conditional marker names a value the knob cannot take: it never applies"),
+    "template-no-value": (_ERR, "a template rule whose line has no value to rewrite: the run stops there"),
+    "template-knob-incomplete": (_ERR, "a knob-mapping rule misses one of the knob's options: the run stops"),
+    "unverified-act": (_WARN, "a section acts but never verifies"),
+    "missing-marker": (_WARN, "a section with act blocks but no marker"),
+    "missing-teardown": (_WARN, "no `## Teardown` section"),
+    "teardown-without-verify": (_WARN, "the Teardown has no verify block"),
+    "empty-teardown": (_WARN, "the Teardown has no bash block"),
+    "destructive-outside-teardown": (_WARN, "a destructive command in a section not marked 💥"),
+    "input-not-a-choice": (_WARN, "a Provisioning Input with a single option"),
+    "input-duplicate-option": (_WARN, "a Provisioning Input lists an option twice"),
+    "knob-not-set": (_WARN, "§0 never assigns an input's knob"),
+    "knob-default-mismatch": (_WARN, "§0 assigns a knob another value than the input's default"),
+    "verify-exit-status": (_WARN, "a verify pipeline whose status cannot show a failure (`… | tail -5`)"),
+    "soft-alternative": (_WARN, "a failure line whose branch exits 0 (inconclusive, exit 10)"),
+    "fail-without-exit": (_WARN, "a failure line the block goes on after"),
+    "unenforced-check": (_WARN, "`cond && echo ok` without `|| exit 1`: a failed condition is not a failure"),
+    "unknown-contract-label": (_WARN, "a check label naming no acceptance-contract item"),
+    "missing-live-state": (_WARN, "no `## Live State` section"),
+    "unfed-check-row": (_WARN, "a Live State check row no check feeds"),
+    "contract-without-row": (_WARN, "an acceptance item without a Live State check row"),
+    "multiple-templates": (_WARN, "two file templates for one target in a section"),
+    "template-target-ambiguous": (_WARN, "a template path that two variables could name"),
+    "realized-without-hint": (_INFO, "a realized value whose section has no `→ Live State:` hint for it"),
+    "unknown-fence-attribute": (_INFO, "a fence attribute Director does not use (ignored; e.g. Runme's)"),
+}
+
+
+def severity_of(code: str) -> Severity:
+    """The severity of a lint code (an unknown code, which is a bug, counts as an error)."""
+    return RULES[code][0] if code in RULES else Severity.ERROR
 
 
 @dataclass(frozen=True)
@@ -20,9 +76,62 @@ class Finding:
     code: str
     message: str
 
+    @property
+    def severity(self) -> Severity:
+        return severity_of(self.code)
+
     def format(self, path: str | None) -> str:
-        """`path:line: code: message`."""
-        return f"{path or '<plan>'}:{self.line}: {self.code}: {self.message}"
+        """`path:line: severity: code: message` (the compiler convention, with the code to suppress)."""
+        return f"{path or '<plan>'}:{self.line}: {self.severity}: {self.code}: {self.message}"
+
+    def to_json(self, path: str | None) -> dict[str, object]:
+        return {
+            "path": path,
+            "line": self.line,
+            "code": self.code,
+            "severity": str(self.severity),
+            "message": self.message,
+        }
+
+
+_DIRECTIVE = re.compile(r"director-lint:\s*(disable|disable-file)\s*=\s*([\w,\s-]+?)\s*(?:-->|$)")
+_COMMENT_LINE = re.compile(r"^\s*(?:<!--.*-->|#.*)\s*$")
+
+
+@dataclass
+class Suppressions:
+    """The `director-lint: disable=…` comments of a plan's text."""
+
+    by_line: dict[int, set[str]] = field(default_factory=dict)  # 1-based line → codes silenced there
+    whole_file: set[str] = field(default_factory=set)
+
+    @classmethod
+    def read(cls, source: str) -> Suppressions:
+        out = cls()
+        for row, text in enumerate(source.splitlines()):
+            for m in _DIRECTIVE.finditer(text):
+                codes = {c.strip() for c in m.group(2).split(",") if c.strip()}
+                if m.group(1) == "disable-file":
+                    out.whole_file |= codes
+                    continue
+                # A comment alone on its line covers the next line; a trailing one covers its own.
+                line = row + 2 if _COMMENT_LINE.match(text) else row + 1
+                out.by_line.setdefault(line, set()).update(codes)
+        return out
+
+    def covers(self, f: Finding) -> bool:
+        codes = self.whole_file | self.by_line.get(f.line, set())
+        return f.code in codes or "all" in codes
+
+
+def split_suppressed(plan: Plan, findings: Iterable[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """(reported, suppressed) by the plan's `director-lint: disable=…` comments."""
+    sup = Suppressions.read(plan.source)
+    reported: list[Finding] = []
+    silenced: list[Finding] = []
+    for f in findings:
+        (silenced if sup.covers(f) else reported).append(f)
+    return reported, silenced
 
 
 def _where(s: Section) -> str:
@@ -51,6 +160,7 @@ def lint(plan: Plan) -> list[Finding]:
     _check_rows(plan, out)
     _realizations(plan, out)
     _templates(plan, out)
+    _fence_attributes(plan, out)
     return sorted(out, key=lambda f: (f.line, f.code, f.message))
 
 
@@ -339,3 +449,18 @@ def _templates(plan: Plan, out: list[Finding]) -> None:
                                 f"template rule for {rule.knob} has no literal for {', '.join(missing)}",
                             )
                         )
+
+
+def _fence_attributes(plan: Plan, out: list[Finding]) -> None:
+    """Fence attributes Director does not use (another tool's, e.g. Runme's): kept, ignored, noted."""
+    for s in plan.sections:
+        for b in s.blocks:
+            for key in b.fence.unknown:
+                out.append(
+                    Finding(
+                        b.span.first_line,
+                        "unknown-fence-attribute",
+                        f"fence attribute {key!r} is ignored by Director (it uses retries, backoff, delay, "
+                        "timeout and Runme's name, cwd, interactive, excludeFromRunAll, id)",
+                    )
+                )

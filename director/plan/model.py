@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from director.plan.fence import FenceAttributes
 from director.plan.markers import Marker as Marker
 from director.plan.markers import MarkerRule, rule
 
@@ -173,6 +174,22 @@ class Block:
     template_target: str | None = None  # file path template from the heading (`${SVC}.jsonc`)
     verify_title: str = ""  # text of the `# ✔ …` first line, without the marker
     verify: VerifyModel | None = field(default=None, compare=False, repr=False)  # verify blocks: its checks
+    # The fence's `{key=value …}` attributes as written (retry policy, Runme's name/cwd/…): fence.py
+    attributes: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def fence(self) -> FenceAttributes:
+        return FenceAttributes(self.attributes)
+
+    @property
+    def name(self) -> str | None:
+        """Runme's `name=` (None when the fence names none)."""
+        return self.fence.name
+
+    @property
+    def cwd(self) -> str | None:
+        """Runme's `cwd=`: the directory the block starts in (relative to the session's)."""
+        return self.fence.cwd
 
 
 @dataclass(frozen=True)

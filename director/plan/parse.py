@@ -1,7 +1,7 @@
 """Markdown plan → `Plan` model. Pure: `parse(text)` never touches the file system.
 
 Built on markdown-it-py tokens (`Token.map` gives every node its line span). The conventions are those of
-`PLAN-FORMAT.md`; nothing here knows any particular plan. Every malformed input raises `PlanError` naming
+`docs/plan-format.md`; nothing here knows any particular plan. Every malformed input raises `PlanError` naming
 the 1-based line; no other exception escapes `parse`.
 
 Heading marker rule (documented in docs/plan-json.md): a heading's *marker tail* is the longest suffix
@@ -24,6 +24,7 @@ from markdown_it.token import Token
 
 from director.errors import PlanError
 from director.plan import bash, checkrows, markers
+from director.plan.fence import FenceAttributeError, FenceAttributes, parse_attributes
 from director.plan.headings import classify, parse_markers, slugify, split_markers
 from director.plan.model import (
     Backoff,
@@ -71,26 +72,21 @@ def parse_duration(text: str) -> float | None:
 _BACKOFFS: dict[str, Backoff] = {"exponential": "exponential", "constant": "constant"}
 
 
+def fence_attributes(info: str, ctx: Source, line0: int) -> FenceAttributes | None:
+    """The `{…}` attributes of a fence info string after its language (docs/plan-format.md)."""
+    try:
+        return parse_attributes(info)
+    except FenceAttributeError as exc:
+        raise ctx.error(str(exc), line0) from None
+
+
 def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
-    """The `{retries=… backoff=… delay=… timeout=…}` attributes of a fence info string."""
-    if "{" not in info and "}" not in info:
+    """The retry policy (`retries=… backoff=… delay=… timeout=…`) among a fence's attributes, if any."""
+    attrs = fence_attributes(info, ctx, line0)
+    if attrs is None or not attrs.retry_items:
         return None
-    m = re.search(r"\{([^{}]*)\}", info)
-    if m is None or info.count("{") != 1 or info.count("}") != 1:
-        raise ctx.error(
-            f"bad retry policy {info!r}: write {{retries=3 backoff=exponential delay=2s timeout=5m}}", line0
-        )
     policy = RetryPolicy()
-    seen: set[str] = set()
-    for item in re.split(r"[\s,]+", m.group(1).strip()):
-        if not item:
-            continue
-        key, eq, value = item.partition("=")
-        if not eq or not value:
-            raise ctx.error(f"bad retry policy item {item!r}: expected key=value", line0)
-        if key in seen:
-            raise ctx.error(f"retry policy sets {key!r} twice", line0)
-        seen.add(key)
+    for key, value in attrs.retry_items:
         if key == "retries":
             if not value.isdigit():
                 raise ctx.error(f"bad retries={value!r}: expected a whole number", line0)
@@ -100,15 +96,11 @@ def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
             if backoff is None:
                 raise ctx.error(f"bad backoff={value!r}: expected exponential or constant", line0)
             policy = replace(policy, backoff=backoff)
-        elif key in ("delay", "timeout"):
+        else:  # delay, timeout
             secs = parse_duration(value)
             if secs is None or (key == "timeout" and secs <= 0):
                 raise ctx.error(f"bad {key}={value!r}: expected a duration like 500ms, 2s, 5m or 1h", line0)
             policy = replace(policy, delay_s=secs) if key == "delay" else replace(policy, timeout_s=secs)
-        else:
-            raise ctx.error(
-                f"unknown retry policy key {key!r} (known: retries, backoff, delay, timeout)", line0
-            )
     return policy
 
 
@@ -434,6 +426,9 @@ class _PlanParser:
         if lang in ("yaml", "yml") and re.search(r"^resolved_inputs\s*:", t.content, re.M):
             return BlockRole.RESOLVED_INPUTS
         if kind in EXECUTABLE_KINDS and lang in SHELL_LANGS:
+            attrs = fence_attributes(t.info.strip()[len(lang) :], self.ctx, (t.map or (0, 0))[0])
+            if attrs is not None and attrs.excluded:
+                return BlockRole.ILLUSTRATIVE  # Runme's excludeFromRunAll=true: shown, never run
             first = next((ln.strip() for ln in t.content.split("\n") if ln.strip()), "")
             return BlockRole.VERIFY if verify_section or _VERIFY_LINE.match(first) else BlockRole.ACT
         if (
@@ -454,7 +449,9 @@ class _PlanParser:
         lang = (t.info.split() or [""])[0]
         info = t.info.strip()
         text = t.content
-        retry = parse_retry(info[len(lang) :], ctx, span.start) if lang.lower() in SHELL_LANGS else None
+        shell = lang.lower() in SHELL_LANGS
+        retry = parse_retry(info[len(lang) :], ctx, span.start) if shell else None
+        attrs = fence_attributes(info[len(lang) :], ctx, span.start) if shell else None
         verify_title = ""
         vmodel: bash.VerifyModel | None = None
         block_checks: tuple[CheckLine, ...] = ()
@@ -505,6 +502,7 @@ class _PlanParser:
             template_target=target,
             verify_title=verify_title,
             verify=vmodel,
+            attributes=attrs.items if attrs is not None else (),
         )
 
     def _check_realizations(self, sections: Sequence[Section]) -> None:

@@ -1,6 +1,6 @@
 """File templates: the annotations in their trailing comments, rendering, and where the file goes (pure).
 
-A non-shell block in a numbered section is a file template (PLAN-FORMAT.md, "Blocks"). Its fence
+A non-shell block in a numbered section is a file template (docs/plan-format.md, "Blocks"). Its fence
 language (the first word of the info string) selects the comment syntax and how a line's value is found
 (the per-language table is `director.plan.langs`):
 

@@ -88,6 +88,8 @@ def _block(b: Block) -> dict[str, Any]:
         "body_line": b.body_start + 1,
         "verify_title": b.verify_title,
         "retry": _retry(b.retry),
+        "name": b.name,
+        "attributes": dict(b.attributes),
         "checks": [_check(c) for c in b.checks],
         "realizations": [_realization(r) for r in b.realizations],
         "hints": list(b.hints),
@@ -135,8 +137,40 @@ def _table(t: Table | None) -> dict[str, Any] | None:
     return {"header": list(t.header), "rows": [list(r) for r in t.rows], "span": span(t.span)}
 
 
+_CELL = re.compile(r"^`([^`]*)`\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+def clean_cell(cell: str) -> tuple[str | None, str | None]:
+    """(value, remark) of a key/value cell: "`orders-dev` (host Worker)" → ("orders-dev", "host Worker").
+
+    "`—`" (nothing yet) is None; a cell in another shape is its own value, whitespace trimmed.
+    """
+    m = _CELL.match(cell.strip())
+    if m is None:
+        return (cell.strip() or None), None
+    value = m.group(1).strip()
+    return (None if value in ("—", "-", "") else value), (m.group(2).strip() if m.group(2) else None)
+
+
+def kv_json(r: KVRow) -> dict[str, Any]:
+    """A key/value row: the clean value and its remark, and the cell as written (`cell`)."""
+    value, remark = clean_cell(r.value)
+    return {"key": r.key, "value": value, "remark": remark, "cell": r.value, "line": r.line + 1}
+
+
+def check_row_json(r: CheckRow) -> dict[str, Any]:
+    """A check-table row as written (its cells are prose: nothing to clean)."""
+    return {
+        "name": r.name,
+        "expected": r.expected,
+        "observed": r.observed,
+        "result": r.result,
+        "line": r.line + 1,
+    }
+
+
 def _kv(r: KVRow) -> dict[str, Any]:
-    return {"key": r.key, "value": r.value, "line": r.line + 1}
+    return kv_json(r)
 
 
 def _check_row(r: CheckRow) -> dict[str, Any]:

@@ -8,15 +8,25 @@ operator's `go` at the prompt; it covers one application of the section. Without
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
 from director.exec.secrets import is_secret_name
+from director.ledger import cells
 from director.plan import bash, knobs, markers
 from director.plan.model import Plan, Section, SectionKind
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
-from director.run.gates import GateContent, make_receipt, matches
-from director.state.journal import ApprovalHow, Journal
+from director.run.gates import GateContent, Review, make_receipt, matches
 from director.state.lifecycle import RunState
+from director.state.records import ApprovalRecord
+from director.state.store import ApprovalHow, StateStore
 
 
 def gate_content(
@@ -55,6 +65,252 @@ def gate_content(
     )
 
 
+# ------------------------------------------------------------------------------ the consequences
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_QUOTED_HEREDOC = re.compile(r"<<-?\s*(?:'([^']+)'|\"([^\"]+)\"|\\(\w+))")
+_MAX_DIFF_LINES = 60
+
+
+def _expand_line(line: str, env: Mapping[str, str]) -> str:
+    """A command line with `$NAME`/`${NAME}` replaced by their values outside single quotes (display)."""
+    out, quoted, i = [], False, 0
+    while i < len(line):
+        ch = line[i]
+        if ch == "'" and (i == 0 or line[i - 1] != "\\"):
+            quoted = not quoted
+        if ch == "$" and not quoted:
+            m = _VAR.match(line, i)
+            if m is not None:
+                name = m.group(1) or m.group(2)
+                if name in env:
+                    out.append("***" if is_secret_name(name) else env[name])
+                    i = m.end()
+                    continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def expanded(command: str, env: Mapping[str, str]) -> str:
+    """The lines of a command that read variables, with their values put in (quoted heredocs left out)."""
+    lines: list[str] = []
+    until: str | None = None
+    for line in command.splitlines():
+        if until is not None:
+            if line.strip() == until:
+                until = None
+            continue
+        m = _QUOTED_HEREDOC.search(line)
+        if m is not None:
+            until = m.group(1) or m.group(2) or m.group(3)
+        if line.lstrip().startswith("#"):
+            continue
+        new = _expand_line(line, env)
+        if new != line:
+            lines.append(new)
+    return "\n".join(lines)
+
+
+def _ticked(cell: str) -> str:
+    m = re.search(r"`([^`]*)`", cell)
+    return (m.group(1) if m else cell).strip()
+
+
+def _realized_value(cell: str) -> str | None:
+    """The value a realized cell holds (`orders-dev`), or None while it is a template or empty."""
+    v = _ticked(cell)
+    return None if not v or "$" in v or v in ("—", "-") or "<" in v else v
+
+
+def _hints(section: Section) -> list[str]:
+    return list(section.hints) + [h for b in section.blocks for h in b.hints]
+
+
+def _diff(old: str, new: str, old_name: str, new_name: str) -> str:
+    lines = list(
+        difflib.unified_diff(old.splitlines(), new.splitlines(), old_name, new_name, n=2, lineterm="")
+    )
+    if len(lines) > _MAX_DIFF_LINES:
+        lines = [*lines[:_MAX_DIFF_LINES], f"… {len(lines) - _MAX_DIFF_LINES} more lines"]
+    return "\n".join(lines)
+
+
+def _ledger_changes(
+    plan: Plan,
+    section: Section,
+    kind: str,
+    env: Mapping[str, str],
+    knob_values: Mapping[str, str],
+    realized: Mapping[str, str],
+    kv_templates: Mapping[str, str],
+) -> tuple[str, ...]:
+    """The Live State this section changes: `+` realized for the first time, `~` changed, `-` cleared."""
+    ls = plan.live_state
+    if ls is None:
+        return ()
+    out: list[str] = []
+    status = str(ls.data.get("status", "")).strip()
+    if section.kind is SectionKind.TEARDOWN:
+        for row in ls.kv_rows:
+            if _realized_value(row.value) is not None and "discovered" not in row.value.lower():
+                out.append(f"- {row.key}: `{_ticked(row.value)}` (back to its template)")
+        if ls.check_rows:
+            out.append(f"~ {len(ls.check_rows)} check rows: → — torn down")
+        if status != "gone":
+            out.append(f"~ status: {status or '(none)'} → gone")
+        return tuple(out)
+    discovered = {v: env.get(v, "") for v in cells.discovered_vars(plan)}
+    # a key the session holds is realized from it again once the section verified (not the old value)
+    realized = {k: v for k, v in realized.items() if k not in env}
+    for key in cells.keys_named(_hints(section), ls.kv_rows):
+        row = next(r for r in ls.kv_rows if r.key == key)
+        if is_secret_name(key):
+            continue
+        tmpl = kv_templates.get(key, row.value)
+        new = cells.realize_cell(tmpl, key, env, knob_values, realized, discovered)
+        old_v, new_v = _realized_value(row.value), _realized_value(new)
+        if new_v is None and "URL" in key.upper() and key not in env:
+            cond = knobs.kv_condition(tmpl)
+            if cond is None or knob_values.get(cond[0]) in (None, cond[1]):
+                out.append(f"+ {key}: from this section's output (now `{_ticked(row.value)}`)")
+            continue
+        if new_v is None or new_v == old_v:
+            continue
+        out.append(f"~ {key}: `{old_v}` → `{new_v}`" if old_v is not None else f"+ {key}: `{new_v}`")
+    if kind == "apply" and status != "live":
+        out.append(f"~ status: {status or '(none)'} → live (when the run completes)")
+    return tuple(out)
+
+
+def _resources(
+    plan: Plan,
+    commands: Sequence[str],
+    env: Mapping[str, str],
+    knob_values: Mapping[str, str],
+    realized: Mapping[str, str],
+    templates: Templates,
+) -> tuple[str, ...]:
+    """The ledger's resources these commands name: in their words, or in the files they are given."""
+    ls = plan.live_state
+    if ls is None:
+        return ()
+    text = "\n".join(_expand_line(c, env) for c in commands)
+    files: dict[str, str] = {p: c for p, c in templates.values()}
+    for path in re.findall(r"(/[\w./@+-]+)", text):
+        p = Path(path)
+        if path not in files and p.is_file() and p.stat().st_size < 65536:
+            try:
+                files[path] = p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+    discovered = {v: env.get(v, "") for v in cells.discovered_vars(plan)}
+    out: list[str] = []
+    for row in ls.kv_rows:
+        if "discovered" in row.value.lower() or is_secret_name(row.key):
+            continue
+        cell = cells.realize_cell(row.value, row.key, env, knob_values, realized, discovered)
+        value = _realized_value(cell)
+        if value is None or len(value) < 3:
+            continue
+        word = re.compile(rf"(?<![\w-]){re.escape(value)}(?![\w-])")
+        if word.search(text):
+            out.append(f"{row.key} {value}")
+            continue
+        inside = [Path(p).name for p, c in files.items() if word.search(c)]
+        if inside:
+            out.append(f"{row.key} {value} (in {', '.join(inside)})")
+    return tuple(out)
+
+
+def _approval_text(content: Mapping[str, Any]) -> str:
+    """What an approval covered, as text (to show what changed since)."""
+    parts = ["# commands"] + [str(c).rstrip("\n") for c in content.get("commands", [])]
+    parts += ["# variables"] + [f"{k}={v}" for k, v in sorted(dict(content.get("variables", {})).items())]
+    parts += ["# inputs"] + [f"{k}={v}" for k, v in sorted(dict(content.get("inputs", {})).items())]
+    return "\n".join(parts)
+
+
+def _reasked(journal: StateStore | None, content: GateContent) -> tuple[str, str]:
+    """Why the operator is asked again, and the approved text against this one (when it changed)."""
+    if journal is None:
+        return "", ""
+    earlier = [a for a in journal.approvals() if a.section_key == content.section_key]
+    if not earlier:
+        return "", ""
+    last = earlier[-1]
+    who = f"{last.operator}@{last.host} at {last.at:%Y-%m-%d %H:%M:%S} ({last.how})"
+    if last.sha256 != content.sha256:
+        diff = _diff(_approval_text(last.content), _approval_text(content.to_json()), "approved", "now")
+        return f"asked again: the approval by {who} was for other content (the diff below)", diff
+    if consumed(journal, last.id):
+        return (
+            f"asked again: the approval by {who} was spent when the section applied with it "
+            "(an approval covers one application)",
+            "",
+        )
+    return "", ""
+
+
+def confirm_word(marker: str, resources: Sequence[str]) -> str:
+    """What the operator types to approve: `go`; for 💥, the first resource's name, or `destroy`."""
+    if marker != markers.Marker.DESTRUCTIVE.value:
+        return "go"
+    for r in resources:
+        name = r.split(" ", 2)[1] if r.count(" ") else ""
+        if name and re.fullmatch(r"[\w.@:/+-]+", name):
+            return name
+    return "destroy"
+
+
+def review(
+    plan: Plan,
+    section: Section,
+    content: GateContent,
+    *,
+    kind: str,
+    env: Mapping[str, str],
+    knob_values: Mapping[str, str],
+    realized: Mapping[str, str],
+    templates: Templates,
+    reasons: Sequence[str] = (),
+    journal: StateStore | None = None,
+    kv_templates: Mapping[str, str] | None = None,
+    redact: Callable[[str], str] = lambda s: s,
+) -> GateContent:
+    """The gate content with its consequences: what changes in the ledger and on disk, what is named, why."""
+    act = [c for c in content.commands if not c.startswith("# write ")]
+    diffs = []
+    for path, new in templates.values():
+        try:
+            old = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            old = ""
+        if old != new:
+            diffs.append((path, redact(_diff(old, new, f"{path} (on disk)", f"{path} (regenerated)"))))
+    resources = _resources(plan, act, env, knob_values, realized, templates)
+    if section.kind is SectionKind.TEARDOWN and not resources and plan.live_state is not None:
+        resources = tuple(
+            f"{r.key} {v}" for r in plan.live_state.kv_rows
+            if (v := _realized_value(r.value)) is not None and "discovered" not in r.value.lower()
+        )  # fmt: skip
+    reasked, receipt_diff = _reasked(journal, content)
+    rv = Review(
+        reasons=tuple(reasons),
+        ledger=_ledger_changes(
+            plan, section, kind, env, knob_values, realized, kv_templates or {}
+        ),
+        diffs=tuple(diffs),
+        resources=resources,
+        expanded=tuple(redact(expanded(c, env)) for c in act),
+        reasked=reasked,
+        receipt_diff=redact(receipt_diff),
+        confirm=confirm_word(content.marker, resources),
+    )
+    return dataclasses.replace(content, review=rv)
+
+
 def _emit_gate(run: Run, section: Section, content: GateContent, approved: bool | None, how: str) -> None:
     run.bus.emit(
         "gate",
@@ -69,7 +325,7 @@ def _emit_gate(run: Run, section: Section, content: GateContent, approved: bool 
     )
 
 
-def consumed(journal: Journal, approval_id: int) -> bool:
+def consumed(journal: StateStore, approval_id: int) -> bool:
     """Whether a receipt was spent: it let its section act once, which succeeded."""
     return any(e.data.get("approval_id") == approval_id for e in journal.events(kind="approval-used"))
 
@@ -94,6 +350,20 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
     content = gate_content(run.plan, section, run.knobs, texts, templates, run.session.variables)
     if content is None:
         return
+    content = review(
+        run.plan,
+        section,
+        content,
+        kind=run.cfg.kind,
+        env=run.session.variables,
+        knob_values=run.knobs,
+        realized=run.realized,
+        templates=templates,
+        reasons=run.why.get(section.key, ()),
+        journal=run.journal,
+        kv_templates=run.kv_templates() if run.plan.live_state is not None else {},
+        redact=run.shell.redactor.redact,
+    )
     rule = markers.by_glyph(content.marker)
     method: ApprovalHow | None = None
     receipt = run.journal.find_approval(section.key, content.sha256)
@@ -107,15 +377,27 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         method = "auto"
     elif run.prompter is not None:
         _emit_gate(run, section, content, None, "prompt")
-        if not run.prompter.ask_go(content):
+        asked = time.monotonic()
+        try:
+            approved = run.prompter.ask_go(content)
+        finally:
+            # the human's time at the gate is not the section's
+            run.waited[section.key] = run.waited.get(section.key, 0.0) + time.monotonic() - asked
+        if not approved:
             _wait(run, section, content, "declined at the prompt")
         method = "prompt"
     else:
-        _wait(run, section, content, "needs a human go")
+        receipt = _await_receipt(run, section, content)  # None unless `--wait-for-approval`
+        if receipt is None:
+            _wait(run, section, content, "needs a human go")
     if receipt is not None:
         run.gate_receipts[section.key] = receipt.id
         at = f"{receipt.at:%Y-%m-%dT%H:%M:%S}"
         how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at})"
+        made = "`director approve`" if receipt.how == "approve-command" else receipt.how
+        run.approved_with[section.key] = (
+            f"approved with the receipt {receipt.operator}@{receipt.host} recorded by {made} at {at}"
+        )
     else:
         assert method is not None  # every other branch either set it or stopped the run
         r = make_receipt(content, run.cfg.operator, method, run.clock())
@@ -130,6 +412,36 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         operator=receipt.operator if receipt is not None else run.cfg.operator,
         how=how,
     )
+
+
+# -- `apply --wait-for-approval [TIMEOUT]`: the gate waits for a receipt instead of stopping ---------------
+
+
+def _await_receipt(run: Run, section: Section, content: GateContent) -> ApprovalRecord | None:
+    """Wait, `awaiting-approval`, for a new receipt for exactly this content (`director approve` from any
+    terminal or, with `--state-url`, any machine); None when the option is off or the time ran out (the
+    run then stops as it would without the option). The store waits: LISTEN/NOTIFY on PostgreSQL,
+    a read of the file every 0.25 s on SQLite."""
+    timeout = run.cfg.wait_for_approval
+    if timeout is None:
+        return None
+    known = run.journal.find_approval(section.key, content.sha256)
+    hint = f"director approve {run.pf.path} {section.key}"
+    run.journal.record_event(
+        run.run_id,
+        "gate-waiting",
+        {"section": section.key, "sha256": content.sha256, "content": content.to_json(), "wait_s": timeout},
+    )
+    limit = "" if timeout == float("inf") else f" up to {timeout:g} s"
+    why = f"{run.label(section)} waits{limit} for `{hint}`"
+    run.journal.transition(run.run_id, RunState.AWAITING_APPROVAL, why)
+    run.bus.emit("run.state", run_id=run.run_id, to=RunState.AWAITING_APPROVAL.value, reason=why)
+    _emit_gate(run, section, content, None, "waiting for a receipt")
+    receipt = run.journal.wait_for_approval(section.key, content.sha256, known.id if known else 0, timeout)
+    back = f"receipt {receipt.id} by {receipt.operator}@{receipt.host}" if receipt else "no receipt in time"
+    run.journal.transition(run.run_id, RunState.RUNNING, back)
+    run.bus.emit("run.state", run_id=run.run_id, to=RunState.RUNNING.value, reason=back)
+    return receipt
 
 
 def approval_used(run: Run, section: Section) -> None:

@@ -27,6 +27,7 @@ class RunConfig:
     target: str = "cloudflare"
     sets: dict[str, str] = field(default_factory=dict)
     secret_names: tuple[str, ...] = ()
+    wait_for_approval: float | None = None  # seconds a gate waits for a receipt (`--wait-for-approval`)
 
 
 @dataclass

@@ -23,8 +23,8 @@ from director.plan.verify import CheckResult
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
-from director.state.journal import Journal
 from director.state.lifecycle import RunState
+from director.state.store import StateStore
 from director.targets.base import Target
 
 # Live State writes between sections may take this long in a run, then at most this share of it.
@@ -52,7 +52,7 @@ class Run:
     """An apply or teardown run: its effects (passed in) and its state (learned as it goes)."""
 
     pf: PlanFile
-    journal: Journal
+    journal: StateStore
     shell: Shell
     target: Target
     bus: Bus
@@ -90,6 +90,19 @@ class Run:
     ledger_s: float = 0.0  # seconds this run spent writing Live State
     started: float = field(default_factory=time.monotonic)
     kv_cells: dict[str, str] | None = None  # the author's key/value cells, once read or journaled
+    why: dict[str, list[str]] = field(default_factory=dict)  # section -> why it is not in sync (gate panel)
+    waited: dict[str, float] = field(default_factory=dict)  # section -> seconds a human took at its gate
+    approved_with: dict[str, str] = field(default_factory=dict)  # section -> whose receipt let it act
+    acted: bool = False  # a section other than §0 acted (or was about to) in this invocation
+    observed_reason: str = ""  # why the last observation did not pass
+    interrupted_by: str = "Ctrl-C"  # what interrupted the run: `Ctrl-C` (SIGINT) or `SIGTERM`
+
+    @property
+    def interruption(self) -> str:
+        """How an interrupted run ends, in words: who or what stopped it."""
+        if self.interrupted_by == "Ctrl-C":
+            return "interrupted by the operator (Ctrl-C)"
+        return f"interrupted by {self.interrupted_by} (Director was asked to stop)"
 
     @property
     def plan(self) -> Plan:
@@ -108,8 +121,12 @@ class Run:
         *,
         emit: bool = True,
     ) -> None:
-        """A section's outcome: in the summary and (unless a `gate` event said it already) as an event."""
+        """A section's outcome: in the summary and (unless a `gate` event said it already) as an event.
+
+        Its time is the section's own: what a human took to answer its gate is not counted.
+        """
         duration = time.monotonic() - started if started is not None else 0.0
+        duration = max(0.0, duration - self.waited.pop(section.key, 0.0))
         self.reports.append(SectionReport(section.key, section.title, verdict, detail, duration))
         if emit:
             self.bus.emit(
@@ -118,6 +135,7 @@ class Run:
                 label=self.label(section),
                 verdict=verdict,
                 detail=detail,
+                duration_s=round(duration, 3),
             )
 
     def summary(self) -> str:
@@ -125,6 +143,7 @@ class Run:
         parts = []
         if self.applied:
             parts.append("applied " + ", ".join(self.applied))
+        skipped = [self.label_of(r.key) for r in self.reports if r.verdict == "skipped"]
 
         insync = [r.key for r in self.reports if r.verdict == "in-sync"]
         earlier = [key_label(k) for k in insync if k in self.done_before_resume]
@@ -133,12 +152,29 @@ class Run:
             parts.insert(0, "finished before the run was resumed " + ", ".join(earlier))
         if insync:
             parts.append("in sync " + ", ".join(insync))
-        if self.verified:
-            parts.append("verified " + ", ".join(self.verified))
+        verified = [v for v in self.verified if v not in skipped]
+        if verified:
+            parts.append("verified " + ", ".join(verified))
+        if skipped:
+            parts.append("verify skipped " + ", ".join(skipped))
         return "; ".join(parts) or "nothing to do"
+
+    def label_of(self, key: str) -> str:
+        """The label of a section by its key (`§3`, `discovery`)."""
+        section = next((s for s in self.plan.sections if s.key == key), None)
+        return self.label(section) if section is not None else key_label(key)
+
+    def begin_acting(self) -> None:
+        """A section is about to act: from now on Live State says the plan is being applied."""
+        if not self.acted:
+            self.acted = True
+            self.write_ledger(status="applying")
 
     def write_ledger(self, status: str | None = None, final: RunState | None = None) -> None:
         """Write what this run knows into Live State (skipped when nothing changed since the last write).
+
+        Until a section acts, nothing is written during the run: a run that finds everything in sync and
+        verifies what it verified before leaves the plan file byte-identical (the journal says it ran).
 
         A write re-reads and re-parses the whole plan: on a huge plan, writing after every section would
         make a run quadratic in its size. So once writes have taken `LEDGER_FREE_S`, a write between
@@ -147,6 +183,8 @@ class Run:
         """
         ls = self.plan.live_state
         if ls is None:
+            return
+        if final is None and not self.acted:
             return
         busy = self.ledger_s > max(LEDGER_FREE_S, LEDGER_SHARE * (time.monotonic() - self.started))
         if final is None and busy:
@@ -176,6 +214,7 @@ class Run:
             realized_rows=frozenset(self.realized_rows),
             by_ref=self.by_ref,
             kv_templates=self.kv_templates(),
+            acted=self.acted,
         )
         update = compose.ledger_update(
             self.plan, facts, is_secret=self.is_secret, redact=self.shell.redactor.redact
@@ -183,6 +222,12 @@ class Run:
         if update == self.last_update and final is None:
             return  # nothing new since the last write: skip the re-read/splice/re-parse (~15 ms)
         self.last_update = update
+        if update.is_empty and final is not None:
+            self.journal.record_event(
+                self.run_id, "ledger-unchanged", {"why": "in sync; the checks hold as the ledger says"}
+            )
+            self.bus.emit("ledger.write", path=str(self.pf.path), changed=False)
+            return  # the plan file is not touched at all
         self.pf.save(update)
         self.bus.emit("ledger.write", path=str(self.pf.path), changed=self.pf.last_save_wrote)
 

@@ -24,8 +24,8 @@ from director.run.context import Run
 from director.run.events import Bus
 from director.run.gates import Prompter
 from director.run.preview import Preview
-from director.state.journal import Journal
 from director.state.lifecycle import RunState
+from director.state.store import StateStore
 from director.targets.base import Target
 
 ResolveInputs = Callable[[dict[str, str] | None], knobs.Resolution]
@@ -38,7 +38,7 @@ class Engine:
         self,
         *,
         plan_file: PlanFile,
-        journal: Journal,
+        journal: StateStore,
         shell: Shell,
         target: Target,
         bus: Bus,
@@ -61,12 +61,16 @@ class Engine:
         self.is_secret = secret_name_predicate(config.secret_names)
         self.run: Run | None = None  # the run in progress, once the journal gave it an id
         self._interrupted = False
+        self._interrupted_by = "Ctrl-C"
 
-    def interrupt(self) -> bool:
-        """Ctrl-C: stop the running block (True) or say that none runs (False); the run ends `interrupted`."""
+    def interrupt(self, by: str = "Ctrl-C") -> bool:
+        """Ctrl-C (or `by` another signal, `SIGTERM`): stop the running block (True) or say that none runs
+        (False); the run ends `interrupted`, saying by what."""
         self._interrupted = True
+        self._interrupted_by = by
         if self.run is not None:
             self.run.interrupted = True
+            self.run.interrupted_by = by
         running = self.shell.busy
         self.shell.interrupt()
         return running
@@ -106,6 +110,7 @@ class Engine:
             realized=resume.realized_values(self.journal),
             recovering=recovering,
             interrupted=self._interrupted,
+            interrupted_by=self._interrupted_by,
         )
         self._start(run, resumed=resume_id is not None, how=res.how)
         try:
@@ -114,7 +119,7 @@ class Engine:
             result = stop.result
         except KeyboardInterrupt:
             run.interrupted = True
-            result = run.finish(RunState.INTERRUPTED, None, "interrupted by the operator (Ctrl-C)")
+            result = run.finish(RunState.INTERRUPTED, None, run.interruption)
         except Exception as exc:
             # Never leave a run `running` behind an error: the next apply would take it for a crash.
             if self.journal.run(run_id).state == RunState.RUNNING.value:

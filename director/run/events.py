@@ -17,6 +17,7 @@ Verdicts: in-sync, applied, verified, failed, awaiting-approval, will-apply, nee
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -27,18 +28,79 @@ Event = dict[str, Any]
 Listener = Callable[[Event], None]
 
 
+# Terminal control sequences a block may print (colours, cursor moves, titles, hyperlinks): CSI, OSC
+# (ended by BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes, 8-bit CSI. CR, LF and tab are kept (a
+# view needs CR to show what a progress bar finally says); every other C0/C1 control goes too.
+_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]*\x1b\\"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]"
+)
+# What may still be the start of a sequence at the end of a chunk (the rest comes with the next one).
+_OPEN_ESCAPE = re.compile(
+    r"(?:\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)?|\x9b[0-?]*[ -/]*)\Z"
+)
+_HOLD_MAX = 4096  # an "open" sequence longer than this is not one: drop it
+
+
+class EscapeFilter:
+    """Removes terminal control sequences from a stream cut into chunks anywhere (even inside a sequence)."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, chunk: str) -> str:
+        text = self._held + chunk
+        self._held = ""
+        m = _OPEN_ESCAPE.search(text)
+        if m is not None and m.start() < len(text):
+            text, self._held = text[: m.start()], text[m.start() :]
+            if len(self._held) > _HOLD_MAX:
+                self._held = ""
+        return _ESCAPE.sub("", text).replace("\x1b", "").replace("\x9b", "")
+
+    def flush(self) -> str:
+        """What is left at the end of the stream (an unfinished sequence is dropped)."""
+        self._held = ""
+        return ""
+
+
+def clean_text(text: str) -> str:
+    """A whole text without control sequences (CR, LF and tab kept)."""
+    return EscapeFilter().feed(text)
+
+
 class Bus:
-    """Fans events out to listeners; numbering and time-stamping happen here, once."""
+    """Fans events out to listeners; numbering and time-stamping happen here, once.
+
+    A block's output (`step.output`) and the prompt it waits at (`step.input`) reach every listener
+    without terminal control sequences (docs/events.md): the views, the JSONL stream and the tests see the
+    same text.
+    """
 
     def __init__(self, clock: Callable[[], datetime] | None = None) -> None:
         self._listeners: list[Listener] = []
         self._seq = 0
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._filters: dict[tuple[Any, Any], EscapeFilter] = {}
+
+    def _sanitize(self, type_: str, data: dict[str, Any]) -> None:
+        where = (data.get("section"), data.get("block"))
+        if type_ == "step.output" and isinstance(data.get("text"), str):
+            data["text"] = self._filters.setdefault(where, EscapeFilter()).feed(data["text"])
+        elif type_ == "step.input" and isinstance(data.get("prompt"), str):
+            data["prompt"] = clean_text(data["prompt"]).replace("\r", "").strip()
+        elif type_ in ("step.start", "step.end"):
+            self._filters.pop(where, None)
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
     def emit(self, type_: str, **data: Any) -> Event:
+        self._sanitize(type_, data)
         self._seq += 1
         event: Event = {
             "schema": SCHEMA,

@@ -6,12 +6,26 @@ import getpass
 import hashlib
 import json
 import os
-import socket
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from director.plan.model import Input
+from director.state.identity import host_name
+
+
+@dataclass(frozen=True)
+class Review:
+    """What the gate panel shows besides what is approved: the consequences (display only, never hashed)."""
+
+    reasons: tuple[str, ...] = ()  # why the section is not in sync: which input, file, observation
+    ledger: tuple[str, ...] = ()  # Live State changes: `+ URL …`, `~ status: a → b`, `- WORKER …`
+    diffs: tuple[tuple[str, str], ...] = ()  # (file, unified diff of the regenerated template vs the disk)
+    resources: tuple[str, ...] = ()  # what the commands name: `WORKER orders-dev`
+    expanded: tuple[str, ...] = ()  # per command: its lines that read variables, with the values put in
+    reasked: str = ""  # why an approval is asked again (an earlier receipt no longer matches, or was spent)
+    receipt_diff: str = ""  # the approved text against this one, when a receipt no longer matches
+    confirm: str = "go"  # what the operator types to approve (💥: the resource's name, or `destroy`)
 
 
 @dataclass(frozen=True)
@@ -27,6 +41,7 @@ class GateContent:
     variables: dict[str, str]
     inputs: dict[str, str]
     context: dict[str, str] = field(default_factory=dict)  # what the ledger says exists (teardown)
+    review: Review = field(default_factory=Review)  # display only: not part of what is approved
 
     def canonical(self) -> bytes:
         """The bytes the receipt hashes: commands, variables and inputs (display-only fields excluded)."""
@@ -71,7 +86,7 @@ def operator_name(explicit: str | None) -> str:
 def make_receipt(content: GateContent, operator: str, how: str, now: datetime | None = None) -> Receipt:
     """A receipt for exactly this content."""
     at = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-    return Receipt(content.section_key, content.sha256, operator, socket.gethostname(), at, how)
+    return Receipt(content.section_key, content.sha256, operator, host_name(), at, how)
 
 
 def matches(selector: str, section_key: str, slug: str, title: str) -> bool:

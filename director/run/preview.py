@@ -8,18 +8,17 @@ the ledger says.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 
 from director.exec.shell import SessionState, Shell
 from director.plan import knobs, markers
 from director.plan.model import Plan, Section, SectionKind, section_label
 from director.plan.verify import CheckResult, Verdict
-from director.run import approval, fingerprint, sections, steps
+from director.run import approval, fingerprint, reasons, sections, session, steps
 from director.run.config import RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import matches
-from director.state.journal import Journal
+from director.state.store import StateStore
 
 
 @dataclass
@@ -27,7 +26,7 @@ class Preview:
     """One `plan`/`check` invocation: what it has observed so far."""
 
     plan: Plan
-    journal: Journal
+    journal: StateStore
     shell: Shell
     bus: Bus
     cfg: RunConfig
@@ -65,10 +64,11 @@ class Preview:
     def _observe(self, section: Section, texts: dict[int, str]) -> tuple[Verdict, str]:
         seen, reason = Verdict.PASSED, ""
         for b in section.verify_blocks:
+            start = steps.block_session(self.session, b, self.session.cwd)
             r = self.shell.run(
-                texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None, trace=True
+                texts[b.index], start, timeout_s=self.cfg.step_timeout_s, on_output=None, trace=True
             )
-            self.session = r.state
+            self.session = r.state if b.cwd is None else replace(r.state, cwd=self.session.cwd)
             j = steps.judge_block(b, texts[b.index], r)
             for label, lr in j.labels.items():
                 self.by_ref[f"label:{label}"] = lr
@@ -83,7 +83,8 @@ class Preview:
         """Observe every section the run would visit and say what apply (or teardown) would do."""
         plan = self.plan
         result = RunResult("check" if self.cfg.mode == "check" else "preview", None)
-        blocked_by: str | None = None
+        blocked_by: str | None = None  # the first section that will apply
+        stop_at: str | None = None  # the first gate apply would stop at
         ls = plan.live_state
         status = str(ls.data.get("status", "")) if ls else ""
         todo = list(plan.executable_sections)
@@ -116,11 +117,7 @@ class Preview:
             fp = fingerprint.section(texts, templates, self.knobs, self.session.variables, self.is_secret)
             seen, reason = self._observe(section, texts)
             holds, unobservable = seen is Verdict.PASSED, seen is Verdict.SKIPPED
-            template_drift = [
-                p
-                for p, c in templates.values()
-                if not Path(p).exists() or Path(p).read_text(encoding="utf-8") != c
-            ]
+            template_drift = reasons.template_drift(templates)
             last = self.journal.last_success(f"{section.key}/section")
             in_sync = (
                 (holds or unobservable) and not template_drift and last is not None and last.fingerprint == fp
@@ -153,27 +150,38 @@ class Preview:
                 )  # fmt: skip
             else:
                 result.changes = True
-                why = []
-                if not holds and not unobservable:
-                    why.append(f"verify: {seen.value} ({reason})")
-                if template_drift:
-                    why.append("file template differs: " + ", ".join(template_drift))
-                if last is None:
-                    why.append("never applied")
-                elif last.fingerprint != fp:
-                    why.append("changed since its last success")
+                why = reasons.why_not_in_sync(
+                    last=reasons.last_basis(self.journal, section.key),
+                    ever_succeeded=last is not None,
+                    unchanged=last is not None and last.fingerprint == fp,
+                    now=reasons.basis(
+                        section, texts, self.knobs, self.session.variables, templates, self.is_secret,
+                        lambda s: s,
+                    ),
+                    section=section,
+                    drift=template_drift,
+                    observed="" if holds or unobservable else f"its verify {seen.value} ({reason})",
+                )  # fmt: skip
                 detail = "; ".join(why)
-                if blocked_by is not None and not holds:
+                # apply stops at the first gate without an approval: what lies behind it is blocked; a gate
+                # behind sections that will apply is reached once they did, so it needs approval all the same
+                gated = stop_at is None and self._needs_approval(section, texts, templates)
+                if stop_at is not None or (blocked_by is not None and not holds and not gated):
                     verdict = "blocked"
-                    detail = f"behind {blocked_by}; " + detail
+                    detail = f"behind {stop_at or blocked_by}; " + detail
+                elif gated:
+                    verdict, stop_at = "needs-approval", label
+                    if blocked_by is not None:
+                        detail = f"after {blocked_by} applies; " + detail
                 else:
-                    verdict = (
-                        "needs-approval" if self._needs_approval(section, texts, templates) else "will-apply"
-                    )
+                    verdict = "will-apply"
                     blocked_by = blocked_by or label
                 if status.startswith("live") and ((not holds and not unobservable) or template_drift):
                     result.drift.append(f"{label} {section.title}: {detail}")
             self._verdict(section, verdict, detail)
+            if last is not None and last.session is not None and section.kind is not SectionKind.TEARDOWN:
+                # as apply would: the values an earlier section exported feed the later ones (and their gates)
+                self.session = session.apply_delta(self.session, SessionState.from_json(last.session))
         if ls is not None and self.cfg.mode == "check":
             for row in ls.check_rows:
                 for ref in row.fed_by:

@@ -14,18 +14,30 @@ from director.run import session
 from director.run.config import RunConfig
 from director.run.context import Done, Run
 from director.run.events import Bus
-from director.state.journal import Journal
 from director.state.lifecycle import RESUMABLE, RunState, StepState
+from director.state.store import StateStore
 
 
-def _mark_dead(journal: Journal, run_id: int) -> None:
-    """We hold the lease, so the process that was running this run is gone: its outcome is unknown."""
-    for step in journal.unfinished_steps(run_id):
+def _mark_dead(journal: StateStore, run_id: int) -> None:
+    """We hold the lease, so the process that was running this run is gone: its outcome is unknown.
+
+    The steps it was running are named in a `steps-died` event first (then marked interrupted), so that
+    a resumed run flags exactly those re-runs `rerun_after_crash` (a Ctrl-C also ends a step
+    `interrupted`, but nobody died).
+    """
+    unfinished = journal.unfinished_steps(run_id)
+    if unfinished:
+        journal.record_event(
+            run_id,
+            "steps-died",
+            {"steps": [s.id for s in unfinished], "keys": [s.step_key for s in unfinished]},
+        )
+    for step in unfinished:
         journal.step_finished(step.id, StepState.INTERRUPTED, None, 0.0, step.output or "", None)
     journal.transition(run_id, RunState.INTERRUPTED, "the process running it died")
 
 
-def open_run(journal: Journal, bus: Bus, cfg: RunConfig) -> tuple[int | None, bool]:
+def open_run(journal: StateStore, bus: Bus, cfg: RunConfig) -> tuple[int | None, bool]:
     """(the stopped run to resume or None for a new one, whether it is recovering from a crash)."""
     kind = cfg.kind
     latest = journal.latest_run(kind)
@@ -53,13 +65,13 @@ def open_run(journal: Journal, bus: Bus, cfg: RunConfig) -> tuple[int | None, bo
     return None, False
 
 
-def previous_inputs(journal: Journal) -> dict[str, str] | None:
+def previous_inputs(journal: StateStore) -> dict[str, str] | None:
     """The most recent resolution of the inputs (a later run reuses it unless a knob is set)."""
     evs = journal.events(kind="inputs-resolved")
     return {str(k): str(v) for k, v in evs[-1].data.get("values", {}).items()} if evs else None
 
 
-def realized_values(journal: Journal) -> dict[str, str]:
+def realized_values(journal: StateStore) -> dict[str, str]:
     """The values every run so far realized, latest last."""
     out: dict[str, str] = {}
     for ev in journal.events(kind="realized"):
@@ -68,15 +80,24 @@ def realized_values(journal: Journal) -> dict[str, str]:
 
 
 def replay(run: Run) -> None:
-    """A resumed run: its finished steps, completed sections and the session they left."""
+    """A resumed run: its finished steps, completed sections and the session they left.
+
+    A step is re-run after a crash (flagged `rerun_after_crash`) only if its latest attempt is one a dead
+    process was running: not one that finished since (a later re-run that succeeded), nor a Ctrl-C.
+    """
+    died = {int(i) for ev in run.journal.events(run.run_id, "steps-died") for i in ev.data.get("steps", [])}
+    latest: dict[str, tuple[int, str]] = {}
     for step in run.journal.steps(run.run_id):
         if step.state == StepState.SUCCEEDED.value:
             if step.role == "section":
                 run.completed_sections[step.section_key] = step.fingerprint
             else:
                 run.done_steps[step.step_key] = Done(step.fingerprint, step.output or "")
-        elif step.state == StepState.INTERRUPTED.value:
-            run.rerun_keys.add(step.step_key)
+        if step.role != "section":
+            latest[step.step_key] = (step.id, step.state)
+    run.rerun_keys.update(
+        key for key, (sid, state) in latest.items() if state == StepState.INTERRUPTED.value and sid in died
+    )
     saved = run.journal.last_session(run.run_id)
     if saved is not None:
         run.session = SessionState.from_json(saved)

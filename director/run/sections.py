@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 from director.exec.shell import SessionState
-from director.files import write_atomic
+from director.files import remove_stale_temps, write_atomic
 from director.ledger import cells
 from director.plan import knobs, templates
 from director.plan.model import Section, SectionKind
 from director.plan.verify import CheckResult, Judgement, Verdict
-from director.run import approval, fingerprint, session, steps
+from director.run import approval, fingerprint, reasons, session, steps
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
@@ -49,6 +49,7 @@ def write_templates(run: Run, section: Section, regenerated: Templates) -> None:
     for idx, (path, content) in regenerated.items():
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(p)  # a killed earlier run's (we hold the lease: no other writer runs)
         if not write_atomic(p, content):
             continue  # already so on disk
         run.journal.record_event(
@@ -88,13 +89,25 @@ def record(run: Run, section: Section, j: Judgement, observation: bool = False) 
 def observe(run: Run, section: Section, texts: dict[int, str]) -> Verdict:
     """The section's verify blocks as an observation: the first verdict that is not a pass, or pass."""
     seen = Verdict.PASSED
+    run.observed_reason = ""
     for b in section.verify_blocks:
-        _, j = steps.step(run, section, b, texts[b.index], "observe", memo=False)
+        res, j = steps.step(run, section, b, texts[b.index], "observe", memo=False)
         assert j is not None
+        if res.signal is not None and not (res.timed_out or res.waited_for_input or res.interrupted):
+            # Killed from outside (OOM killer, an operator): no evidence either way. Re-applying on it
+            # would re-run acts that may well have finished; stop, and let the next apply look again.
+            raise Stop(
+                run.fail(
+                    section,
+                    f"{run.label(section)} observation was killed (signal {res.signal}) before it could "
+                    "tell; nothing was re-applied on it. Apply again to observe anew",
+                )
+            )
         record(run, section, j, observation=True)
         if j.verdict is Verdict.SKIPPED and seen is Verdict.PASSED:
             seen = Verdict.SKIPPED
         elif j.verdict is not Verdict.PASSED:
+            run.observed_reason = j.reason
             return j.verdict
     return seen
 
@@ -181,6 +194,15 @@ def done(run: Run, section: Section, fp: str, before: SessionState | None, *, jo
         )
 
 
+def _observed_words(verdict: Verdict, reason: str) -> str:
+    return f"its verify {verdict.value}" + (f" ({reason})" if reason else "")
+
+
+def _record_basis(run: Run, basis: dict[str, object]) -> None:
+    """What this success rested on, so that the next change can be named (`reasons`)."""
+    run.journal.record_event(run.run_id, reasons.KIND, basis)
+
+
 def apply_section(run: Run, section: Section) -> None:
     """Observe before act for one section (raises `Stop` when the run must end here)."""
     label = run.label(section)
@@ -192,26 +214,57 @@ def apply_section(run: Run, section: Section) -> None:
     completed_here = run.completed_sections.get(section.key) == fp
     last = run.journal.last_success(f"{section.key}/section")
     unchanged = completed_here or (last is not None and last.fingerprint == fp)
+    vars_now, redact = run.session.variables, run.shell.redactor.redact
+    now_basis = reasons.basis(section, texts, run.knobs, vars_now, regenerated, run.is_secret, redact)
 
     def adopt_last() -> None:
         """In sync from an earlier run: apply the session change it journaled instead of re-running."""
         if not completed_here and last is not None and last.session is not None:
             session.adopt(run, last.session)
 
+    def why(drift: list[str], observed: str = "") -> list[str]:
+        found = reasons.why_not_in_sync(
+            last=reasons.last_basis(run.journal, section.key),
+            ever_succeeded=last is not None,
+            unchanged=unchanged,
+            now=now_basis,
+            section=section,
+            drift=drift,
+            observed=observed,
+        )
+        run.why[section.key] = found
+        return found
+
+    def applied_detail(notes: list[str]) -> str:
+        """Why it (re-)applied -- said only when it had succeeded before --, whose receipt, its notes."""
+        parts = [w for w in run.why.get(section.key, []) if last is not None]
+        if section.key in run.approved_with:
+            parts.append(run.approved_with.pop(section.key))
+        return "; ".join([*parts, *notes])
+
     if section.kind is SectionKind.VARIABLES or not section.verify_blocks:
         # Nothing to observe: memoized by fingerprint (within the run; §0 re-runs in a new run).
-        if completed_here or (section.kind is not SectionKind.VARIABLES and unchanged):
+        drift = reasons.template_drift(regenerated)
+        if completed_here or (section.kind is not SectionKind.VARIABLES and unchanged and not drift):
             adopt_last()
             run.report(section, "in-sync", "unchanged since its last success", started)
             return
         before = run.session
-        approval.gate(run, section, texts, regenerated)
+        if section.kind is not SectionKind.VARIABLES:
+            why(drift)
+            approval.gate(run, section, texts, regenerated)
+            run.begin_acting()
         write_templates(run, section, regenerated)
         for b in section.act_blocks:
             steps.step(run, section, b, texts[b.index], "act")
         done(run, section, fp, before)
+        if section.kind is SectionKind.VARIABLES and unchanged:
+            # §0 runs in every run (its values feed the others); it changes nothing outside the session
+            run.report(section, "in-sync", "variables set; unchanged since its last success", started)
+            return
+        _record_basis(run, now_basis)
         run.applied.append(label)
-        run.report(section, "applied", "", started)
+        run.report(section, "applied", applied_detail([]), started)
         return
 
     if knobs.is_check_section(section, run.knobs):
@@ -224,36 +277,50 @@ def apply_section(run: Run, section: Section) -> None:
         realize_observed(run, section)
         run.verified.append(label)
         run.write_ledger(status="applying")
-        run.report(section, "verified" if not notes else "unconfirmed", "; ".join(notes), started)
+        inconclusive = any(n.startswith(f"{label} inconclusive") for n in run.unconfirmed)
+        verdict = "verified" if not notes else "unconfirmed" if inconclusive else "skipped"
+        run.report(section, verdict, "; ".join(notes), started)
         return
 
+    rerun: str | None = None  # why a section that succeeded before runs its act again
+    drift = reasons.template_drift(regenerated)
     if not in_progress(run, section, texts):
-        if section.template_blocks and not knobs.gate_of(section, run.knobs):
-            write_templates(run, section, regenerated)
         seen = observe(run, section, texts)
         # A pass is evidence; a skipped observation is none, so only the journal can say the section is
-        # unchanged since it last succeeded (as for a section without a verify block).
-        if unchanged and seen in (Verdict.PASSED, Verdict.SKIPPED):
+        # unchanged since it last succeeded (as for a section without a verify block). A file template
+        # that differs on disk is a change whatever the observation says.
+        if unchanged and seen in (Verdict.PASSED, Verdict.SKIPPED) and not drift:
             adopt_last()
             done(run, section, fp, None, journal=not completed_here)
             realize_observed(run, section)
             run.write_ledger(status="applying")
-            why = (
+            detail = (
                 "observed; unchanged since its last success"
                 if seen is Verdict.PASSED
                 else "its verify was skipped (precondition false); unchanged since its last success"
             )
-            run.report(section, "in-sync", why, started)
+            run.report(section, "in-sync", detail, started)
             return
+        if completed_here or last is not None:
+            rerun = "observed-missing" if unchanged else "changed"
+        observed = (
+            "" if seen in (Verdict.PASSED, Verdict.SKIPPED) else _observed_words(seen, run.observed_reason)
+        )
+        why(drift, observed)
+    else:
+        why(drift, "its act steps already ran in this run (resumed)")
     before = run.session
     approval.gate(run, section, texts, regenerated)
+    run.begin_acting()
     write_templates(run, section, regenerated)
-    outputs = [steps.step(run, section, b, texts[b.index], "act", memo=not completed_here)[0].output
+    memo = not completed_here
+    outputs = [steps.step(run, section, b, texts[b.index], "act", memo=memo, rerun=rerun)[0].output
                for b in section.act_blocks]  # fmt: skip
     realize_from_output(run, section, "\n".join(outputs))
     notes = verify(run, section, texts, memo=False)
     done(run, section, fp, before)
+    _record_basis(run, now_basis)
     realize_observed(run, section)
     run.applied.append(label)
     run.write_ledger(status="applying")
-    run.report(section, "applied" if not notes else "unconfirmed", "; ".join(notes), started)
+    run.report(section, "applied" if not notes else "unconfirmed", applied_detail(notes), started)

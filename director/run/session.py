@@ -7,10 +7,11 @@ one whose value holds a secret, is withheld, and a resumed run takes back what Â
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from director.exec.shell import SessionState
-from director.plan import knobs
+from director.exec.shell import BlockResult, SessionState
+from director.plan import bash, knobs
 from director.plan.model import SectionKind
 from director.run.context import Run
 
@@ -106,6 +107,25 @@ def recompute_withheld(run: Run) -> None:
             s.arrays,
         )
         run.withheld -= set(back)
+
+
+def unless_unlearned(run: Run, text: str, res: BlockResult) -> BlockResult:
+    """`res`, or `res` without its output when the block sets a secret whose value Director never learned.
+
+    A block that mints a secret (`export DB_PASSWORD=$(â€¦)`) and prints it is redacted once its session
+    says the value. If bash died before reporting its session (killed, SIGKILL), the value is unknown and
+    nothing could mask it: its output is then kept from the journal, the failure message and the plan.
+    """
+    if res.ok:
+        return res
+    secret = sorted(n for n in bash.assigns(text) if run.is_secret(n))
+    if not secret or (res.state is not run.session and all(n in res.state.variables for n in secret)):
+        return res
+    note = (
+        f"[director] output not stored: the block sets {', '.join(secret)} and ended before Director "
+        "could learn the value, so it could not be masked\n"
+    )
+    return dataclasses.replace(res, output=note)
 
 
 def learn_secrets(run: Run) -> None:

@@ -8,11 +8,14 @@ flagged. Verify and observe blocks run with bash's trace and are judged by their
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
 from typing import Literal
 
-from director.exec.shell import BlockResult
+from director.exec.shell import BlockResult, SessionState
 from director.ledger.cells import strip_ansi
 from director.plan import bash
+from director.plan.fence import start_cwd
 from director.plan.model import Block, Section
 from director.plan.verify import Evidence, Judgement, Stopped, Verdict, judge
 from director.run import fingerprint, session
@@ -114,13 +117,28 @@ def _refuse_withheld(run: Run, section: Section, block: Block, text: str) -> Non
     )
 
 
+def block_session(state: SessionState, block: Block, workdir: Path | str) -> SessionState:
+    """The session a block starts in: its fence's `cwd=` (Runme's attribute) applied, if any."""
+    if block.cwd is None:
+        return state
+    return replace(state, cwd=start_cwd(state.cwd or str(workdir), block.cwd))
+
+
 def step(
-    run: Run, section: Section, block: Block, text: str, role: Role, *, memo: bool = True
+    run: Run,
+    section: Section,
+    block: Block,
+    text: str,
+    role: Role,
+    *,
+    memo: bool = True,
+    rerun: str | None = None,
 ) -> tuple[BlockResult, Judgement | None]:
     """Run one block as a durable step (journaled before and after), with its retry policy.
 
     Verify and observe blocks are traced and judged by their structure: the step succeeded unless the
-    judgement is a failure (a false precondition's exit 1 is not one).
+    judgement is a failure (a false precondition's exit 1 is not one). `rerun` says why a section that
+    succeeded before runs its act again (journaled in the step's flags).
     """
     judged = role in ("verify", "observe")
     key = f"{section.key}/{block.index}"
@@ -135,7 +153,10 @@ def step(
     policy = block.retry
     attempts = 1 + (policy.retries if policy else 0)
     timeout = policy.timeout_s if policy and policy.timeout_s else run.cfg.step_timeout_s
-    flags = {"rerun_after_crash": True} if key in run.rerun_keys else None
+    crashed = key in run.rerun_keys
+    flags: dict[str, object] = {"rerun_after_crash": True} if crashed else {}
+    if rerun is not None:
+        flags["rerun"] = rerun
     run.rerun_keys.discard(key)
     res: BlockResult | None = None
     j: Judgement | None = None
@@ -150,12 +171,17 @@ def step(
             role=role,
             attempt=attempt,
             line=block.span.first_line,
-            rerun=bool(flags),
+            rerun=crashed,
         )
 
         waits = _Waits(run, section.key, block.index)
         res = run.shell.run(
-            text, run.session, timeout_s=timeout, trace=judged, on_output=waits.output, on_waiting=waits.wait
+            text,
+            block_session(run.session, block, run.workdir),
+            timeout_s=timeout,
+            trace=judged,
+            on_output=waits.output,
+            on_waiting=waits.wait,
         )
         waits.done()
         if judged:
@@ -163,10 +189,11 @@ def step(
             ok = j.verdict is not Verdict.FAILED and not (res.interrupted or run.interrupted)
         else:
             ok = res.ok
+        res = session.unless_unlearned(run, text, res)  # what is stored and said from here on
         state = (
             StepState.SUCCEEDED if ok else (StepState.INTERRUPTED if run.interrupted else StepState.FAILED)
         )
-        run.session = res.state
+        run.session = res.state if block.cwd is None else replace(res.state, cwd=run.session.cwd)
         run.withheld -= set(run.session.variables)
         session.learn_secrets(run)
         run.journal.step_finished(
@@ -203,8 +230,8 @@ def step(
         run.bus.emit("step.retry", section=section.key, block=block.index, attempt=attempt, delay_s=delay)
         run.sleeper(delay)
     if run.interrupted:
-        run.report(section, "interrupted", "Ctrl-C")
-        raise Stop(run.finish(RunState.INTERRUPTED, section.key, "interrupted by the operator (Ctrl-C)"))
+        run.report(section, "interrupted", run.interrupted_by)
+        raise Stop(run.finish(RunState.INTERRUPTED, section.key, run.interruption))
     assert res is not None
     if role == "act":
         raise Stop(run.fail(section, failure(f"{run.label(section)} block failed", block, res)))

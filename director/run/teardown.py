@@ -8,6 +8,7 @@ any other, so a SIGKILLed teardown resumes where it stopped.
 from __future__ import annotations
 
 import re
+import time
 
 from director.errors import UpstreamGuard, UsageError
 from director.plan.model import SectionKind
@@ -41,15 +42,20 @@ def teardown(run: Run) -> RunResult:
         run.finish(RunState.FAILED, td.key, str(exc), ledger=False)
         raise
     fp = fingerprint.section(texts, {}, run.knobs, run.session.variables, run.is_secret)
+    started = time.monotonic()
     run.bus.emit("section.start", section=td.key, title=td.title, label="teardown")
+    seen: Verdict | None = None
     if not sections.in_progress(run, td, texts):
         seen = sections.observe(run, td, texts) if td.verify_blocks else None
         if seen is Verdict.PASSED:
             sections.done(run, td, fp, None)
-            run.report(td, "in-sync", "already gone: nothing to delete")
+            run.report(td, "in-sync", "already gone: nothing to delete", started)
             run.teardown_message = "observed already gone; no destructive command ran"
             return run.finish(RunState.COMPLETED, None, run.teardown_message)
+    if seen is not None and seen is not Verdict.PASSED:
+        run.why[td.key] = [f"observed: its verify {seen.value} ({run.observed_reason or 'not gone'})"]
     approval.gate(run, td, texts, {})
+    run.acted = True  # (the ledger is written when the teardown ends: a refused one leaves it as it was)
     present = upstream.observe(run)
     for b in td.act_blocks:
         steps.step(run, td, b, texts[b.index], "act")
@@ -57,7 +63,9 @@ def teardown(run: Run) -> RunResult:
             upstream.recheck(run, td, b, present)
     notes = sections.verify(run, td, texts, memo=False)
     sections.done(run, td, fp, None)
-    run.report(td, *(("applied", "torn down") if not notes else ("unconfirmed", "; ".join(notes))))
+    verdict, detail = ("applied", "torn down") if not notes else ("unconfirmed", "; ".join(notes))
+    whose = run.approved_with.pop(td.key, "")
+    run.report(td, verdict, f"{detail}; {whose}" if whose else detail, started)
     bound = {r.key for r in upstream.upstream_rows(plan)}
     existed = [
         f"{r.key}={_first_tick(r.value)}"

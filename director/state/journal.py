@@ -34,19 +34,19 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 from director.errors import JournalError, TransitionError
 from director.exec.capture import excerpt
 from director.exec.secrets import is_secret_name
 from director.state import schema
+from director.state.identity import host_name
 from director.state.lifecycle import STEP_FINAL, RunState, StepState, check_transition
 from director.state.records import (
     ApprovalRecord,
@@ -58,17 +58,25 @@ from director.state.records import (
     TransitionRecord,
     decode_row,
     dump,
+    encode_row,
     export_text,
+    history_tables,
+    insert_sql,
     iso,
+    poll,
+    scrub_session,
     utc_now,
 )
+from director.state.store import ApprovalHow, RunKind
 
 __all__ = [
     "SCHEMA_VERSION",
+    "ApprovalHow",
     "ApprovalRecord",
     "EventRecord",
     "Journal",
     "LeaseHolder",
+    "RunKind",
     "RunRecord",
     "StepRecord",
     "TransitionRecord",
@@ -78,19 +86,7 @@ __all__ = [
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 
 Clock = Callable[[], datetime]
-RunKind = Literal["apply", "teardown"]
-ApprovalHow = Literal["prompt", "flag", "approve-command", "auto"]
-
-
-def _scrub_session(session: Mapping[str, Any], is_secret: Callable[[str], bool]) -> dict[str, Any]:
-    """A copy of a SessionState JSON with secret-named variables removed (defence in depth)."""
-    out = dict(session)
-    for key in ("variables", "arrays", "attributes"):
-        if isinstance(out.get(key), Mapping):
-            out[key] = {k: v for k, v in out[key].items() if not is_secret(k)}
-    if isinstance(out.get("exported"), list):
-        out["exported"] = [k for k in out["exported"] if not is_secret(k)]
-    return out
+APPROVAL_POLL_S = 0.25  # `wait_for_approval` on SQLite: how often the file is read (no cross-process events)
 
 
 class Journal:
@@ -109,8 +105,13 @@ class Journal:
         self.path = path
         self._clock = clock
         self._is_secret = is_secret
-        self.host = socket.gethostname()
+        self.host = host_name()
         self.pid = os.getpid()
+
+    @property
+    def location(self) -> str:
+        """The journal file."""
+        return str(self.path)
 
     # -- opening -------------------------------------------------------------------------------
 
@@ -339,7 +340,7 @@ class Journal:
         if st not in STEP_FINAL:
             raise TransitionError(f"step {step_id}: {st.value} is not a final step state")
         now = self._now()
-        session_json = None if session is None else dump(_scrub_session(session, self._is_secret))
+        session_json = None if session is None else dump(scrub_session(session, self._is_secret))
         with self._tx() as db:
             row = db.execute("SELECT run_id, state FROM steps WHERE id = ?", (step_id,)).fetchone()
             if row is None:
@@ -371,7 +372,7 @@ class Journal:
         them (at most two fsyncs per block: its step started and finished).
         """
         now = self._now()
-        session_json = None if session is None else dump(_scrub_session(session, self._is_secret))
+        session_json = None if session is None else dump(scrub_session(session, self._is_secret))
         with self._tx(durable=False) as db:
             cur = db.execute(
                 "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
@@ -487,6 +488,21 @@ class Journal:
             ).fetchall()
         return [ApprovalRecord.from_row(r) for r in rows]
 
+    def wait_for_approval(
+        self, section_key: str, sha256: str, after_id: int, timeout_s: float
+    ) -> ApprovalRecord | None:
+        """A receipt for this content newer than `after_id`, waiting up to `timeout_s` for one: SQLite has
+        no cross-process notification, so the file is read every `APPROVAL_POLL_S` s (one indexed query)."""
+
+        def read() -> ApprovalRecord | None:
+            row = self._db.execute(
+                "SELECT * FROM approvals WHERE section_key = ? AND sha256 = ? AND id > ? ORDER BY id DESC",
+                (section_key, sha256, after_id),
+            ).fetchone()
+            return None if row is None else ApprovalRecord.from_row(row)
+
+        return poll(read, timeout_s, APPROVAL_POLL_S)
+
     # -- audit events --------------------------------------------------------------------------
 
     def record_event(self, run_id: int | None, kind: str, data: Mapping[str, Any] | None = None) -> int:
@@ -565,3 +581,29 @@ class Journal:
     def export(self, fmt: ExportFormat = "json") -> str:
         """All runs, transitions, steps, approvals, events (and the holder) as JSON or JSON Lines text."""
         return export_text(self.export_data(), fmt)
+
+    def has_history(self) -> bool:
+        """Whether any run, approval or event was ever recorded here."""
+        return any(
+            self._db.execute(f"SELECT EXISTS (SELECT 1 FROM {t})").fetchone()[0]  # fixed table names
+            for t in ("runs", "approvals", "events")
+        )
+
+    def import_data(self, data: Mapping[str, Any], *, replace: bool = False) -> int:
+        """Copy an exported journal (`export_data` of either backend) into this one, ids kept.
+
+        One transaction: all of it or nothing. This journal must have no history, unless `replace`
+        (its history is then deleted in that transaction). The lease holder is not history: not copied.
+        """
+        if self.has_history() and not replace:
+            raise JournalError(f"journal {self.path} already has history; refusing to mix two histories")
+        tables, n = history_tables(schema.TABLES), 0
+        with self._tx() as db:
+            for table in reversed(tables):
+                db.execute(f"DELETE FROM {table}")  # fixed table names; children first
+            for table in tables:
+                columns = [r["name"] for r in db.execute(f"PRAGMA table_info({table})")]
+                for row in data.get(table, []):
+                    db.execute(*insert_sql(table, encode_row(row, columns), "?"))
+                    n += 1
+        return n

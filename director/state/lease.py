@@ -11,7 +11,8 @@ later run can see that a holder never released (it crashed) and audit the takeov
                                                   process since nothing holds the lock): take over and
                                                   record a `lease-takeover` audit event.
 - flock free, unreleased holder on another host -> cannot be verified from here (flock on network file
-                                                  systems is unreliable): `LeaseHeld`, unless `force`.
+                                                  systems is unreliable): `LeaseHeld`, unless `force`
+                                                  (`director unlock`: an operator vouches that it is gone).
 
 The lock file is never deleted: unlinking it would let a second process lock a fresh inode while the
 first still holds the old one.
@@ -22,8 +23,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +32,7 @@ from typing import Any, Self
 
 from director.errors import LeaseHeld
 from director.exec.processes import pid_alive
+from director.state.identity import host_name
 from director.state.journal import Journal
 from director.state.records import LeaseHolder, utc_now
 
@@ -86,8 +87,14 @@ class Lease:
         """Wrap an acquired lock; use `acquire`."""
         self.path = path
         self.holder = holder
+        self.previous: Holder | None = None  # the unreleased holder taken over (proven gone), if any
         self._fd: int | None = fd
         self._journal = journal
+
+    @property
+    def previous_pid(self) -> int | None:
+        """The pid of the unreleased holder taken over, if it ran on this host."""
+        return self.previous.pid if self.previous is not None and self.previous.host == host_name() else None
 
     @property
     def held(self) -> bool:
@@ -143,8 +150,13 @@ def acquire(
     run_kind: str,
     force: bool = False,
     clock: Callable[[], datetime] = utc_now,
+    plan: str = "PLAN",
+    note: Mapping[str, Any] | None = None,
 ) -> Lease:
-    """Take the plan's lease or raise LeaseHeld naming the holder; stale holders are taken over."""
+    """Take the plan's lease or raise LeaseHeld naming the holder; stale holders are taken over.
+
+    `plan` names the plan in messages; `note` is added to a takeover's audit event (who unlocked, how).
+    """
     path = Path(lock_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -159,7 +171,7 @@ def acquire(
             who = holder.describe() if holder else "another process (holder not recorded yet)"
             raise LeaseHeld(f"plan is locked by {who} (lock {path})") from None
 
-        host = socket.gethostname()
+        host = host_name()
         me = Holder(os.getpid(), host, clock().isoformat(timespec="seconds"), run_kind)
         takeover: dict[str, Any] | None = None
         row = journal.lease_holder()
@@ -169,18 +181,52 @@ def acquire(
                 raise LeaseHeld(
                     f"plan lease was last taken by {previous.describe()} and never released; "
                     f"this host cannot tell whether it is still running (lock {path}). "
-                    "If it is not, take over with --force."
+                    f"If it is not, break the lease with `director unlock {plan}` (it asks first)."
                 )
             reason = (
                 "other-host-forced"
                 if previous.host != host
                 else ("pid-reused" if pid_alive(previous.pid) else "holder-dead")
             )
-            takeover = {"previous": previous.to_json(), "reason": reason, "by": me.to_json()}
+            takeover = {"previous": previous.to_json(), "reason": reason, "by": me.to_json(), **(note or {})}
         journal.set_lease_holder(me.pid, me.host, run_kind, clock(), takeover=takeover)
         lease = Lease(path, fd, journal, me)
+        lease.previous = previous if takeover is not None else None
         lease._write_lock_file()
         return lease
     except BaseException:
         os.close(fd)  # closing drops the flock if we took it
         raise
+
+
+def recorded_holder(lock_path: str | os.PathLike[str], journal: Journal) -> tuple[Holder | None, bool]:
+    """(the holder on record, whether a process holds the lock right now), without taking anything."""
+    path = Path(lock_path)
+    if not path.exists():
+        row = journal.lease_holder()
+        return (None if row is None else _holder_from_row(row)), False
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            busy = False
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            busy = True
+        row = journal.lease_holder()
+        holder = _holder_from_row(row) if row is not None else _read_lock_file(fd)
+        return holder, busy
+    finally:
+        os.close(fd)
+
+
+def unlock(
+    lock_path: str | os.PathLike[str], journal: Journal, *, operator: str, plan: str = "PLAN"
+) -> Holder | None:
+    """Break an unreleased lease (`director unlock`): take it over, audited as such, and release it.
+
+    Refuses (`LeaseHeld`) while any process holds the lock. Returns the holder that was forgotten.
+    """
+    note = {"how": "director unlock", "operator": operator}
+    with acquire(lock_path, journal, run_kind="unlock", force=True, plan=plan, note=note) as lease:
+        return lease.previous

@@ -8,15 +8,23 @@ or JSON Lines (the format of `director audit --json/--jsonl`).
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from director.state.lifecycle import RunState, StepState
 
+T = TypeVar("T")
+
 ExportFormat = Literal["json", "jsonl"]
+
+
+class Row(Protocol):
+    """A result row by column name: an `sqlite3.Row`, or a dict from psycopg's `dict_row`."""
+
+    def __getitem__(self, key: str) -> Any: ...
 
 
 def utc_now() -> datetime:
@@ -33,6 +41,28 @@ def iso(dt: datetime) -> str:
 
 def _dt(text: str | None) -> datetime | None:
     return None if text is None else datetime.fromisoformat(text)
+
+
+def scrub_session(session: Mapping[str, Any], is_secret: Callable[[str], bool]) -> dict[str, Any]:
+    """A copy of a SessionState JSON with secret-named variables removed (defence in depth)."""
+    out = dict(session)
+    for key in ("variables", "arrays", "attributes"):
+        if isinstance(out.get(key), Mapping):
+            out[key] = {k: v for k, v in out[key].items() if not is_secret(k)}
+    if isinstance(out.get("exported"), list):
+        out["exported"] = [k for k in out["exported"] if not is_secret(k)]
+    return out
+
+
+def poll(read: Callable[[], T | None], timeout_s: float, interval_s: float) -> T | None:
+    """`read()` every `interval_s` until it returns something or `timeout_s` passes (then None)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = read()
+        left = deadline - time.monotonic()
+        if found is not None or left <= 0:
+            return found
+        time.sleep(min(interval_s, left))
 
 
 def dump(data: Any) -> str:
@@ -60,7 +90,7 @@ class RunRecord:
     reason: str | None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> RunRecord:
+    def from_row(cls, row: Row) -> RunRecord:
         """The record of a `SELECT *` row."""
         return cls(
             id=row["id"],
@@ -92,7 +122,7 @@ class TransitionRecord:
     reason: str | None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> TransitionRecord:
+    def from_row(cls, row: Row) -> TransitionRecord:
         """The record of a `SELECT *` row."""
         return cls(
             run_id=row["run_id"],
@@ -126,7 +156,7 @@ class StepRecord:
     flags: dict[str, Any]
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> StepRecord:
+    def from_row(cls, row: Row) -> StepRecord:
         """The record of a `SELECT *` row."""
         return cls(
             id=row["id"],
@@ -163,7 +193,7 @@ class ApprovalRecord:
     content: dict[str, Any]
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> ApprovalRecord:
+    def from_row(cls, row: Row) -> ApprovalRecord:
         """The record of a `SELECT *` row."""
         return cls(
             id=row["id"],
@@ -189,7 +219,7 @@ class EventRecord:
     data: dict[str, Any]
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> EventRecord:
+    def from_row(cls, row: Row) -> EventRecord:
         """The record of a `SELECT *` row."""
         return cls(
             id=row["id"],
@@ -212,7 +242,7 @@ class LeaseHolder:
     run_id: int | None
 
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> LeaseHolder:
+    def from_row(cls, row: Row) -> LeaseHolder:
         """The record of a `SELECT *` row."""
         return cls(
             pid=row["pid"],
@@ -223,6 +253,11 @@ class LeaseHolder:
             run_id=row["run_id"],
         )
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for an audit event."""
+        return {"pid": self.pid, "host": self.host, "kind": self.kind,
+                "started_at": self.started_at.isoformat(), "run_id": self.run_id}  # fmt: skip
+
 
 def decode_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row as plain data for export: each `x_json` column decoded under the name `x`."""
@@ -231,6 +266,29 @@ def decode_row(row: Mapping[str, Any]) -> dict[str, Any]:
         if col.endswith("_json"):
             raw = out.pop(col)
             out[col.removesuffix("_json")] = None if raw is None else json.loads(raw)
+    return out
+
+
+def history_tables(tables: Iterable[str]) -> list[str]:
+    """The tables of a journal that hold its history, parents first (the lease holder is not history)."""
+    return [t for t in tables if t != "lease_holder"]
+
+
+def insert_sql(table: str, values: Mapping[str, Any], mark: str) -> tuple[str, list[Any]]:
+    """`INSERT INTO table (…) VALUES (…)` for these column values, with this placeholder."""
+    names, marks = ", ".join(values), ", ".join(mark for _ in values)
+    return f"INSERT INTO {table} ({names}) VALUES ({marks})", list(values.values())
+
+
+def encode_row(row: Mapping[str, Any], columns: Iterable[str]) -> dict[str, Any]:
+    """The inverse of `decode_row` for a table with these columns: `x` back into `x_json` text."""
+    out: dict[str, Any] = {}
+    for col in columns:
+        if col in row:
+            out[col] = row[col]
+        elif col.endswith("_json") and col.removesuffix("_json") in row:
+            raw = row[col.removesuffix("_json")]
+            out[col] = None if raw is None else dump(raw)
     return out
 
 

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
+
 from director.errors import PrerequisiteError
 from director.files import fsync_dir, write_atomic
 from director.targets.base import Progress
@@ -39,13 +41,12 @@ class Wrangler:
 
 
 def cache_dir() -> Path:
-    """`$DIRECTOR_CACHE`, else `$XDG_CACHE_HOME/director`, else `~/.cache/director`."""
+    """`$DIRECTOR_CACHE`, else the user cache directory (platformdirs): `$XDG_CACHE_HOME/director` or
+    `~/.cache/director` on Linux, `~/Library/Caches/director` on macOS."""
     explicit = os.environ.get("DIRECTOR_CACHE")
     if explicit:
         return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "director"
+    return platformdirs.user_cache_path("director", appauthor=False)
 
 
 def pinned_dir(cache: Path | None = None) -> Path:

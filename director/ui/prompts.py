@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from director.plan import markers
@@ -41,15 +40,18 @@ def _cancellable() -> Iterator[None]:
 
 
 class TerminalPrompter:
-    """Asks at a terminal: the interview (closed options, default on Enter) and the gate's typed `go`.
+    """Asks at a terminal: the interview (closed options, default on Enter) and the gate's typed `go`
+    (for 💥, the resource's name or `destroy`: what the panel says).
 
     Ctrl-C (or end of input) at the interview cancels the command; at a gate, Ctrl-C interrupts the run and
-    end of input declines. `pause`/`resume` are set by the caller to get the live view out of the way.
+    end of input declines. `pause` (erase the live view), `hold` (freeze it where it is: the gate panel goes
+    below the board) and `resume` are set by the caller.
     """
 
     def __init__(self, console: Console) -> None:
         self.c = console
         self.pause: Callable[[], None] = lambda: None
+        self.hold: Callable[[], None] = lambda: None
         self.resume: Callable[[], None] = lambda: None
 
     def ask_input(self, inp: Input) -> str:
@@ -79,57 +81,124 @@ class TerminalPrompter:
             self.resume()
 
     def ask_go(self, content: GateContent) -> bool:
-        """Show the gate; only a typed `go` approves."""
-        from rich.prompt import Prompt
-
-        self.pause()
+        """Show the gate below the board; only the typed confirmation (`go`, for 💥 stronger) approves."""
+        self.hold()
         try:
             gate_panel(self.c, content)
-            with _cancellable():
-                try:
-                    answer = Prompt.ask(
-                        "Type [bold]go[/] to run these commands (anything else declines: the run stops here)",
-                        console=self.c, default="", show_default=False)
-                except EOFError:
-                    return False
-            return answer.strip() == "go"
+            return confirm(self.c, content, "to run these commands")
         finally:
             self.resume()
 
 
+def confirm(c: Console, content: GateContent, what: str) -> bool:
+    """Ask for the gate's confirmation word; True only when it is typed exactly (end of input: False)."""
+    from rich.prompt import Prompt
+
+    word = content.review.confirm or "go"
+    question = Text("Type ")
+    question.append(word, style="bold")
+    question.append(f" {what} (anything else declines: the run stops here)")
+    with _cancellable():
+        try:
+            answer = Prompt.ask(question, console=c, default="", show_default=False)
+        except EOFError:
+            return False
+    return answer.strip() == word
+
+
 def gate_panel(c: Console, content: GateContent) -> None:
-    """The gate: which section, why it is gated, the plan's note, what exists, and the exact commands."""
+    """The gate: which section, why gated, why it acts now, what it changes (ledger, files, resources),
+    the exact commands (and their variables expanded), and what the operator types to approve."""
     from rich.syntax import Syntax
 
+    from director.ui.render import is_plain
+
+    plain = is_plain(c)
+    rv = content.review
     row = markers.by_glyph(content.marker) or markers.rule(markers.Marker.GATE)
     parts: list[RenderableType] = []
+
+    def heading(text: str) -> None:
+        parts.append(Text(text, style="bold"))
+
+    def listing(lines: list[str] | tuple[str, ...], style: str = "") -> None:
+        for ln in lines:
+            parts.append(Text("  " + clean(ln), style=style))
+
     why = Text()
     why.append("why gated: ", style="bold")
-    if content.note:
-        why.append(clean(content.note))
-    else:
-        why.append("the plan marks this section " + row.gate_reason)
+    why.append(clean(content.note) if content.note else "the plan marks this section " + row.gate_reason)
     parts.append(why)
     for q in content.quotes:
         parts.append(Text("> " + clean(q).replace("\n", "\n> "), style="italic"))
+    if rv.reasked:
+        parts.append(Text(clean(rv.reasked), style="bold yellow"))
+        if rv.receipt_diff:
+            parts.append(_diff_text(rv.receipt_diff))
+    if rv.reasons:
+        heading("why it acts now (not in sync):")
+        listing(rv.reasons)
     if content.context:
-        t = Table(title="what the ledger says exists", show_header=False, box=None, title_justify="left")
-        for k, v in content.context.items():
-            t.add_row(Text(clean(k)), Text(clean(v)))
-        parts.append(t)
+        heading("what the ledger says exists:")
+        width = max(len(k) for k in content.context)
+        listing([f"{k:<{width}}  {v}" for k, v in content.context.items()])
+    if rv.resources:
+        heading("resources named:")
+        listing(rv.resources)
+    if rv.ledger:
+        heading("Live State changes:")
+        for ln in rv.ledger:
+            style = {"+": "green", "-": "red", "~": "yellow"}.get(ln[:1], "")
+            parts.append(Text("  " + clean(ln), style=style))
     if content.inputs:
         parts.append(Text("inputs: " + ", ".join(f"{k}={v}" for k, v in content.inputs.items())))
     if content.variables:
         parts.append(Text("variables: " + ", ".join(f"{k}={clean(v)}" for k, v in content.variables.items()),
                           style="dim"))
-    n = len(content.commands)
-    for i, cmd in enumerate(content.commands, start=1):
-        parts.append(Text(f"commands about to run{f' ({i} of {n})' if n > 1 else ''}:", style="bold"))
-        parts.append(Syntax(cmd.rstrip("\n"), "bash", theme="ansi_dark", word_wrap=True))
-    if not content.commands:
+    diffs = dict(rv.diffs)
+    act = [cmd for cmd in content.commands if not cmd.startswith("# write ")]
+    writes = [cmd for cmd in content.commands if cmd.startswith("# write ")]
+    for cmd in writes:
+        path, _, body = cmd.removeprefix("# write ").partition("\n")
+        if path in diffs:
+            heading(f"file {path} will be written (against what is on disk):")
+            parts.append(_diff_text(diffs[path]))
+        else:
+            heading(f"file {path} will be written (unchanged on disk):")
+            parts.append(Text(body.rstrip("\n"), style="dim"))
+    n = len(act)
+    for i, cmd in enumerate(act, start=1):
+        heading(f"commands about to run{f' ({i} of {n})' if n > 1 else ''}:")
+        parts.append(Text(cmd.rstrip("\n")) if plain
+                     else Syntax(cmd.rstrip("\n"), "bash", theme="ansi_dark", word_wrap=True))
+        exp = rv.expanded[i - 1] if i - 1 < len(rv.expanded) else ""
+        if exp:
+            parts.append(Text("  with its variables expanded:", style="dim"))
+            listing(exp.splitlines(), style="cyan")
+    if not act and not writes:
         parts.append(Text("no command: the approval covers the section as written", style="dim"))
     parts.append(Text(f"content sha256 {content.sha256}", style="dim"))
-    c.print(Panel(Group(*parts), title=Text(f"{content.marker} {row.gate_title} · "
-                                            f"{key_label(content.section_key)} {clean(content.title)}",
-                                            style="bold"),
-                  title_align="left", border_style=row.gate_style))
+    word = rv.confirm or "go"
+    if word != "go":
+        say = Text("to approve, type ", style="bold red")
+        say.append(word, style="bold")
+        say.append(" (the name of what it destroys)" if word != "destroy" else " (no resource is named)")
+        parts.append(say)
+    where = f"{key_label(content.section_key)} {clean(content.title)}"
+    title = Text(f"{content.marker} {row.gate_title} · {where}", style="bold")
+    if plain:
+        # logs and pipes: the same content without a box (no drawing characters, no padding)
+        for part in [title, *parts]:
+            c.print(part, markup=False, highlight=False, soft_wrap=True)
+        return
+    c.print(Panel(Group(*parts), title=title, title_align="left", border_style=row.gate_style))
+
+
+def _diff_text(diff: str) -> Text:
+    out = Text()
+    for i, ln in enumerate(diff.splitlines()):
+        style = "green" if ln.startswith("+") else "red" if ln.startswith("-") else "dim"
+        if ln.startswith(("+++", "---", "@@")):
+            style = "dim"
+        out.append(("\n" if i else "") + "  " + clean(ln), style=style)
+    return out

@@ -4,8 +4,11 @@ Two views subscribe to the event bus (`director.run.events`):
 - `PlainReporter`: one line per event that matters, block output indented; never a control sequence
   (CI logs, pipes, `NO_COLOR`, `--plain`);
 - `LiveReporter`: a rich `Live` board at a terminal: every section with its state, the running block with a
-  spinner and its elapsed time, the tail of its output, ⏳ retry waits. Prompts pause it (the board is erased,
-  the question is printed and stays in the scrollback) and it resumes below the answer.
+  spinner and its elapsed time, the tail of its output, ⏳ retry waits. The interview pauses it (the board
+  is erased, the question is printed and stays in the scrollback); a gate or a block waiting at its prompt
+  holds it (the board stays on screen as it is, the panel or the prompt goes below it, typing echoes); it
+  resumes below the answer. When the run ends the board is the summary: every section with its outcome and
+  time, and the last lines of each step that failed or waited for input.
 
 Only the cheap parts of rich are imported at module level: `Live`, `Spinner`, `Prompt` and `Syntax` (which
 pulls in pygments) are imported where they are used, since `status`/`audit`/`diff` import this module too.
@@ -19,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
@@ -49,6 +52,7 @@ VERDICT_STYLE = {
     "blocked": ("… blocked", "dim yellow"),
     "will-verify": ("✔ will verify", "cyan"),
     "skipped": ("· skipped", "dim"),
+    "unconfirmed": ("⚠ unconfirmed", "yellow"),
 }
 
 # Run states after which nothing runs any more in this invocation.
@@ -59,6 +63,11 @@ FINAL_RUN_STATES = frozenset({"completed", "failed", "interrupted", "awaiting-ap
 def clean(text: str) -> str:
     """Text safe to show on any screen: no control sequences, tabs expanded (a line stays one line)."""
     return strip_ansi(text.replace("\r", "")).expandtabs(8)
+
+
+def is_plain(c: Console) -> bool:
+    """A console for logs and pipes (`make_console`'s plain one): no colour, no box drawing, no padding."""
+    return c.color_system is None and not c.is_terminal
 
 
 class LineBuffer:
@@ -102,6 +111,34 @@ class LineBuffer:
         return [clean(segs[-1])] if self.overwrite else [clean(s) for s in segs]
 
 
+def step_mark(ev: Event) -> str:
+    """How a step ended, in words: `ok`, `exit 3`, `timed out`; never `ok` for a non-zero exit."""
+    code = ev.get("exit_code")
+    if ev.get("timed_out"):
+        return "timed out"
+    if ev.get("waited_for_input"):
+        return "waited for keyboard input (non-interactive run)"
+    if not ev.get("ok"):
+        return f"exit {code}"
+    if code not in (0, None):
+        # judged, not failed: bash's status is a false precondition's (docs/verify-semantics.md, rule 4)
+        return f"exit {code}: a precondition was false, its checks were skipped"
+    return "ok"
+
+
+def approval_words(ev: Event) -> str:
+    """Who approved and how: `by alice at the prompt`, `with the receipt alice@host recorded at …`."""
+    how = str(ev.get("how", ""))
+    who = ev.get("operator", "")
+    if how.startswith("receipt"):
+        return f"with {how}"
+    return {
+        "prompt": f"by {who} at the prompt",
+        "flag": f"by {who} with --approve",
+        "auto": f"by {who} with --auto-approve",
+    }.get(how, f"by {who} ({how})")
+
+
 def verdict_text(verdict: str) -> Text:
     """A section verdict as a short styled label."""
     label, style = VERDICT_STYLE.get(verdict, (verdict, ""))
@@ -117,7 +154,7 @@ class PlainReporter:
 
     def _say(self, line: str) -> None:
         # Never markup: titles, details and block output may contain `[...]`, which rich would eat or reject.
-        self.c.print(Text(clean(line)), markup=False, highlight=False, soft_wrap=True)
+        self.c.print(Text(clean(line).rstrip()), markup=False, highlight=False, soft_wrap=True)
 
     def _out(self, line: str) -> None:
         self._say("     │ " + line)
@@ -145,12 +182,10 @@ class PlainReporter:
             buf = self._buffers.pop((ev["section"], ev["block"]), LineBuffer())
             for ln in buf.flush():
                 self._out(ln)
-            mark = "ok" if ev["ok"] else f"exit {ev['exit_code']}"
-            if ev.get("timed_out"):
-                mark = "timed out"
-            if ev.get("waited_for_input"):
-                mark = "waited for keyboard input (non-interactive run)"
-            say(f"   ■ {ev['role']} {mark} in {ev['duration_s']:.2f}s")
+            say(f"   ■ {ev['role']} {step_mark(ev)} in {ev['duration_s']:.2f}s")
+        elif t == "step.input":
+            if ev.get("prompt") is not None:
+                say(f"   ⌨ waiting for your input: {ev['prompt']}")
         elif t == "step.skip":
             say(f"   · {ev['role']} block {ev['block']}: {ev['reason']}")
         elif t == "step.retry":
@@ -162,7 +197,7 @@ class PlainReporter:
         elif t == "gate" and ev.get("approved") is False:
             say(f"   ⏸ {ev['marker']} gate: {ev['how']} (content sha256 {ev['sha256'][:12]}…)")
         elif t == "approval":
-            say(f"   ✓ approved ({ev['how']}) sha256 {ev['sha256'][:12]}…")
+            say(f"   ✓ approved {approval_words(ev)} (content sha256 {ev['sha256'][:12]}…)")
         elif t == "check.warning":
             say(f"   ⚠ inconclusive: {ev['text']}")
         elif t == "target":
@@ -197,16 +232,21 @@ class _Block:
     ended: float | None = None
     output: LineBuffer = field(default_factory=lambda: LineBuffer(overwrite=True))
     tail: list[str] = field(default_factory=list)
+    prompted: str | None = None  # the prompt it waited at for the operator's input, if it did
 
 
 TAIL_LINES = 8
+KEPT_LINES = 6  # lines kept on the final board of each step that failed or waited for input
+STATE_WIDTH = 26  # the state column: `verify (attempt 2)  12.3s` with its spinner
+DETAIL_MIN = 24
 
 
 class LiveReporter:
     """A live view at a terminal: sections with their state, the running block's spinner and output tail.
 
     Events arrive on the engine's thread, rich refreshes on its own: state changes happen under a lock and
-    the board is rendered from that state, so a refresh never sees half an update.
+    the board is rendered from that state, so a refresh never sees half an update. Stopping or starting the
+    `Live` happens outside the lock (stopping waits for the refresh thread, which may be waiting for it).
     """
 
     def __init__(self, console: Console, sections: list[tuple[str, str, str]],
@@ -222,6 +262,9 @@ class LiveReporter:
         self.run_started: float | None = None
         self.run_id: int | None = None
         self.kind = ""
+        self.waiting: tuple[str, str] | None = None  # (section, prompt) while a block waits for the operator
+        self.kept: list[tuple[str, list[str]]] = []  # (title, last lines) of steps that failed or waited
+        self._held_for_input = False
         self._lock = threading.RLock()
         self.live: Live = self._new_live()
 
@@ -242,14 +285,15 @@ class LiveReporter:
         self.live.start(refresh=True)
 
     def stop(self) -> None:
-        """Leave the final board on the screen (the summary table follows it)."""
+        """Leave the final board on the screen: it is the run's summary."""
         with self._lock:
-            if self.outcome != "failed":  # a failed block's tail stays on the final board: it says why
-                self.current = None
+            self.current = None
+            self.waiting = None
+        self._held_for_input = False
         self.live.stop()
 
     def pause(self) -> None:
-        """Erase the board so a prompt has the screen; `resume` draws it again below the answer."""
+        """Erase the board so a question has the screen; `resume` draws it again below the answer."""
         if not self.live.is_started:
             return
         self.live.transient = True
@@ -257,6 +301,11 @@ class LiveReporter:
             self.live.stop()
         finally:
             self.live.transient = False
+
+    def hold(self) -> None:
+        """Stop redrawing and leave the board on screen as it is: a gate panel or a prompt goes below it."""
+        if self.live.is_started:
+            self.live.stop()
 
     def resume(self) -> None:
         """Draw the board again after a prompt."""
@@ -268,6 +317,8 @@ class LiveReporter:
         from rich.spinner import Spinner
 
         cur = self.current
+        if self.waiting is not None and self.waiting[0] == row.key:
+            return Text("⌨ waiting for your input", style="bold yellow")
         if self.retry is not None and self.retry[0] == row.key and row.state == "running":
             left = max(0.0, self.retry[1] - now)
             return Spinner("dots", text=Text(f"⏳ retry {self.retry[2] + 1} in {left:.1f}s", style="yellow"))
@@ -278,11 +329,14 @@ class LiveReporter:
             return Text("▶ running", style="cyan")
         return verdict_text(row.state)
 
+    def _visible_rows(self) -> list[_Row]:
+        if self.kind == "teardown":  # a teardown runs §0 and the Teardown section, not the numbered steps
+            return [r for r in self.rows.values() if r.state != "pending" or r.key == "teardown"]
+        return list(self.rows.values())
+
     def _board_rows(self, budget: int) -> list[_Row | str]:
         """The rows that fit in `budget` lines: finished sections fold first, then those not reached yet."""
-        rows: list[_Row | str] = list(self.rows.values())
-        if self.kind == "teardown":  # a teardown runs §0 and the Teardown section, not the numbered steps
-            rows = [r for r in self.rows.values() if r.state != "pending" or r.key == "teardown"]
+        rows: list[_Row | str] = list(self._visible_rows())
         if len(rows) <= budget:
             return rows
         lead = 0
@@ -303,19 +357,30 @@ class LiveReporter:
         with self._lock:
             return self._render_locked()
 
+    def _table(self, rows: list[_Row | str], now: float) -> Table:
+        width = self.c.size.width
+        labels = [r.label for r in rows if isinstance(r, _Row)] or [""]
+        label_w = max(len(x) for x in labels)
+        titles = [len(clean(r.title)) if isinstance(r, _Row) else len(r) for r in rows] or [0]
+        # The title gets what it needs (cut only on a narrow terminal); the detail column takes what is left.
+        title_w = max(1, min(max(titles), width - label_w - STATE_WIDTH - DETAIL_MIN - 3))
+        detail_w = max(1, width - label_w - title_w - STATE_WIDTH - 3)
+        table = Table.grid(padding=(0, 1))
+        table.add_column(no_wrap=True, width=label_w)
+        table.add_column(no_wrap=True, overflow="ellipsis", width=title_w)
+        table.add_column(no_wrap=True, overflow="ellipsis", width=STATE_WIDTH)
+        table.add_column(no_wrap=True, overflow="ellipsis", style="dim", max_width=detail_w)
+        for row in rows:
+            if isinstance(row, str):
+                table.add_row(Text(""), Text(row, style="dim"), Text(""), Text(""))
+                continue
+            dur = f"{row.duration:.1f}s " if row.duration is not None and row.state != "running" else ""
+            table.add_row(Text(row.label, style="bold"), Text(clean(row.title)), self._row_cell(row, now),
+                          Text(dur + clean(row.detail)))
+        return table
+
     def _render_locked(self) -> RenderableType:
         now = self.clock()
-        height = max(6, self.c.size.height - 2)  # keep a line for the cursor and the prompt that may follow
-        cur = self.current
-        tail = (cur.tail + ([cur.output.partial] if cur.output.partial else [])) if cur else []
-        tail = tail[-TAIL_LINES:]
-        panel_h = len(tail) + 2 if tail else 0
-        board_budget = height - 1 - (1 if self.note else 0)
-        if panel_h and board_budget - panel_h < min(len(self.rows), 3):
-            tail = tail[-max(0, board_budget - min(len(self.rows), 3) - 2):] if board_budget > 5 else []
-            panel_h = len(tail) + 2 if tail else 0
-        board_budget -= panel_h
-
         parts: list[RenderableType] = []
         elapsed = f" · {now - self.run_started:.0f}s" if self.run_started is not None else ""
         head = Text(no_wrap=True, overflow="ellipsis")
@@ -324,29 +389,46 @@ class LiveReporter:
         if self.outcome:
             head.append(f" · {self.outcome}", style=_outcome_style(self.outcome))
         parts.append(head)
+        if self.outcome:
+            # The final board is the run's summary: every row, and what failed or waited said.
+            parts.append(self._table(list(self._visible_rows()), now))
+            for title, lines in self.kept:
+                parts.append(Panel(Text("\n".join(lines), no_wrap=True, overflow="ellipsis"), title=title,
+                                   title_align="left", border_style="dim", height=len(lines) + 2))
+            return Group(*parts)
 
-        table = Table.grid(padding=(0, 1))
-        table.add_column(no_wrap=True)
-        table.add_column(no_wrap=True, overflow="ellipsis", max_width=40)
-        table.add_column(no_wrap=True, overflow="ellipsis")
-        table.add_column(no_wrap=True, overflow="ellipsis", style="dim")
-        for row in self._board_rows(max(1, board_budget)):
-            if isinstance(row, str):
-                table.add_row(Text(""), Text(row, style="dim"), Text(""), Text(""))
-                continue
-            dur = f"{row.duration:.1f}s " if row.duration is not None and row.state != "running" else ""
-            table.add_row(Text(row.label, style="bold"), Text(clean(row.title)), self._row_cell(row, now),
-                          Text(dur + clean(row.detail)))
-        parts.append(table)
+        height = max(6, self.c.size.height - 2)  # keep a line for the cursor and the prompt that may follow
+        cur = self.current
+        tail: list[str] = []
+        if cur is not None:
+            tail = list(cur.tail)
+            if cur.output.partial and self.waiting is None:  # a prompt is shown on its own line below
+                tail.append(cur.output.partial)
+        tail = tail[-TAIL_LINES:]
+        waiting_line = 1 if self.waiting is not None else 0
+        panel_h = len(tail) + 2 if tail else 0
+        board_budget = height - 1 - (1 if self.note else 0) - waiting_line
+        if panel_h and board_budget - panel_h < min(len(self.rows), 3):
+            tail = tail[-max(0, board_budget - min(len(self.rows), 3) - 2):] if board_budget > 5 else []
+            panel_h = len(tail) + 2 if tail else 0
+        board_budget -= panel_h
+        parts.append(self._table(self._board_rows(max(1, board_budget)), now))
         if self.note:
             parts.append(Text(clean(self.note), style="dim", no_wrap=True, overflow="ellipsis"))
         if cur is not None and tail:
             body = Text("\n".join(tail), no_wrap=True, overflow="ellipsis")
-            label = self.rows[cur.section].label if cur.section in self.rows else key_label(cur.section)
-            title = f"{label} {cur.role} · plan line {cur.line}" + ("" if cur.ended is None else " · done")
+            title = self._block_title(cur) + ("" if cur.ended is None else " · done")
             parts.append(Panel(body, title=title, title_align="left", border_style="dim",
                                height=len(tail) + 2))
+        if self.waiting is not None:
+            parts.append(Text(f"⌨ waiting for your input: {clean(self.waiting[1])}", style="bold yellow",
+                              no_wrap=True, overflow="ellipsis"))
         return Group(*parts)
+
+    def _block_title(self, cur: _Block) -> str:
+        label = self.rows[cur.section].label if cur.section in self.rows else key_label(cur.section)
+        attempt = f" · attempt {cur.attempt}" if cur.attempt > 1 else ""
+        return f"{label} {cur.role} · plan line {cur.line}{attempt}"
 
     # -------------------------------------------------------------- events
 
@@ -359,10 +441,23 @@ class LiveReporter:
         t = ev["type"]
         with self._lock:
             changed = self._apply(t, ev)
-        if changed and self.live.is_started:
+        if changed == "hold":
+            if self.live.is_started:
+                self._held_for_input = True
+                self.hold()
+        elif self._held_for_input and self.waiting is None:
+            self._held_for_input = False
+            self.resume()
+        elif changed and self.live.is_started:
             self.live.refresh()
 
-    def _apply(self, t: str, ev: Event) -> bool:
+    def _keep(self, cur: _Block, why: str) -> None:
+        lines = [ln for ln in cur.tail if ln.strip()][-KEPT_LINES:]
+        if cur.prompted is not None and (not lines or lines[-1] != cur.prompted):
+            lines = [*lines, cur.prompted][-KEPT_LINES:]
+        self.kept.append((f"{self._block_title(cur)} · {why}", lines or ["(no output)"]))
+
+    def _apply(self, t: str, ev: Event) -> bool | str:
         now = self.clock()
         if t == "run.start":
             resumed = " (resumed)" if ev.get("resumed") else ""
@@ -378,6 +473,7 @@ class LiveReporter:
             row.state, row.detail, row.started, row.duration = "running", "", now, None
         elif t == "step.start":
             self.retry = None
+            self.waiting = None
             self.current = _Block(ev["section"], ev["block"], ev["role"], ev.get("line", 0),
                                   ev.get("attempt", 1), now)
             row = self._row(ev["section"])
@@ -390,11 +486,29 @@ class LiveReporter:
                 return False
             cur.tail = [*cur.tail, *cur.output.feed(ev["text"])][-50:]
             return False  # the refresh thread draws it: a refresh per chunk costs more than the block
+        elif t == "step.input":
+            prompt = ev.get("prompt")
+            if prompt is None:
+                self.waiting = None
+                row = self._row(ev["section"])
+                row.detail = "input received"
+                return True
+            cur = self.current
+            if cur is not None and (cur.section, cur.block) == (ev["section"], ev["block"]):
+                cur.prompted = str(prompt)
+            self.waiting = (ev["section"], str(prompt))
+            self._row(ev["section"]).detail = "waiting for your input"
+            return "hold"
         elif t == "step.end":
+            self.waiting = None
             cur = self.current
             if cur is not None and (cur.section, cur.block) == (ev["section"], ev["block"]):
                 cur.ended = now
                 cur.tail = [*cur.tail, *cur.output.flush()][-50:]
+                if not ev.get("ok") and ev.get("role") != "observe":
+                    self._keep(cur, step_mark(ev))
+                elif cur.prompted is not None:
+                    self._keep(cur, "waited for your input")
             if not ev.get("ok"):
                 why = "timed out" if ev.get("timed_out") else f"exit {ev.get('exit_code')}"
                 if ev.get("waited_for_input"):
@@ -409,20 +523,25 @@ class LiveReporter:
         elif t == "section.verdict":
             row = self._row(ev["section"], label=ev.get("label"))
             row.state, row.detail = ev["verdict"], ev.get("detail") or ""
-            row.duration = now - row.started if row.started is not None else None
+            if ev.get("duration_s") is not None:
+                row.duration = float(ev["duration_s"])  # the engine's: a human's wait at a gate excluded
+            else:
+                row.duration = now - row.started if row.started is not None else None
             cur = self.current
-            if cur is not None and cur.section == ev["section"] and ev["verdict"] != "failed":
+            if cur is not None and cur.section == ev["section"]:
                 self.current = None
             if self.retry is not None and self.retry[0] == ev["section"]:
                 self.retry = None
         elif t == "gate":
             row = self._row(ev["section"], ev.get("title", ""))
             row.state = "awaiting-approval"
-            row.detail = "waiting for a typed go" if ev.get("approved") is None else str(ev.get("how", ""))
+            word = (ev.get("content") or {}).get("review", {}).get("confirm") or "go"
+            asking = ev.get("approved") is None
+            row.detail = f"waiting for a typed {word}" if asking else str(ev.get("how", ""))
             self.current = None
         elif t == "approval":
             row = self._row(ev["section"])
-            row.state, row.detail = "running", f"approved ({ev.get('how')})"
+            row.state, row.detail = "running", f"approved {approval_words(ev)}"
         elif t == "check.warning":
             self._row(ev["section"]).detail = f"⚠ inconclusive: {ev.get('text')}"
         elif t == "target":
@@ -432,13 +551,14 @@ class LiveReporter:
             if to not in FINAL_RUN_STATES or ev.get("run_id") != self.run_id:
                 return False
             self.outcome = to
+            self.waiting = None
             for row in self.rows.values():
                 if row.state == "running":
                     row.state = {"interrupted": "interrupted", "failed": "failed"}.get(to, row.state)
                     row.duration = now - row.started if row.started is not None else None
             self.retry = None
-            if to != "failed":
-                self.current = None
+            self.current = None
+            self.note = ""
         else:
             return False
         return True
@@ -446,30 +566,6 @@ class LiveReporter:
 
 def _outcome_style(outcome: str) -> str:
     return {"completed": "bold green", "awaiting-approval": "bold yellow"}.get(outcome, "bold red")
-
-
-def summary_table(c: Console, reports: list[Any], title: str = "summary") -> None:
-    """The end-of-run table: section, outcome, detail, duration; a caption counts the outcomes."""
-    timed = any(float(r.duration_s or 0.0) > 0 for r in reports)  # a preview times nothing: no column
-    t = Table(title=title, title_justify="left")
-    t.add_column("section", overflow="ellipsis", max_width=48)
-    t.add_column("outcome", no_wrap=True)
-    t.add_column("detail", overflow="fold")
-    if timed:
-        t.add_column("time", justify="right", no_wrap=True)
-    counts: dict[str, int] = {}
-    total = 0.0
-    for r in reports:
-        counts[r.verdict] = counts.get(r.verdict, 0) + 1
-        total += float(r.duration_s or 0.0)
-        cells: list[RenderableType] = [Text(f"{key_label(str(r.key))} {clean(str(r.title))}"),
-                                       verdict_text(r.verdict), Text(clean(str(r.detail or "")))]
-        if timed:
-            cells.append(f"{float(r.duration_s or 0.0):.1f}s")
-        t.add_row(*cells)
-    t.caption = " · ".join(f"{n} {VERDICT_STYLE.get(v, (v, ''))[0].split(' ', 1)[-1]}"
-                           for v, n in counts.items()) + (f" · {total:.1f}s" if total else "")
-    c.print(t)
 
 
 def make_console(plain: bool, stderr: bool = False) -> Console:

@@ -11,14 +11,18 @@ from rich.table import Table
 def render_status(c: Console, out: dict[str, Any]) -> None:
     """Title, Live State keys, last run, lease, per-section last success, sessions."""
     c.print(f"[bold]{out['title']}[/]  ({out['plan']})")
-    for k, v in out["live_state"].items():
-        c.print(f"  {k:14} {v}")
+    for k, v in (out["live_state"] or {}).items():
+        if k not in ("kv", "checks"):  # the rows are in the plan itself; `--json` carries them
+            c.print(f"  {k:14} {v}")
     lr = out["last_run"]
     if lr:
         extra = f", waiting on §{lr['waiting_on']}" if lr["waiting_on"] else ""
         c.print(f"  last run       {lr['kind']} #{lr['id']}: {lr['state']}{extra} ({lr['updated_at']})")
     else:
         c.print("  last run       none")
+    state = out.get("state") or {}
+    if state.get("backend") == "postgresql":  # the shared backend: where, and which plan key it uses
+        c.print(f"  state          {state['where']}, plan key {state['key']} ({state['key_detail']})")
     if out["lease"]:
         lease = out["lease"]
         gone = " (not running: the next apply resumes the run)" if lease.get("alive") is False else ""

@@ -1,0 +1,133 @@
+"""Why a section is not in sync: what changed since it last succeeded (an input, a block, a value it reads,
+a file template), what the disk and the observation say.
+
+When a section succeeds after acting, its *basis* is journaled (`section-basis`): the inputs, the exact text
+of each block (a digest), the values its blocks read and a digest of each regenerated file. The next time its
+fingerprint differs, the difference is named from the basis instead of "changed since its last success".
+Secret-named values are never part of a basis; other values pass through the run's redactor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from director.plan.model import Section, SectionKind
+from director.run.fingerprint import Templates, read_values
+from director.state.store import StateStore
+
+KIND = "section-basis"
+
+
+def basis(
+    section: Section,
+    texts: Mapping[int, str],
+    knob_values: Mapping[str, str],
+    session_vars: Mapping[str, str],
+    templates: Templates,
+    is_secret: Callable[[str], bool],
+    redact: Callable[[str], str],
+) -> dict[str, Any]:
+    """What a section's success rested on (journaled; compared with the next time it is not in sync)."""
+    read: dict[str, str] = {}
+    for text in texts.values():
+        read.update(read_values(text, session_vars, is_secret))
+    return {
+        "section": section.key,
+        "inputs": dict(knob_values),
+        # digests, not texts: a block may hold a literal the author wrote (a default token) and nothing
+        # but its value's name says it is secret
+        "blocks": {str(i): _digest(t) for i, t in sorted(texts.items())},
+        "vars": {k: redact(v) for k, v in sorted(read.items())},
+        "templates": {p: _digest(c) for p, c in templates.values()},
+    }
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def last_basis(journal: StateStore, section_key: str) -> dict[str, Any] | None:
+    """The basis of the section's latest success that journaled one."""
+    for ev in reversed(journal.events(kind=KIND)):
+        if ev.data.get("section") == section_key:
+            return dict(ev.data)
+    return None
+
+
+def _short(value: str, n: int = 48) -> str:
+    v = " ".join(str(value).split())
+    return v if len(v) <= n else v[: n - 1] + "…"
+
+
+def changes(before: Mapping[str, Any], now: Mapping[str, Any], section: Section) -> list[str]:
+    """The differences between two bases, in words: which input, which block, which value, which file."""
+    out: list[str] = []
+    old_in, new_in = dict(before.get("inputs", {})), dict(now.get("inputs", {}))
+    for k in sorted(set(old_in) | set(new_in)):
+        if old_in.get(k) != new_in.get(k):
+            out.append(f"input {k} changed: {old_in.get(k, '(unset)')} → {new_in.get(k, '(unset)')}")
+    lines = {str(b.index): b.span.first_line for b in section.executable_blocks}
+    old_b, new_b = dict(before.get("blocks", {})), dict(now.get("blocks", {}))
+    for i in sorted(set(old_b) | set(new_b), key=lambda x: int(x) if x.isdigit() else 0):
+        if old_b.get(i) != new_b.get(i) and not (out and section.kind is SectionKind.VARIABLES):
+            # (§0's text carries the knobs: a changed input is the reason, already named)
+            out.append(f"the block at plan line {lines.get(i, '?')} changed")
+    old_v, new_v = dict(before.get("vars", {})), dict(now.get("vars", {}))
+    for k in sorted(set(old_v) | set(new_v)):
+        if old_v.get(k) != new_v.get(k) and old_in.get(k) == new_in.get(k):  # (a knob: named as the input)
+            out.append(f"{k} changed: {_short(old_v.get(k, '(unset)'))} → {_short(new_v.get(k, '(unset)'))}")
+    old_t, new_t = dict(before.get("templates", {})), dict(now.get("templates", {}))
+    for p in sorted(set(old_t) | set(new_t)):
+        if old_t.get(p) != new_t.get(p):
+            out.append(f"the regenerated {Path(p).name} changed (knobs or template)")
+    return list(dict.fromkeys(out))
+
+
+def template_drift(templates: Templates) -> list[str]:
+    """Regenerated files whose content on disk differs (or that are missing)."""
+    out = []
+    for path, content in templates.values():
+        p = Path(path)
+        try:
+            same = p.read_text(encoding="utf-8") == content
+        except (OSError, UnicodeDecodeError):
+            same = False
+        if not same:
+            out.append(path)
+    return out
+
+
+def why_not_in_sync(
+    *,
+    last: Mapping[str, Any] | None,
+    ever_succeeded: bool,
+    unchanged: bool,
+    now: Mapping[str, Any],
+    section: Section,
+    drift: list[str],
+    observed: str,
+) -> list[str]:
+    """The reasons a section will act: never applied, what changed, a file on disk, the observation."""
+    why: list[str] = []
+    if not ever_succeeded:
+        why.append("never applied")
+    elif not unchanged:
+        found = changes(last, now, section) if last is not None else []
+        why.extend(found or ["changed since its last success"])
+    for path in drift:
+        why.append(f"{Path(path).name} on disk differs from its regenerated template ({path})")
+    if observed:
+        why.append(f"observed: {observed}")
+    return why
+
+
+def why_waiting(journal: StateStore, run_id: int, section_key: str) -> list[str]:
+    """What the run waiting at this gate said about it (for `director approve`, from another process)."""
+    for ev in reversed(journal.events(run_id, kind="gate-waiting")):
+        if ev.data.get("section") == section_key:
+            review = dict(ev.data.get("content", {}).get("review") or {})
+            return [str(r) for r in review.get("reasons", [])]
+    return []

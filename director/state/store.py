@@ -1,0 +1,151 @@
+"""The one interface to a plan's machine state, whichever backend keeps it.
+
+`StateStore` is what the engine, the commands and the leases see of a journal: runs, transitions, steps,
+approval receipts, audit events and the lease holder. Two classes have it: `director.state.journal.Journal`
+(SQLite beside the plan, the default) and `director.state.pgjournal.PgJournal` (PostgreSQL, `--state-url`).
+The engine is typed against this protocol only, so it cannot tell which one it was handed.
+
+`PlanLease` is a held plan lease (one writer per plan), `StateBackend` opens a plan's store and takes,
+inspects and breaks its lease (`director.state.backends`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Literal, Protocol, Self
+
+from director.state.lifecycle import RunState, StepState
+from director.state.records import (
+    ApprovalRecord,
+    EventRecord,
+    ExportFormat,
+    LeaseHolder,
+    RunRecord,
+    StepRecord,
+    TransitionRecord,
+)
+
+RunKind = Literal["apply", "teardown"]
+ApprovalHow = Literal["prompt", "flag", "approve-command", "auto"]
+
+
+class StateStore(Protocol):
+    """A plan's journal: every write is one durable transaction (row(s) and audit event together)."""
+
+    host: str  # this process's host identity (`director.state.identity.host_name`)
+    pid: int
+
+    @property
+    def location(self) -> str:
+        """Where the state lives, for humans (a file path, or a URL without password + the plan key)."""
+        ...
+
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+    # runs
+    def create_run(
+        self, kind: RunKind, plan_path: str, target: str, operator: str, inputs: Mapping[str, Any]
+    ) -> int: ...
+    def transition(self, run_id: int, to: RunState | str, reason: str | None = None) -> None: ...
+    def run(self, run_id: int) -> RunRecord: ...
+    def latest_run(self, kind: RunKind | None = None) -> RunRecord | None: ...
+    def transitions(self, run_id: int) -> list[TransitionRecord]: ...
+    def bump_recoveries(self, run_id: int) -> int: ...
+    def reset_recoveries(self, run_id: int) -> None: ...
+
+    # steps
+    def step_started(
+        self,
+        run_id: int,
+        step_key: str,
+        section_key: str,
+        block_index: int,
+        role: str,
+        fingerprint: str,
+        attempt: int = 1,
+        flags: Mapping[str, Any] | None = None,
+    ) -> int: ...
+    def step_finished(
+        self,
+        step_id: int,
+        state: StepState | str,
+        exit_code: int | None,
+        duration_s: float | None,
+        output: str,
+        session: Mapping[str, Any] | None,
+    ) -> None: ...
+    def section_succeeded(
+        self,
+        run_id: int,
+        step_key: str,
+        section_key: str,
+        fingerprint: str,
+        session: Mapping[str, Any] | None,
+    ) -> int: ...
+    def step(self, step_id: int) -> StepRecord: ...
+    def steps(self, run_id: int) -> list[StepRecord]: ...
+    def last_success(self, step_key: str) -> StepRecord | None: ...
+    def last_session(self, run_id: int) -> dict[str, Any] | None: ...
+    def unfinished_steps(self, run_id: int) -> list[StepRecord]: ...
+
+    # approvals
+    def record_approval(
+        self,
+        run_id: int | None,
+        section_key: str,
+        sha256: str,
+        operator: str,
+        how: ApprovalHow,
+        content: Mapping[str, Any] | None = None,
+    ) -> int: ...
+    def find_approval(self, section_key: str, sha256: str) -> ApprovalRecord | None: ...
+    def approvals(self, run_id: int | None = None) -> list[ApprovalRecord]: ...
+    def wait_for_approval(
+        self, section_key: str, sha256: str, after_id: int, timeout_s: float
+    ) -> ApprovalRecord | None:
+        """Block until a receipt for this exact content with an id above `after_id` is recorded (by any
+        process, on any machine), or `timeout_s` passes (None)."""
+        ...
+
+    # audit
+    def record_event(self, run_id: int | None, kind: str, data: Mapping[str, Any] | None = None) -> int: ...
+    def events(self, run_id: int | None = None, kind: str | None = None) -> list[EventRecord]: ...
+
+    # lease holder (written by the backend's lease)
+    def lease_holder(self) -> LeaseHolder | None: ...
+
+    # whole journal
+    def has_history(self) -> bool:
+        """Whether any run, approval or event was ever recorded for this plan."""
+        ...
+
+    def export_data(self) -> dict[str, Any]: ...
+    def export(self, fmt: ExportFormat = "json") -> str: ...
+    def import_data(self, data: Mapping[str, Any], *, replace: bool = False) -> int:
+        """Copy another store's `export_data()` into this one (which must have no history, unless
+        `replace`), ids kept, in one transaction; returns the rows copied."""
+        ...
+
+
+class PlanLease(Protocol):
+    """A held plan lease; `release()` (or leaving the `with` block) lets the next writer in."""
+
+    @property
+    def held(self) -> bool: ...
+    @property
+    def previous_pid(self) -> int | None:
+        """The pid of an unreleased holder on this host this lease took over (proven gone), if any."""
+        ...
+
+    def attach_run(self, run_id: int) -> None: ...
+    def heartbeat(self) -> None: ...
+    def release(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None: ...

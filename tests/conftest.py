@@ -1,0 +1,49 @@
+"""Shared fixtures: JSON validation against the schemas, and a real PostgreSQL server for the
+`--state-url` backend (never mocked, never skipped: without server binaries the PostgreSQL tests fail,
+saying how to install them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests import jsonschemas
+from tests.pgcluster import Cluster, find_bindir
+
+
+@pytest.fixture
+def validate_json() -> Callable[..., Any]:
+    """`validate_json(text_or_document, name=None)`: the parsed document, checked against its schema."""
+
+    def validate(doc: Any, name: str | None = None) -> Any:
+        if isinstance(doc, str):
+            return jsonschemas.validated(doc, name)
+        jsonschemas.check(doc, name)
+        return doc
+
+    return validate
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """One throwaway cluster for the session, stopped and deleted by its finalizer."""
+    bindir = find_bindir()
+    if bindir is None:
+        pytest.fail(
+            "PostgreSQL server binaries (initdb, postgres) not found: `apt-get install -y postgresql` "
+            "(.ci/run does), or set DIRECTOR_PG_BINDIR"
+        )
+    cluster = Cluster(bindir)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> str:
+    """A fresh database for one test, for the non-superuser role Director connects as."""
+    return pg_cluster.new_database()

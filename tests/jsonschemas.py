@@ -1,0 +1,50 @@
+"""Every JSON document Director prints, checked against the schema it declares (director/schemas/).
+
+Tests that read Director's JSON go through `validated` / `validated_lines` (or the `validate_json`
+fixture of tests/conftest.py), so a field added to an output without a schema change fails the test that
+produced it (the schemas are closed: `additionalProperties: false`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from director import schemas
+
+
+def _validator(name: str) -> Draft202012Validator:
+    schema = schemas.load(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def check(document: Any, name: str | None = None) -> None:
+    """Raise AssertionError naming every violation of the document's schema."""
+    assert isinstance(document, dict), f"not a JSON object: {document!r}"
+    which = name or schemas.name_for(document)
+    errors = sorted(_validator(which).iter_errors(document), key=lambda e: list(e.absolute_path))
+    assert not errors, f"{which}.json: " + "; ".join(
+        f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in errors[:10]
+    )
+
+
+def validated(text: str, name: str | None = None) -> Any:
+    """`json.loads(text)`, checked against its schema."""
+    document = json.loads(text)
+    check(document, name)
+    return document
+
+
+def validated_lines(text: str, name: str | None = None) -> list[Any]:
+    """JSON Lines (`audit --jsonl`, `--events`), each line checked against its schema."""
+    out = []
+    for line in text.splitlines():
+        if line.strip():
+            out.append(validated(line, name))
+    return out
+
+
+RFC3339 = schemas.load("status")["$defs"]["timestamp"]["pattern"]
