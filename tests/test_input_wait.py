@@ -71,7 +71,7 @@ def test_a_block_asking_at_the_terminal_is_shown_waiting_and_the_typed_answer_re
     assert acts(out) == ["s1", "s2"]
     inputs = [e for e in _events(events) if e["type"] == "step.input"]
     assert [(e["section"], e["block"], e["prompt"]) for e in inputs] == [
-        ("1", 0, "Continue? (Y/n) "),
+        ("1", 0, "Continue? (Y/n)"),  # as the bus cleans it (no control sequence, no edge space)
         ("1", 0, None),  # the block printed again: the wait is over
     ]
     ends = [
