@@ -403,7 +403,7 @@ def _files(*roots: Path) -> Iterable[Path]:
 
 def _secret_hits(values: list[str], roots: Iterable[Path]) -> list[str]:
     needles = [v.encode() for v in values if v]
-    hits = []
+    hits: list[str] = []
     for path in _files(*roots):
         try:
             data = path.read_bytes()

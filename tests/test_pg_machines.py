@@ -168,7 +168,7 @@ def test_approve_on_machine_b_releases_the_wait_on_machine_a_within_a_second(
             "approve", str(b), "2", "--yes", "--operator", "bob", cwd=b.parent, out=out, env=_env(pg_url, "machine-b")
         )
         assert approve.returncode == 0, approve.stdout + approve.stderr
-        assert first.wait(60) == 0, first.stdout + first.stderr
+        assert first.wait(60) == 0, "".join(first.communicate())
     finally:
         if first.poll() is None:
             first.kill()

@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pyte
@@ -41,8 +42,10 @@ class Term:
         self.screen = pyte.Screen(COLS, ROWS)
         self.stream = pyte.ByteStream(self.screen)
         self.raw = b""
-        self.child = pexpect.spawn(sys.executable, ["-m", "director", *args], cwd=str(cwd), env=e,
-                                   dimensions=(ROWS, COLS))
+        # no encoding: the child's output is bytes, fed as they come to pyte's ByteStream
+        self.child: pexpect.spawn[bytes] = pexpect.spawn(
+            sys.executable, ["-m", "director", *args], cwd=str(cwd), env=e, dimensions=(ROWS, COLS)
+        )
         self.eof = False
 
     def text(self) -> str:
@@ -136,7 +139,7 @@ def status(plan: Path, out: Path) -> dict[str, object]:
     return dict(validated(r.stdout))
 
 
-def audit(plan: Path, out: Path) -> dict[str, list[dict[str, object]]]:
+def audit(plan: Path, out: Path) -> dict[str, list[dict[str, Any]]]:
     r = director("audit", str(plan), "--json", cwd=plan.parent, out=out)
     assert r.returncode == 0, r.stderr
     return dict(validated(r.stdout))

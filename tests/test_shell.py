@@ -339,7 +339,7 @@ INTERACTIVE_CHILD = textwrap.dedent(
 
 
 def test_interactive_block_reads_the_operators_terminal(tmp_path: Path) -> None:
-    import pexpect  # type: ignore[import-untyped]
+    import pexpect
 
     child = pexpect.spawn(sys.executable, ["-c", INTERACTIVE_CHILD], cwd=str(tmp_path), timeout=10)
     try:
