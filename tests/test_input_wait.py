@@ -19,7 +19,7 @@ import pexpect
 import pytest
 
 from tests.planmaker import CounterPlan, Step, acts, write_plan
-from tests.test_pty import Term
+from tests.terminal import Term
 
 pytestmark = pytest.mark.slow
 
