@@ -21,8 +21,11 @@ class Term:
     """The CLI at a pseudo-terminal of ROWS x COLS, its output fed to an emulated screen."""
 
     def __init__(self, args: list[str], cwd: Path, out: Path, env: dict[str, str] | None = None) -> None:
-        e = {k: v for k, v in os.environ.items()
-             if k not in ("CI", "NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM")}
+        e = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("CI", "NO_COLOR", "FORCE_COLOR", "COLUMNS", "LINES", "TERM")
+        }
         e.update({"TERM": "xterm-256color", "COUNTER_OUT": str(out)})
         e.update(env or {})
         self.screen = pyte.Screen(COLS, ROWS)
@@ -94,5 +97,8 @@ class Term:
 
     def seen(self) -> str:
         """Everything printed so far, control sequences removed (what scrolled off the screen too)."""
-        return re.sub(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][0-~]", "",
-                      self.raw.decode("utf-8", "replace"))
+        return re.sub(
+            r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[()][0-~]",
+            "",
+            self.raw.decode("utf-8", "replace"),
+        )

@@ -44,6 +44,7 @@ def test_the_seed_plan_at_a_terminal_gate_poll_outputs_and_a_teardown_that_asks(
         t = Term(["apply", PLAN_NAME, "--target", "local", "--operator", "sre", "--set", "trigger=http"], p.root,
                  tmp_path, env)  # fmt: skip
         made.append(t)
+
         def asked(screen: str) -> bool:
             return "to run these commands" in screen or screen.rstrip().endswith("):")
 
@@ -74,11 +75,14 @@ def test_the_seed_plan_at_a_terminal_gate_poll_outputs_and_a_teardown_that_asks(
         shot(t2, "the 💥 gate of the teardown")
         assert "Type orders-dev to run these commands" in gate
         t2.send("orders-dev")
-        waiting = t2.wait("waiting for your input: ? Are you sure you want to delete orders-dev", timeout=WAIT_S)
+        waiting = t2.wait(
+            "waiting for your input: ? Are you sure you want to delete orders-dev", timeout=WAIT_S
+        )
         assert "(Y/n)" in waiting
         shot(t2, "wrangler delete asks; the board says so")
         t2.send("y")
-        assert t2.finish(timeout=WAIT_S) == 10, t2.text()  # gone (unconfirmed): the seed's verify cannot confirm
+        # gone (unconfirmed): the seed's teardown verify cannot confirm (README "Exit codes", 10)
+        assert t2.finish(timeout=WAIT_S) == 10, t2.text()
         end = shot(t2, "the end of the teardown")
         assert "Successfully deleted orders-dev" in t2.seen() and "waited for your input" in end
         assert not port_open(int(m.group(2)))
