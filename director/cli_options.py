@@ -46,6 +46,7 @@ WaitOpt = Annotated[
     float | None,
     typer.Option(
         "--wait-for-approval",
+        envvar="DIRECTOR_WAIT_FOR_APPROVAL",
         help="At a gate without approval, wait up to TIMEOUT seconds (no value: no limit) for a "
         "`director approve` receipt instead of exiting 4.",
         metavar="[TIMEOUT]",

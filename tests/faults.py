@@ -16,7 +16,7 @@ with a SIGKILL landing at a random moment -- of Director itself or of the bash r
   no-shell-temp      nothing left in the trial's temp directory (TMPDIR) once the last apply ended
   no-secret-shell    the same as no-secret, inside the shell's own temp directories (`director-shell-*`)
 
-The last two are split off because they belong to the shell (issue 14 point 1: the shell's temp files).
+The last two guard the shell (issue 14 point 1): the session travels through pipes, never a file.
 Every process a trial starts carries `SOAK_TRIAL=<id>` in its environment; whatever survives the trial
 (an orphaned block) is killed by that mark, never by name.
 """
@@ -54,7 +54,6 @@ INVARIANTS = (
     "no-shell-temp",
     "no-secret-shell",
 )
-SHELL_INVARIANTS = ("no-shell-temp", "no-secret-shell")  # issue 14 point 1 (the shell's temp files)
 
 _PROMPT = """\
 ## 🤖 Director prompt
@@ -404,7 +403,7 @@ def _files(*roots: Path) -> Iterable[Path]:
 
 def _secret_hits(values: list[str], roots: Iterable[Path]) -> list[str]:
     needles = [v.encode() for v in values if v]
-    hits = []
+    hits: list[str] = []
     for path in _files(*roots):
         try:
             data = path.read_bytes()
@@ -553,7 +552,7 @@ def soak(
         try:
             r = run_trial(base, names[i % len(names)], trial_kinds(rng), rng)
             results.append(r)
-            if keep is not None and set(r.violations) - set(SHELL_INVARIANTS):
+            if keep is not None and r.violations:
                 shutil.move(str(base), str(keep / base.name))
             if progress is not None:
                 progress(i, r)

@@ -139,7 +139,9 @@ def test_unenforced_and_poll_assertions() -> None:
 
 
 def test_lint_issues_by_structure() -> None:
-    codes = lambda t: [i.code for i in bash.verify_issues(t)]  # noqa: E731
+    def codes(text: str) -> list[str]:
+        return [i.code for i in bash.verify_issues(text)]
+
     assert codes("wrangler deploy --dry-run | tail -5") == ["verify-exit-status"]
     assert codes("set -o pipefail\nprobe | tail -5") == []
     assert codes('probe && echo ok || echo "bad"') == ["soft-alternative"]

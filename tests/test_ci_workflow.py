@@ -110,7 +110,7 @@ def test_the_documented_workflow_on_github_actions(repo: Path, tmp_path: Path) -
     assert "changes=true" in gh.output.read_text()
     summary = gh.summary.read_text(encoding="utf-8")
     assert "### `director plan` · `plans/app.md`" in summary and "**changes pending** (exit 2)" in summary
-    assert re.search(r"^\| §1 Step 1 \| will-apply \| .*never applied \|$", summary, re.M)
+    assert re.search(r"^\| §1 Step 1 \| will-apply \| never applied; .*\|$", summary, re.M)
     assert re.search(r"^::notice file=plans/app\.md,line=\d+,title=director plan::will-apply", preview.stdout, re.M)
     assert validated_lines((repo / "events-preview.jsonl").read_text(), "event")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -374,7 +375,8 @@ def test_missing_plan_file_for_approve(tmp_path: Path, out: Path) -> None:
     assert r.returncode == 64 and "no such file" in r.stderr
 
 
-MANGLES = {
+# name -> (how to mangle the plan text, the line it leaves that the error must name, the reason given)
+MANGLES: dict[str, tuple[Callable[[str], str], str, str]] = {
     "marker": (
         lambda t: t.replace("## 2. Step 2  🟢", "## 2. Step 2  🟣"),
         "## 2. Step 2  🟣",

@@ -107,7 +107,10 @@ def _episode(tmp: Path, rng: random.Random, state_url: str | None = None) -> int
 
 def test_sigkill_anywhere_never_reruns_a_finished_act_and_the_run_completes(tmp_path: Path) -> None:
     rng = random.Random(20261129)
-    kills = sum(_episode(tmp_path / f"e{i}", rng) for i in range(5) if (tmp_path / f"e{i}").mkdir() is None)
+    kills = 0
+    for i in range(5):
+        (tmp_path / f"e{i}").mkdir()
+        kills += _episode(tmp_path / f"e{i}", rng)
     assert kills >= 10, f"only {kills} kills landed; the test must kill Director many times"
 
 

@@ -433,7 +433,10 @@ class SnapshotJob(World):
         with tarfile.open(newest) as t:  # plain tar (no gzip) and restorable
             member = t.extractfile("notes/README.md")
             assert member is not None and member.read() == (self.base / "notes" / "README.md").read_bytes()
-        tick = lambda: int((self.base / "last_run").read_text().split()[1])  # noqa: E731
+
+        def tick() -> int:
+            return int((self.base / "last_run").read_text().split()[1])
+
         t0 = tick()
         assert wait_for(lambda: tick() > t0, 3), "the job stopped ticking"
 

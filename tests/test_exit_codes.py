@@ -45,10 +45,14 @@ def out(tmp_path: Path) -> Path:
     return d
 
 
-def _until_acting(cmd: list[str], tmp: Path, out: Path, **popen: object) -> subprocess.Popen[str]:
+def _until_acting(
+    cmd: list[str], tmp: Path, out: Path, *, stdout: int | None = None, stderr: int | None = None
+) -> subprocess.Popen[str]:
     """`director …` started in the background, returned once its first act block is running."""
     env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
-    p = subprocess.Popen([sys.executable, "-m", "director", *cmd], cwd=tmp, env=env, text=True, **popen)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "director", *cmd], cwd=tmp, env=env, text=True, stdout=stdout, stderr=stderr
+    )
     deadline = time.monotonic() + 30
     while not (out / "acts").exists() and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -14,6 +14,7 @@ from director.errors import JournalError, TransitionError
 from director.exec.capture import excerpt
 from director.state.journal import SCHEMA_VERSION, Journal
 from director.state.lifecycle import RunState, StepState
+from director.state.records import ExportFormat
 
 
 class FakeClock:
@@ -210,8 +211,9 @@ def test_export_json_and_jsonl(journal: Journal) -> None:
     assert {x["record"] for x in lines[1:]} == {"run", "transition", "step", "approval", "event"}
     sid2 = journal.step_started(rid, "1/1", "1", 1, "act", "f")
     journal.step_finished(sid2, StepState.SUCCEEDED, 0, 0.1, "", {"variables": {"B": "\udcff é"}})
-    for fmt in ("json", "jsonl"):
-        text = journal.export(fmt)  # type: ignore[arg-type]
+    formats: tuple[ExportFormat, ...] = ("json", "jsonl")
+    for fmt in formats:
+        text = journal.export(fmt)
         text.encode("utf-8")  # printable whatever the shell held
         assert "\\udcff é" in text
     assert json.loads(journal.export("json"))["steps"][1]["session"]["variables"]["B"] == "\udcff é"

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,20 +121,24 @@ def _edit(plan: Path, old: str, new: str) -> None:
     plan.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-SCENARIOS = {
+def _both_edited(plan: Path, out: Path) -> None:
+    _edit(plan, 'touch "$OUT/s1"', 'touch "$OUT/s1" # e')
+    (out / "s2").unlink()
+
+
+def _approved_from_another_terminal(plan: Path, out: Path) -> None:
+    _edit(plan, 'touch "$OUT/s2"', 'touch "$OUT/s2"  # edited')
+    director("apply", str(plan), "--non-interactive", cwd=plan.parent, out=out)
+    director("approve", str(plan), "2", "--yes", cwd=plan.parent, out=out)
+
+
+SCENARIOS: dict[str, Callable[[Path, Path], None]] = {
     "nothing changed": lambda plan, out: None,
     "the gated block edited": lambda plan, out: _edit(plan, 'touch "$OUT/s2"', 'touch "$OUT/s2"  # edited'),
     "what the gated section made is gone": lambda plan, out: (out / "s2").unlink(),
     "the section before the gate edited": lambda plan, out: _edit(plan, 'touch "$OUT/s1"', 'touch "$OUT/s1" # e'),
-    "both edited, the gate's observation fails": lambda plan, out: (
-        _edit(plan, 'touch "$OUT/s1"', 'touch "$OUT/s1" # e'),
-        (out / "s2").unlink(),
-    ),
-    "approved from another terminal": lambda plan, out: (
-        _edit(plan, 'touch "$OUT/s2"', 'touch "$OUT/s2"  # edited'),
-        director("apply", str(plan), "--non-interactive", cwd=plan.parent, out=out),
-        director("approve", str(plan), "2", "--yes", cwd=plan.parent, out=out),
-    ),
+    "both edited, the gate's observation fails": _both_edited,
+    "approved from another terminal": _approved_from_another_terminal,
 }
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from director.errors import PlanError
 from director.plan.bash import message_regex, verify_model
+from director.plan.headings import slugify, split_markers
 from director.plan.model import (
     BlockRole,
     CheckPolarity,
@@ -17,7 +18,7 @@ from director.plan.model import (
     Plan,
     SectionKind,
 )
-from director.plan.parse import parse, parse_duration, parse_file, slugify, split_markers
+from director.plan.parse import parse, parse_duration, parse_file
 from director.plan.templates import parse_rules
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -79,7 +79,7 @@ SNIPPETS = [
     "",
 ]
 
-_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30)
+_text = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30)
 _op = st.tuples(
     st.sampled_from(["delete", "duplicate", "insert", "insert", "replace", "splice-unicode"]),
     st.integers(min_value=0, max_value=10_000),

@@ -192,7 +192,9 @@ def director(cwd: Path, env: dict[str, str], *args: str) -> subprocess.Completed
 def sections(text: str) -> dict[str, str]:
     """`## ` heading -> body (fenced code is skipped when looking for headings)."""
     out: dict[str, str] = {}
-    heading, body, fenced = None, [], False
+    heading: str | None = None
+    body: list[str] = []
+    fenced = False
     for line in text.splitlines():
         if line.startswith("```"):
             fenced = not fenced

@@ -165,10 +165,10 @@ def test_approve_on_machine_b_releases_the_wait_on_machine_a_within_a_second(
         )
         assert st["last_run"]["state"] == "awaiting-approval" and st["last_run"]["waiting_on"] == "2"
         approve = director(
-            "approve", str(b), "2", "--operator", "bob", cwd=b.parent, out=out, env=_env(pg_url, "machine-b")
+            "approve", str(b), "2", "--yes", "--operator", "bob", cwd=b.parent, out=out, env=_env(pg_url, "machine-b")
         )
         assert approve.returncode == 0, approve.stdout + approve.stderr
-        assert first.wait(60) == 0, first.stdout + first.stderr
+        assert first.wait(60) == 0, "".join(first.communicate())
     finally:
         if first.poll() is None:
             first.kill()
@@ -240,7 +240,7 @@ def test_state_push_and_pull_move_the_history_without_losing_any(
     a, _ = _clones(tmp_path, CounterPlan([Step(), Step(marker="🔴")]))
     local: dict[str, str] = {"DIRECTOR_HOST": "machine-a"}
     assert director("apply", str(a), cwd=a.parent, out=out, env=local).returncode == 4
-    assert director("approve", str(a), "2", cwd=a.parent, out=out, env=local).returncode == 0
+    assert director("approve", str(a), "2", "--yes", cwd=a.parent, out=out, env=local).returncode == 0
 
     def history(extra: dict[str, str]) -> dict[str, Any]:
         r = director("audit", str(a), "--json", cwd=a.parent, out=out, env={**local, **extra})

@@ -41,6 +41,12 @@ true
 ```sh { excludeFromRunAll=true background=true }
 rm -rf "$HOME/not-run"
 ```
+
+## Live State
+
+```yaml
+status: not-created
+```
 """
 
 

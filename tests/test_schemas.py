@@ -46,7 +46,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     events = tmp / "events.jsonl"
     assert director("apply", str(plan), "--events", str(events), cwd=tmp, out=out).returncode == 4
     assert director("status", str(plan), "--json", cwd=tmp, out=out).returncode == 0
-    assert director("approve", str(plan), "2", cwd=tmp, out=out).returncode == 0
+    assert director("approve", str(plan), "2", "--yes", cwd=tmp, out=out).returncode == 0
     assert director("apply", str(plan), "--events", str(events), cwd=tmp, out=out).returncode == 0
     (out / "s1").unlink()
     assert director("check", str(plan), "--events", str(events), cwd=tmp, out=out).returncode == 2

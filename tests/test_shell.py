@@ -169,7 +169,7 @@ def test_secrets_stay_out_of_persistable_state_and_journal(shell: Shell, tmp_pat
 def test_timeout_kills_the_whole_process_group(shell: Shell) -> None:
     t0 = time.monotonic()
     [r] = run_all(
-        shell, "sleep 30 & echo bg=$!; (sleep 31; echo never) & echo fg=$$; sleep 32", timeout_s=0.5
+        shell, "sleep 30 & echo bg=$!; (sleep 31; echo never) & echo fg=$BASHPID; sleep 32", timeout_s=0.5
     )
     assert r.timed_out and not r.ok and r.exit_code == 128 + signal.SIGTERM
     assert time.monotonic() - t0 < 5
@@ -179,7 +179,7 @@ def test_timeout_kills_the_whole_process_group(shell: Shell) -> None:
 
 
 def test_timeout_escalates_to_sigkill(shell: Shell) -> None:
-    [r] = run_all(shell, "trap '' TERM; echo $$; sleep 30", timeout_s=0.3)
+    [r] = run_all(shell, "trap '' TERM; echo $BASHPID; sleep 30", timeout_s=0.3)
     assert r.timed_out and r.exit_code == 128 + signal.SIGKILL
     assert not alive(int(r.output.split()[0]))
 
@@ -242,7 +242,7 @@ def test_sigpipe_has_its_default_disposition(shell: Shell) -> None:
 
 def test_stop_from_another_thread(shell: Shell) -> None:
     threading.Timer(0.3, shell.stop).start()
-    [r] = run_all(shell, "echo $$; sleep 30")
+    [r] = run_all(shell, "echo $BASHPID; sleep 30")
     assert r.interrupted and not r.timed_out and not alive(int(r.output.split()[0]))
     shell.stop()  # no block running: nothing happens
 
@@ -339,7 +339,7 @@ INTERACTIVE_CHILD = textwrap.dedent(
 
 
 def test_interactive_block_reads_the_operators_terminal(tmp_path: Path) -> None:
-    import pexpect  # type: ignore[import-untyped]
+    import pexpect
 
     child = pexpect.spawn(sys.executable, ["-c", INTERACTIVE_CHILD], cwd=str(tmp_path), timeout=10)
     try:

@@ -39,16 +39,10 @@ def _violations(soak: list[faults.TrialResult], invariant: str) -> list[str]:
     return [f"{r.plan} {'+'.join(r.kinds)}: {v}" for r in soak for v in r.violations.get(invariant, [])]
 
 
-@pytest.mark.parametrize("invariant", [i for i in faults.INVARIANTS if i not in faults.SHELL_INVARIANTS])
+@pytest.mark.parametrize("invariant", faults.INVARIANTS)
 def test_invariant_holds_after_every_trial(soak: list[faults.TrialResult], invariant: str) -> None:
-    assert _violations(soak, invariant) == []
-
-
-@pytest.mark.xfail(strict=True, reason="issue 14.1: shell rewrite")
-@pytest.mark.parametrize("invariant", faults.SHELL_INVARIANTS)
-def test_shell_temp_invariant_holds_after_every_trial(soak: list[faults.TrialResult], invariant: str) -> None:
-    # The shell keeps its prelude and state files (the session, secrets included) in
-    # $TMPDIR/director-shell-*; a SIGKILLed Director leaves them, and no later run removes them.
+    # Shell invariants included: the session travels through pipes, so a SIGKILLed Director leaves no
+    # file with the session's (secret) values behind.
     assert _violations(soak, invariant) == []
 
 

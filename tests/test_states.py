@@ -68,4 +68,5 @@ def test_sets() -> None:
     assert {R.FAILED, R.INTERRUPTED, R.AWAITING_APPROVAL} == RESUMABLE
     assert all(can_transition(s, R.RUNNING) for s in RESUMABLE)
     assert StepState.STARTED not in STEP_FINAL and StepState.INTERRUPTED in STEP_FINAL
-    assert R.AWAITING_APPROVAL == "awaiting-approval" and StepState.INTERRUPTED.value == "interrupted"
+    awaiting: str = R.AWAITING_APPROVAL  # a StrEnum member is the very string the journal stores
+    assert awaiting == "awaiting-approval" and StepState.INTERRUPTED.value == "interrupted"

@@ -66,7 +66,8 @@ def test_a_new_target_is_one_module_and_one_registry_line(
     assert "toy: up widget" in stdout, "the block ran the target's toyctl, first on its PATH"
     assert (state / "toy" / "things" / "widget").exists()
     ls = parse_file(str(plan)).live_state
-    assert ls is not None and "on target toy" in str(ls.data["last_action"]), ls.data
+    assert ls is not None
+    assert "on target toy" in str(ls.data["last_action"]), ls.data
 
     # the engine journaled the target's change and described it with the target's words
     toy = ToyTarget(state)

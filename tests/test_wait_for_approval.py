@@ -44,7 +44,7 @@ def test_a_receipt_from_another_terminal_releases_the_waiting_run(tmp_path: Path
         while not _waiting(plan, out):
             assert p.poll() is None and time.monotonic() < deadline, p.stderr.read() if p.stderr else ""
             time.sleep(0.1)
-        assert director("approve", str(plan), "2", cwd=tmp_path, out=out).returncode == 0
+        assert director("approve", str(plan), "2", "--yes", cwd=tmp_path, out=out).returncode == 0
         stdout, stderr = p.communicate(timeout=60)
         assert p.returncode == 0, stdout + stderr
         assert "waits for `director approve" in stdout

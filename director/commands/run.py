@@ -171,7 +171,7 @@ def _check_options(
         target = Path(events)
         if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
             raise UsageError(f"--events: cannot write {events}")
-    if wait_for_approval is not None and not (math.isfinite(wait_for_approval) and wait_for_approval > 0):
+    if wait_for_approval is not None and not wait_for_approval > 0:  # inf: no limit; nan is refused
         raise UsageError("--wait-for-approval TIMEOUT must be a number of seconds > 0")
 
 

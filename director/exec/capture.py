@@ -67,8 +67,10 @@ class TraceReader:
 
     _KEEP = 1 << 20  # parse and aggregate whenever this much raw trace is buffered
 
-    def __init__(self, fd: int, redactor: Redactor) -> None:
+    def __init__(self, fd: int, redactor: Redactor, *, skip_eval: bool = False) -> None:
+        """Read `fd`; with `skip_eval`, the first entry is the `eval` that ran the block: not the block's."""
         self.fd = fd
+        self._skip_eval = skip_eval
         self._redactor = redactor
         self._buf = ""
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -102,7 +104,12 @@ class TraceReader:
             text, self._buf = text[:cut], text[cut:]
         else:
             self._buf = ""
-        for e in parse_trace(text):
+        entries = parse_trace(text)
+        if self._skip_eval and entries:
+            self._skip_eval = False
+            if entries[0].name == "eval" and not entries[0].function:
+                entries = entries[1:]
+        for e in entries:
             rest = e.rest if len(self._counts) < 20_000 else ""
             key = (e.line, e.function, e.name, self._redactor.redact(rest[:500]))
             self._counts[key] = self._counts.get(key, 0) + e.count

@@ -1,8 +1,12 @@
 """Processes seen through /proc: liveness, a block's session members, the waiting-reader probe, killing.
 
-Pure `os` (no pexpect, nothing of Director's): the lease, the local target and the shell share it.
+Pure `os` (nothing of Director's): the lease, the local target and the shell share it.
 Without /proc (not Linux) liveness falls back on `kill(pid, 0)`, membership on the process group
 alone, and the waiting-reader probe is off.
+
+A block's processes (`job_members`) are its process group, everything descending from it, and the
+groups those descendants made: a job-control group started inside a block is the block's too, while a
+job an earlier block left running (another group, its parent gone) is not.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from collections.abc import Callable
 __all__ = [
     "READ_SYSCALLS",
     "group_members",
+    "job_members",
+    "kill_job",
     "kill_session",
     "pid_alive",
     "proc_start_time",
@@ -23,6 +29,7 @@ __all__ = [
     "session_members",
     "signal_session",
     "waiting_reader",
+    "waiting_reader_among",
 ]
 
 # Syscall numbers of read, pread64, readv (what a process blocked on input shows in /proc/PID/syscall).
@@ -104,14 +111,49 @@ def group_members(pgid: int) -> list[int]:
     return _members(lambda f: f[2] == group)
 
 
+def job_members(pgid: int) -> list[int]:
+    """Live processes of the job whose group is `pgid`: the group, its descendants, and their groups.
+
+    Without /proc: `[pgid]` if the group exists.
+    """
+    if not os.path.isdir("/proc"):
+        return group_members(pgid)
+    table: dict[int, tuple[int, int]] = {}  # pid -> (ppid, pgrp)
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.isdigit():
+            fields = proc_stat(int(entry))
+            if fields and len(fields) > 3 and fields[0] not in _DEAD_STATES:
+                table[int(entry)] = (int(fields[1]), int(fields[2]))
+    found = {pid for pid, (_pp, pg) in table.items() if pg == pgid}
+    groups = {pgid}
+    grew = True
+    while grew:
+        grew = False
+        for pid, (pp, pg) in table.items():
+            if pid not in found and (pp in found or pg in groups):
+                found.add(pid)
+                groups.add(pg)
+                grew = True
+    return sorted(found)
+
+
 def waiting_reader(leader: int, targets: set[str]) -> tuple[int, str, str] | None:
     """(pid, command, what) of a process of `leader`'s session blocked reading one of `targets`, if any.
 
     `targets` are `readlink /proc/PID/fd/N` forms (`pipe:[inode]`, `/dev/pts/3`, `/dev/tty`).
     """
+    return waiting_reader_among(session_members(leader), targets)
+
+
+def waiting_reader_among(pids: list[int], targets: set[str]) -> tuple[int, str, str] | None:
+    """(pid, command, what) of one of `pids` blocked reading one of `targets`, if any."""
     if not READ_SYSCALLS:
         return None
-    for pid in session_members(leader):
+    for pid in pids:
         try:
             tids = os.listdir(f"/proc/{pid}/task")
         except OSError:
@@ -169,6 +211,45 @@ def kill_session(
         now = clock()
         if not killed and now - term_at >= grace_s:
             signal_session(leader, signal.SIGKILL)
+            killed = True
+        elif killed and now - term_at >= grace_s + 5.0:
+            return
+        sleeper(0.01)
+
+
+def kill_job(
+    pgid: int,
+    *,
+    alive: Callable[[], bool],
+    grace_s: float,
+    clock: Callable[[], float],
+    sleeper: Callable[[float], None],
+    tick: Callable[[], None] = lambda: None,
+) -> None:
+    """SIGTERM the job's processes (`job_members`), SIGKILL after `grace_s`, wait until none is left.
+
+    `alive` says whether the job's leader still counts as running (its parent reaps it); `tick` runs on
+    every poll. Gives up 5 s after SIGKILL (a process in uninterruptible sleep must not hang Director).
+    """
+
+    def send(sig: int) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, sig)
+        for p in job_members(pgid):
+            with contextlib.suppress(OSError):
+                os.kill(p, sig)
+
+    send(signal.SIGTERM)
+    send(signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
+    term_at = clock()
+    killed = False
+    while True:
+        tick()
+        if not alive() and not job_members(pgid):
+            return
+        now = clock()
+        if not killed and now - term_at >= grace_s:
+            send(signal.SIGKILL)
             killed = True
         elif killed and now - term_at >= grace_s + 5.0:
             return

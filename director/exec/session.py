@@ -35,7 +35,7 @@ from typing import Any
 from director.exec.secrets import secret_values
 from director.plan.bash import TRACE_PS4
 
-__all__ = ["SessionState", "parse_declare_p", "parse_state_file", "prelude", "quote"]
+__all__ = ["CAPTURE_FUNCTIONS", "SessionState", "parse_declare_p", "parse_state_file", "prelude", "quote"]
 
 STATE_END = b"END"  # the state file's terminator: without it the capture was cut short
 
@@ -52,11 +52,12 @@ _BASH_OWNED = frozenset(
 _BASH_DEFAULTS = {"IFS": " \t\n", "OPTIND": "1", "OPTERR": "1", "PS4": "+ ", "PS2": "> ", "TERM": "dumb"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-_PRELUDE_TAIL = r"""
-__director_user_exit=
-trap() {
+# The capture: a `trap` wrapper that keeps it armed, and the EXIT handler that writes the state.
+CAPTURE_FUNCTIONS = r"""trap() {
     # Keep Director's EXIT capture armed: record the block's own EXIT handler, pass the rest on.
-    if [[ $BASHPID != "$$" || $# -eq 0 || ${1-} == -[lp]* ]]; then builtin trap "$@"; return; fi
+    if [[ $BASHPID != "${__director_pid:-$$}" || $# -eq 0 || ${1-} == -[lp]* ]]; then
+        builtin trap "$@"; return
+    fi
     [[ $1 == -- ]] && shift
     local __director_cmd __director_sig __director_keep=()
     if (( $# == 1 )); then __director_cmd=-; else __director_cmd=$1; shift; fi
@@ -78,6 +79,8 @@ __director_exit() {
         if [[ -n $__director_ps4_set ]]; then PS4=$__director_ps4; else builtin unset PS4; fi
     fi
     builtin unset -f trap __director_exit
+    # Director's per-block variables: an unchanged session dumps the same bytes from block to block
+    builtin unset -v __director_pid __director_s
     {
         builtin printf '%s\0%s\0' "$__director_rc" "$PWD"
         builtin declare -p
@@ -93,8 +96,8 @@ __director_exit() {
         builtin eval -- "$__director_user_exit"
     fi
 }
-builtin trap __director_exit EXIT
 """
+_ARM = "__director_user_exit=\nbuiltin trap __director_exit EXIT"
 
 
 def quote(value: str) -> str:
@@ -335,8 +338,15 @@ def prelude(
     original_bash_env: str | None,
     path_prepend: Sequence[str],
     trace_fd: int | None = None,
+    xtrace: bool = True,
+    define_capture: bool = True,
 ) -> bytes:
-    """The bash text that restores `state` and arms the EXIT capture."""
+    """The bash text that restores `state` and arms the EXIT capture.
+
+    With `trace_fd`, bash's trace goes to that descriptor with Director's PS4, and (with `xtrace`) the
+    prelude ends with `set -x`; without it, the caller turns tracing on where the block begins. Without
+    `define_capture`, the shell already has `CAPTURE_FUNCTIONS` (the session's bash defines them once).
+    """
     out = ["# Director session prelude: generated, sourced through BASH_ENV before the block"]
     out.append(
         "unset BASH_ENV" if original_bash_env is None else f"export BASH_ENV={quote(original_bash_env)}"
@@ -344,7 +354,9 @@ def prelude(
     out.append(f"__director_state_file={quote(state_file)}")
     # Arm the capture before restoring anything: a restored POSIXLY_CORRECT (posix mode forbids a
     # function named `trap`) or a broken restored function must not cost the block its capture.
-    out.append(_PRELUDE_TAIL)
+    if define_capture:
+        out.append(CAPTURE_FUNCTIONS)
+    out.append(_ARM)
     for name, value in state.variables.items():
         if not _NAME.fullmatch(name):
             continue
@@ -359,5 +371,5 @@ def prelude(
         # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
         out.append(f"__director_traced=1 __director_trace_ps4={quote(TRACE_PS4)}")
         out.append("__director_ps4_set=${PS4+x} __director_ps4=${PS4-}")
-        out.append(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4; set -x")
+        out.append(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4" + ("; set -x" if xtrace else ""))
     return _enc("\n".join(out))

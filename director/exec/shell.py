@@ -1,151 +1,115 @@
-"""Run plan blocks in bash, one pseudo-terminal per block, sharing one shell session (the only pexpect user).
+"""Run plan blocks in one bash that lives for the whole run: each block is a subshell of it, under a pty.
 
-Why one bash per block: `exit 1` (or `set -e`) then ends one block, not the session, and a block can
-be killed with its whole process group without losing the session. The session (shell variables,
-exports, functions, cwd) flows in document order through `SessionState`: a prelude sourced through
-`BASH_ENV` restores it and an `EXIT` trap captures it (`director.exec.session`). A job the block starts
-in the background (`server &`, `nohup server &`) outlives the block, as it outlives a script run from a
-terminal: the pty's session leader is then a small job-control bash (`_LEADER`) that runs the block's
-bash as its foreground job, so the hang-up when the leader exits reaches no job of the block.
+The session's bash (`director.exec.server`) starts with the first block and ends with `close()` (or with
+Director). Each block is a forked subshell of it, a foreground job in its own process group: `exit 1` or
+`set -e` ends that subshell only, and a timeout or `stop()` kills the job's processes, never the server.
+Nothing of a block's shell outlives it except the session, which flows in document order as a
+`SessionState`: the block's setup (`director.exec.session.prelude`, sent through a pipe with the block)
+restores it, and an `EXIT` trap writes it back through another pipe. Nothing of the session is ever
+written to a file: requests, state and trace travel through pipes, and the per-block pipes Director
+creates are opened by the subshell through `/proc/<director>/fd/N` (Linux). As in a terminal session,
+`$$` is the session shell's pid in every block (`$BASHPID` is the block's).
 
-stdin. Interactive (and Director's stdin is a TTY): the block's stdin is the operator's terminal, so
-a human can answer "Are you sure?". Otherwise stdin is a pipe that Director holds open and never
-writes: tools see a non-TTY stdin and take their non-interactive paths, and a block that reads
-anyway blocks on it. After `input_probe_after_s` without output, Director looks at the processes of
-the block's session in /proc: a thread whose `/proc/PID/task/TID/syscall` shows a read (x86_64: 0,
-17, 19; aarch64: 63, 65, 67) on a descriptor that is that pipe (`pipe:[inode]`) -- or the block's own
-pseudo-terminal (`/dev/tty`, which nobody types into) -- is waiting for input that cannot come: the
-block's processes are killed and the result says `waited_for_input`. Readers that poll (epoll) are
-not seen; they end at the block's timeout. `read -t N` counts as waiting too. Without /proc (not
-Linux) this probe is off.
+Each block has its own pseudo-terminal as stdout and stderr (merged, no CR/LF translation), opened by
+path; its `/dev/tty` is the session terminal (whatever a block writes there joins its output). When a
+block ends, Director closes its pty: a job the block left in the background (`server &`, `nohup …`) lives
+on (another process group, as under a terminal) and sees EIO if it writes there later, and EOF on stdin.
 
-Killing (timeout, `stop()`, waiting for input) sends SIGTERM to the block's process group and every
-process of its session, then SIGKILL after `kill_grace_s`, and waits until none is left
-(`director.exec.processes`).
+stdin. Interactive (and Director's stdin is a TTY): the block's stdin is the operator's terminal, so a
+human can answer "Are you sure?". Otherwise stdin is a pipe that Director holds open and never writes:
+tools see a non-TTY stdin and take their non-interactive paths, and a block that reads anyway blocks on
+it. After `input_probe_after_s` without output, Director looks at the block's processes in /proc
+(`director.exec.processes.job_members`): a thread whose `/proc/PID/task/TID/syscall` shows a read
+(x86_64: 0, 17, 19; aarch64: 63, 65, 67) on that pipe, on the block's pty or the session terminal
+(`/dev/tty`, which nobody types into) -- or, in an interactive run, on the operator's terminal -- is
+waiting for input. Not interactive: the block's processes are killed and the result says
+`waited_for_input`. Interactive: `on_waiting(prompt)` is called once per wait with the line the block
+left unfinished (or its last line), the block keeps running, and what the operator types reaches it
+(keystrokes typed while a block waits on a pty are passed to that pty). Readers that poll (epoll) are not
+seen; they end at the block's timeout. `read -t N` counts as waiting too.
 
-Output: stdout and stderr both go through the pty (merged, no CR/LF translation), are decoded as
-UTF-8, redacted, streamed to `on_output` as they come, and kept bounded: the first 16 KiB and the
-last 48 KiB with an elision marker (`director.exec.capture`).
+Killing (timeout, `stop()`, waiting for input) sends SIGTERM to the job's processes, then SIGKILL after
+`kill_grace_s`, and waits until none is left (`director.exec.processes.kill_job`).
 
-Per-block cost: one `bash` spawn, one prelude file written, one state file read; no other process.
+Output is decoded as UTF-8, redacted, streamed to `on_output` as it comes, and kept bounded: the first
+16 KiB and the last 48 KiB with an elision marker (`director.exec.capture`).
+
+Per-block cost: one fork of the session's bash, one pty, one or two pipes; no process is executed.
 """
 
 from __future__ import annotations
 
-import codecs
 import contextlib
-import fcntl
 import os
-import select
+import re
 import shutil
-import signal
-import struct
+import stat
 import tempfile
-import termios
 import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
-
-import pexpect  # type: ignore[import-untyped]  # no stubs shipped
+from typing import Self
 
 from director.errors import PrerequisiteError
-from director.exec.capture import OutputCapture, TraceReader
-from director.exec.processes import kill_session, waiting_reader
+from director.exec.block import BlockResult, BlockRun, Running
 from director.exec.secrets import Redactor
-from director.exec.session import SessionState, parse_state_file, prelude
-from director.plan import bash as bash_analysis
-from director.plan.bash import TraceEntry
+from director.exec.server import SessionServer
+from director.exec.session import SessionState, parse_state_file, prelude, quote
 
 __all__ = ["BlockResult", "SessionState", "Shell"]  # SessionState: what `Shell.run` takes and returns
 
-_MAX_ARG = 100_000  # Linux caps one argv string at 128 KiB; longer blocks go through a file
-_TIOCGPTN = 0x80045430  # Linux ioctl: number N of the pty slave /dev/pts/N
+_TRACE_FD = 61  # the descriptor a traced block's xtrace goes to (BASH_XTRACEFD)
+_BASHPID = re.compile(rb'declare -i BASHPID="[0-9]*"\n')  # the one line of a capture that is per block
+# The block's working directory, keeping OLDPWD as the session had it (set, or exported without a value).
+_CD = (
+    "if [[ -v OLDPWD ]]; then __director_o=$OLDPWD; builtin cd -- {d} || builtin exit 96;"
+    " OLDPWD=$__director_o; else builtin cd -- {d} || builtin exit 96; builtin unset -v OLDPWD;"
+    " builtin declare -x OLDPWD; fi; builtin unset -v __director_o"
+)
 
 
-# The pseudo-terminal's session leader: a job-control bash that runs the block's bash as its foreground job
-# and takes the terminal back when it ends. When the leader exits, the kernel hangs up only the leader's own
-# process group, so a job the block started in the background (`nohup server &`, `cmd &`) lives on, as it
-# does when a script is run from a terminal -- instead of dying of SIGHUP before `nohup` could ignore it.
-_LEADER = r"""set -m
-trap : TERM INT HUP QUIT  # outlive the block's bash to report its status (a handler, not inherited)
-__director_p=$__director_prelude; unset __director_prelude
-if [ "$1" = -c ]; then BASH_ENV=$__director_p "$0" --noprofile --norc -c "$2" bash
-else BASH_ENV=$__director_p "$0" --noprofile --norc "$2"; fi
-"""
+_LEGACY_FILES = ("prelude.bash", "state", "block.bash")
+_swept = False
 
 
-@dataclass(frozen=True)
-class BlockResult:
-    """What one block did."""
+def sweep_legacy_temp() -> None:
+    """Remove what an older Director's shell left after a crash (once per process).
 
-    exit_code: int | None  # bash's status; 128+N when killed by signal N; None if it never started
-    output: str  # merged stdout/stderr, redacted, bounded
-    duration_s: float
-    state: SessionState  # after the block; unchanged when the state could not be captured
-    timed_out: bool = False
-    waited_for_input: bool = False
-    signal: int | None = None  # the signal that ended bash, if any
-    interrupted: bool = False  # ended by `Shell.stop()`
-    # The commands bash traced (`run(trace=True)`), in memory only: values in them are redacted, and a
-    # trace is never written anywhere. None when the block was not traced.
-    trace: tuple[TraceEntry, ...] | None = None
-
-    @property
-    def ok(self) -> bool:
-        """Exit status 0 and not stopped by Director."""
-        return self.exit_code == 0 and not (self.timed_out or self.waited_for_input or self.interrupted)
-
-
-# -- the spawned block ---------------------------------------------------------------------------
-
-
-def _child_setup(stdin_fd: int | None) -> None:
-    """Runs in the forked child before exec: stdin, signal dispositions, terminal modes."""
-    if stdin_fd is not None:
-        os.dup2(stdin_fd, 0)
-    # Python ignores SIGPIPE (and SIG_IGN survives exec): give the block the defaults a shell has.
-    for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_SETMASK, ())
-    # No echo (nobody types into the pty) and no LF -> CRLF, so captured output is what was written.
-    attrs = termios.tcgetattr(1)
-    attrs[1] &= ~termios.ONLCR
-    attrs[3] &= ~termios.ECHO
-    termios.tcsetattr(1, termios.TCSANOW, attrs)
-
-
-class _Spawn(pexpect.spawn):  # type: ignore[misc]  # pexpect ships no type hints
-    """pexpect.spawn that keeps some descriptors open in the child (ptyprocess closes all others)."""
-
-    def __init__(self, *args: Any, pass_fds: Sequence[int] = (), **kwargs: Any) -> None:
-        self._pass_fds = tuple(pass_fds)
-        super().__init__(*args, **kwargs)
-
-    def _spawnpty(self, args: Any, **kwargs: Any) -> Any:
-        kwargs["pass_fds"] = self._pass_fds
-        return super()._spawnpty(args, **kwargs)
-
-
-class _Running:
-    """The block in flight: what `stop()` needs from another thread or a signal handler."""
-
-    def __init__(self) -> None:
-        self.pid: int | None = None
-        self.stop_requested = False
-
-
-def _high_fd(fd: int) -> int:
-    """`fd` moved to 3 or above: in the child, pty.fork puts the pty on 0-2 before we dup2 stdin."""
-    if fd >= 3:
-        return fd
-    new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-    os.close(fd)
-    return new
+    Before the session's bash, each block's session went through `director-shell-*/prelude.bash` and
+    `state` files in the temp directory (secrets in clear, 0644) that a SIGKILL left behind. Such files
+    older than 10 minutes belong to no live run (a run reads them within milliseconds of writing them):
+    they are removed, and so is their directory once empty and untouched for a day.
+    """
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    now = time.time()
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    for base in {tempfile.gettempdir(), *([runtime] if runtime else [])}:
+        try:
+            entries = list(os.scandir(base))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.name.startswith("director-shell-"):
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+                    continue
+                for name in _LEGACY_FILES:
+                    path = os.path.join(entry.path, name)
+                    with contextlib.suppress(FileNotFoundError):
+                        if now - os.stat(path, follow_symlinks=False).st_mtime > 600:
+                            os.unlink(path)
+                if now - st.st_mtime > 86400:
+                    os.rmdir(entry.path)  # only if empty
+            except OSError:
+                continue
 
 
 def _default_dimensions() -> tuple[int, int]:
@@ -154,13 +118,6 @@ def _default_dimensions() -> tuple[int, int]:
         return size.lines, size.columns
     except OSError:
         return 50, 160
-
-
-def _private_tmp() -> str:
-    # Secrets pass through the prelude and state files: prefer the per-user tmpfs.
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = runtime if runtime and os.access(runtime, os.W_OK) else None
-    return tempfile.mkdtemp(prefix="director-shell-", dir=base)
 
 
 class Shell:
@@ -181,7 +138,9 @@ class Shell:
         kill_grace_s: float = 2.0,
         dimensions: tuple[int, int] | None = None,
     ) -> None:
-        """Prepare a session; nothing runs until `run`."""
+        """Prepare a session; the session's bash starts with the first block."""
+        if not os.path.isdir(f"/proc/{os.getpid()}/fd"):
+            raise PrerequisiteError("Director runs blocks through /proc (Linux); /proc is not mounted here")
         self.workdir = Path(workdir)
         self.redactor = redactor or Redactor()  # replaceable between blocks as secrets are learned
         self.path_prepend = tuple(path_prepend)
@@ -198,31 +157,43 @@ class Shell:
         self.bash = found
         self._env = dict(self._base_env)
         self._env["PATH"] = ":".join([*self.path_prepend, base_path]) if self.path_prepend else base_path
+        self._env.pop("BASH_ENV", None)  # a block's setup gives its processes the operator's BASH_ENV back
         self._original_bash_env = self._base_env.get("BASH_ENV")
-        self._tty_fd: int | None = _high_fd(os.dup(0)) if interactive and os.isatty(0) else None
+        self._tty_fd: int | None = None
+        self._tty_name = ""
+        if interactive and os.isatty(0):
+            self._tty_fd = os.dup(0)
+            self._tty_name = os.readlink(f"/proc/self/fd/{self._tty_fd}")
         self.interactive = self._tty_fd is not None
-        self._tmp = _private_tmp()
-        self._prelude_path = os.path.join(self._tmp, "prelude.bash")
-        self._state_path = os.path.join(self._tmp, "state")
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
-        self._current: _Running | None = None
+        self._current: Running | None = None
         self._lock = threading.Lock()  # one block at a time
+        self._server: SessionServer | None = None
+        self._holder: list[SessionServer | None] = [None]  # what the finalizer closes
+        self._seq = 0
+        self._prelude_state: SessionState | None = None  # the state `_prelude` restores (by identity)
+        self._prelude_key: tuple[bool, int] | None = None
+        self._prelude = b""
+        self._last_raw = b""
+        self._last_state: SessionState | None = None
         self._finalizer = weakref.finalize(
-            self, Shell._cleanup, self._tmp, (self._wake_r, self._wake_w, self._tty_fd)
+            self, Shell._cleanup, self._holder, (self._wake_r, self._wake_w, self._tty_fd)
         )
 
     @staticmethod
-    def _cleanup(tmp: str, fds: tuple[int | None, ...]) -> None:
-        shutil.rmtree(tmp, ignore_errors=True)
+    def _cleanup(holder: list[SessionServer | None], fds: tuple[int | None, ...]) -> None:
+        server = holder[0]
+        if server is not None:
+            server.close()
         for fd in fds:
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
 
     def close(self) -> None:
-        """Remove the private temp dir and close descriptors (idempotent)."""
+        """End the session's bash and close descriptors (idempotent)."""
         self._finalizer()
 
     def __enter__(self) -> Self:
@@ -257,6 +228,11 @@ class Shell:
         """Whether a block is running now."""
         return self._current is not None
 
+    @property
+    def server_pid(self) -> int | None:
+        """The pid of the session's bash (`$$` in every block), if it runs."""
+        return self._server.pid if self._server is not None and self._server.alive() else None
+
     # -- running a block ------------------------------------------------------------------------
 
     def run(
@@ -267,310 +243,78 @@ class Shell:
         timeout_s: float | None = None,
         on_output: Callable[[str], None] | None = None,
         trace: bool = False,
+        on_waiting: Callable[[str], None] | None = None,
     ) -> BlockResult:
-        """Run one block in its own bash, restoring `state` first; returns its result and new state.
+        """Run one block as a subshell of the session's bash, restoring `state` first.
 
         With `trace`, bash traces the block's commands (xtrace) into a pipe Director reads: the result's
         `trace` says which commands ran, how often (how verify blocks are judged, see `director.plan.verify`).
+        In an interactive run, `on_waiting(prompt)` is called once each time the block starts waiting for
+        the operator's input.
         """
         with self._lock:
-            cur = _Running()
+            cur = Running()
             self._current = cur
             try:
-                return self._run(script, state, timeout_s, on_output, cur, trace)
+                return BlockRun(self, script, state, timeout_s, on_output, on_waiting, cur, trace).run()
             finally:
                 self._current = None
 
-    def _run(
-        self,
-        script: str,
-        state: SessionState,
-        timeout_s: float | None,
-        on_output: Callable[[str], None] | None,
-        cur: _Running,
-        trace: bool = False,
-    ) -> BlockResult:
-        start = self._clock()
-        capture = OutputCapture()
-        stream = self.redactor.stream()
+    def _ensure_server(self) -> SessionServer:
+        server = self._server
+        if server is not None and server.alive():
+            return server
+        if server is not None:
+            server.close()
+        sweep_legacy_temp()
+        server = SessionServer(
+            self.bash, {**self._env, "PWD": str(self.workdir)}, str(self.workdir),
+            tty_fd=self._tty_fd, dimensions=self._dimensions,
+        )  # fmt: skip
+        self._server = self._holder[0] = server
+        self._prelude_key = None
+        return server
 
-        def emit(text: str) -> None:
-            if text:
-                capture.add(text)
-                if on_output is not None:
-                    on_output(text)
+    def _drop_server(self) -> None:
+        if self._server is not None:
+            self._server.close(timeout_s=0.5)
+        self._server = self._holder[0] = None
 
-        cwd = state.cwd or str(self.workdir)
-        if not os.path.isdir(cwd):
-            emit(f"[director] the session's working directory {cwd} no longer exists; block not run\n")
-            return BlockResult(None, capture.text(), 0.0, state)
-
-        trace_r: int | None = None
-        trace_w: int | None = None
-        if trace:
-            tr, tw = os.pipe()
-            trace_r, trace_w = tr, _high_fd(tw)
-            os.set_inheritable(trace_w, True)  # the block's bash writes it (BASH_XTRACEFD)
-        with open(self._prelude_path, "wb") as f:
-            f.write(
-                prelude(
-                    state,
-                    state_file=self._state_path,
-                    original_bash_env=self._original_bash_env,
-                    path_prepend=self.path_prepend,
-                    trace_fd=trace_w,
-                )
-            )
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._state_path)  # a stale file must never pass for this block's state
-        env = dict(self._env)
-        env.pop("BASH_ENV", None)  # only the block's bash sources the prelude, never a leader
-        env["PWD"] = cwd  # keeps the logical path (symlinks) the session had
-        if len(script.encode("utf-8", "surrogateescape")) < _MAX_ARG:
-            mode, payload = "-c", script
+    def _setup(self, state: SessionState, cwd: str, blk: BlockRun, server: SessionServer) -> bytes:
+        """The text a block's subshell runs before the block: descriptors, start report, cwd, session."""
+        dpid = os.getpid()
+        if server.tty_fd is not None:
+            stdin = f"0<&{server.tty_fd} {server.tty_fd}<&-"
         else:
-            payload = os.path.join(self._tmp, "block.bash")
-            with open(payload, "wb") as f:
-                f.write(script.encode("utf-8", "surrogateescape"))
-            mode = "-f"
-        if bash_analysis.backgrounds(script):
-            # Under the job-control leader, so that the block's background jobs outlive it (see `_LEADER`).
-            env["__director_prelude"] = self._prelude_path
-            argv = [self.bash, "--noprofile", "--norc", "-c", _LEADER, self.bash, mode, payload]
-        else:
-            env["BASH_ENV"] = self._prelude_path  # no job to protect: one bash is enough
-            args = ["-c", payload, "bash"] if mode == "-c" else [payload]
-            argv = [self.bash, "--noprofile", "--norc", *args]
-
-        pipe_w: int | None = None
-        if self._tty_fd is not None:
-            stdin_fd = self._tty_fd
-        else:
-            r, pipe_w = os.pipe()
-            stdin_fd = _high_fd(r)
-        targets: set[str] = set()
-        if pipe_w is not None:
-            targets.add(f"pipe:[{os.fstat(stdin_fd).st_ino}]")
-        with contextlib.suppress(OSError):
-            os.read(self._wake_r, 4096)  # forget wake-ups meant for an earlier block
-
-        child: Any = None
-        pidfd: int | None = None
-        tracer = TraceReader(trace_r, self.redactor) if trace_r is not None else None
-        stdin_open = pipe_w is not None  # our copy of the pipe's read end, closed once the child has it
-        try:
-            child = _Spawn(
-                argv[0],
-                argv[1:],
-                env=env,
-                cwd=cwd,
-                echo=True,  # _child_setup turns echo off itself
-                preexec_fn=lambda: _child_setup(stdin_fd),
-                dimensions=self._dimensions,
-                pass_fds=(stdin_fd,) if trace_w is None else (stdin_fd, trace_w),
-            )
-            if trace_w is not None:
-                os.close(trace_w)  # the child has it: EOF once bash and its children are done
-                trace_w = None
-            child.ptyproc.delayafterclose = 0  # its default sleeps 0.1 s on every close
-            child.ptyproc.delayafterterminate = 0
-            if stdin_open:
-                stdin_open = False
-                os.close(stdin_fd)  # the child has it; we keep only the write end, never written
-            pid: int = child.pid
-            cur.pid = pid
-            master: int = child.child_fd
-            os.set_blocking(master, False)
-            with contextlib.suppress(OSError):
-                pts = struct.unpack("I", fcntl.ioctl(master, _TIOCGPTN, b"\0\0\0\0"))[0]
-                targets.add(f"/dev/pts/{pts}")
-            targets.add("/dev/tty")  # inside the block's session, /dev/tty is this pty
-            try:
-                pidfd = os.pidfd_open(pid)
-            except (AttributeError, OSError):
-                pidfd = None  # old kernel: poll for the exit instead
-
-            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-            reason = self._pump(
-                child, master, pidfd, cur, timeout_s, targets, start, decoder, stream, emit, tracer
-            )
-            emit(stream.feed(decoder.decode(b"", final=True)) + stream.flush())
-            if tracer is not None:
-                tracer.read()  # what is left; a detached job holding the pipe is not waited for
-        finally:
-            if child is not None and child.isalive():
-                self._kill_all(child.pid, child, None, lambda _t: None)  # on_output raised: never leak
-            if child is not None:
-                with contextlib.suppress(Exception):  # an unkillable (D-state) child: report, don't raise
-                    child.close(force=True)
-            if stdin_open:
-                os.close(stdin_fd)
-            if pidfd is not None:
-                os.close(pidfd)
-            if pipe_w is not None:
-                os.close(pipe_w)  # leftover readers (nohup'ed jobs) now see EOF instead of hanging
-            if trace_w is not None:
-                os.close(trace_w)
-            if trace_r is not None:
-                os.close(trace_r)
-
-        new_state = state
-        try:
-            with open(self._state_path, "rb") as sf:
-                parsed = parse_state_file(sf.read(), base_env=self._base_env, path_prepend=self.path_prepend)
-            os.unlink(self._state_path)
-            if parsed is not None:
-                new_state = parsed
-        except FileNotFoundError:
-            pass
-        for leftover in (self._prelude_path, os.path.join(self._tmp, "block.bash")):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(leftover)  # the prelude holds the session's secrets in clear
-
-        sig: int | None = child.signalstatus
-        code: int | None = child.exitstatus if sig is None else 128 + sig
-        return BlockResult(
-            exit_code=code,
-            output=capture.text(),
-            duration_s=max(0.0, self._clock() - start),
-            state=new_state,
-            timed_out=reason == "timeout",
-            waited_for_input=reason == "input",
-            signal=sig,
-            interrupted=reason == "stop",
-            trace=tracer.entries() if tracer is not None else None,
+            stdin = f"0</proc/{dpid}/fd/{blk.stdin_r}"
+        trace_open = f" {_TRACE_FD}>/proc/{dpid}/fd/{blk.trace_w}" if blk.trace_w is not None else ""
+        head = (
+            f"exec {stdin} 1<>{blk.pts} 2>&1 {server.child_ctl}<&- {server.child_state}>&-{trace_open}"
+            " || builtin exit 97\n"
+            f"__director_pid=$BASHPID; builtin printf 'P%s %s\\n' {blk.seq} \"$__director_pid\""
+            f" >&{server.child_ev}; exec {server.child_ev}>&-\n"
+            "builtin unset -v __director_q __director_h __director_n __director_p\n"
+            + _CD.format(d=quote(cwd))
+            + "\n"
         )
+        key = (blk.trace_w is not None, server.pid)
+        if self._prelude_state is not state or self._prelude_key != key:
+            self._prelude = prelude(
+                state,
+                state_file=f"/proc/{server.pid}/fd/{server.child_state}",
+                original_bash_env=self._original_bash_env,
+                path_prepend=self.path_prepend,
+                trace_fd=_TRACE_FD if blk.trace_w is not None else None,
+                define_capture=False,  # the session's bash has them
+            )
+            self._prelude_state, self._prelude_key = state, key
+        return head.encode("utf-8", "surrogateescape") + self._prelude
 
-    def _pump(
-        self,
-        child: Any,
-        master: int,
-        pidfd: int | None,
-        cur: _Running,
-        timeout_s: float | None,
-        targets: set[str],
-        start: float,
-        decoder: codecs.IncrementalDecoder,
-        stream: Any,
-        emit: Callable[[str], None],
-        tracer: TraceReader | None = None,
-    ) -> str | None:
-        """Stream output until bash exits; kill on timeout/stop/input wait. Returns why it killed."""
-        pid: int = child.pid
-        poller = select.poll()
-        poller.register(master, select.POLLIN)
-        if tracer is not None:
-            poller.register(tracer.fd, select.POLLIN)
-        poller.register(self._wake_r, select.POLLIN)
-        if pidfd is not None:
-            poller.register(pidfd, select.POLLIN)
-        deadline = None if timeout_s is None else start + timeout_s
-        last_output = start
-        next_probe = start + self._probe_after
-        reason: str | None = None
-        master_open = True
-
-        def read_master() -> bool:
-            """Read what is there; False at EOF (all slave ends closed)."""
-            nonlocal last_output
-            while True:
-                try:
-                    data = os.read(master, 65536)
-                except BlockingIOError:
-                    return True
-                except OSError:  # EIO: the slave side is closed
-                    return False
-                if not data:
-                    return False
-                last_output = self._clock()
-                emit(stream.feed(decoder.decode(data)))
-
-        while True:
-            now = self._clock()
-            if reason is None:
-                if cur.stop_requested:
-                    reason = "stop"
-                elif deadline is not None and now >= deadline:
-                    reason = "timeout"
-                    emit(f"\n[director] timed out after {timeout_s:g}s; stopping the block's processes\n")
-                elif targets and now - last_output >= self._probe_after and now >= next_probe:
-                    next_probe = now + 0.5
-                    waiting = waiting_reader(pid, targets)
-                    if waiting is not None:
-                        reason = "input"
-                        wpid, comm, what = waiting
-                        where = "the terminal" if what.startswith("/dev/") else "stdin"
-                        emit(
-                            f"\n[director] the block is waiting for keyboard input ({comm}, pid {wpid}, reads"
-                            f" {where}) but this run is not interactive; stopping it\n"
-                        )
-                if reason is not None:
-                    self._kill_all(pid, child, master if master_open else None, emit, stream, decoder)
-                    return reason
-            exited_event = False
-            for fd, _ev in poller.poll(250 if pidfd is not None else 20):
-                if fd == master and master_open:
-                    master_open = read_master()
-                    if not master_open:
-                        poller.unregister(master)
-                elif tracer is not None and fd == tracer.fd:
-                    if not tracer.read():
-                        poller.unregister(tracer.fd)
-                elif fd == pidfd:
-                    exited_event = True
-                elif fd == self._wake_r:
-                    with contextlib.suppress(OSError):
-                        os.read(self._wake_r, 4096)
-            if (exited_event or pidfd is None or not master_open) and not child.isalive():
-                break
-        if master_open:
-            self._drain(master, emit, stream, decoder)
-        return None
-
-    def _drain(self, master: int, emit: Callable[[str], None], stream: Any, decoder: Any) -> None:
-        """After bash exited: read the rest, until EOF or a short silence (a detached job holds the pty)."""
-        while True:
-            r, _, _ = select.select([master], [], [], 0.02)
-            if not r:
-                return
-            try:
-                data = os.read(master, 65536)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError:
-                return
-            if not data:
-                return
-            emit(stream.feed(decoder.decode(data)))
-
-    def _kill_all(
-        self,
-        leader: int,
-        child: Any,
-        master: int | None,
-        emit: Callable[[str], None],
-        stream: Any = None,
-        decoder: Any = None,
-    ) -> None:
-        """SIGTERM the block's processes, SIGKILL after the grace period, wait until none is left."""
-
-        def tick() -> None:
-            if master is not None and stream is not None:
-                self._drain_nowait(master, emit, stream, decoder)
-
-        kill_session(
-            leader,
-            alive=child.isalive,
-            grace_s=self._kill_grace,
-            clock=self._clock,
-            sleeper=self._sleeper,
-            tick=tick,
-        )
-        if master is not None and stream is not None:
-            self._drain(master, emit, stream, decoder)
-
-    @staticmethod
-    def _drain_nowait(master: int, emit: Callable[[str], None], stream: Any, decoder: Any) -> None:
-        with contextlib.suppress(OSError):
-            while data := os.read(master, 65536):
-                emit(stream.feed(decoder.decode(data)))
+    def _parse_state(self, raw: bytes) -> SessionState | None:
+        key = _BASHPID.sub(b"", raw, count=1)
+        if key == self._last_raw and self._last_state is not None:
+            return self._last_state  # the session did not change: the same capture, byte for byte
+        parsed = parse_state_file(raw, base_env=self._base_env, path_prepend=self.path_prepend)
+        if parsed is not None:
+            self._last_raw, self._last_state = key, parsed
+        return parsed

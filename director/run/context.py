@@ -27,6 +27,10 @@ from director.state.lifecycle import RunState
 from director.state.store import StateStore
 from director.targets.base import Target
 
+# Live State writes between sections may take this long in a run, then at most this share of it.
+LEDGER_FREE_S = 1.0
+LEDGER_SHARE = 0.1
+
 _OUTCOMES: dict[RunState, Outcome] = {
     RunState.COMPLETED: "completed",
     RunState.AWAITING_APPROVAL: "awaiting-approval",
@@ -83,6 +87,9 @@ class Run:
     failed_at: str = ""
     teardown_message: str = ""
     last_update: LedgerUpdate | None = None
+    ledger_s: float = 0.0  # seconds this run spent writing Live State
+    started: float = field(default_factory=time.monotonic)
+    kv_cells: dict[str, str] | None = None  # the author's key/value cells, once read or journaled
     why: dict[str, list[str]] = field(default_factory=dict)  # section -> why it is not in sync (gate panel)
     waited: dict[str, float] = field(default_factory=dict)  # section -> seconds a human took at its gate
     approved_with: dict[str, str] = field(default_factory=dict)  # section -> whose receipt let it act
@@ -168,12 +175,27 @@ class Run:
 
         Until a section acts, nothing is written during the run: a run that finds everything in sync and
         verifies what it verified before leaves the plan file byte-identical (the journal says it ran).
+
+        A write re-reads and re-parses the whole plan: on a huge plan, writing after every section would
+        make a run quadratic in its size. So once writes have taken `LEDGER_FREE_S`, a write between
+        sections is skipped while they have taken more than `LEDGER_SHARE` of the run (the next one
+        catches up); the final write always happens, and the journal holds everything meanwhile.
         """
         ls = self.plan.live_state
         if ls is None:
             return
         if final is None and not self.acted:
             return
+        busy = self.ledger_s > max(LEDGER_FREE_S, LEDGER_SHARE * (time.monotonic() - self.started))
+        if final is None and busy:
+            return
+        t0 = time.monotonic()
+        try:
+            self._write_ledger(status, final)
+        finally:
+            self.ledger_s += time.monotonic() - t0
+
+    def _write_ledger(self, status: str | None, final: RunState | None) -> None:
         facts = compose.Facts(
             kind=self.cfg.kind,
             run_id=self.run_id,
@@ -211,13 +233,17 @@ class Run:
 
     def kv_templates(self) -> dict[str, str]:
         """The key/value cells as the author wrote them (journaled the first time Director realizes them)."""
+        if self.kv_cells is not None:
+            return self.kv_cells
         ls = self.plan.live_state
         assert ls is not None
         evs = self.journal.events(kind="kv-templates")
         if evs:
-            return dict(evs[0].data.get("cells", {}))
+            self.kv_cells = dict(evs[0].data.get("cells", {}))
+            return self.kv_cells
         cells = {r.key: r.value for r in ls.kv_rows}
         self.journal.record_event(self.run_id, "kv-templates", {"cells": cells})
+        self.kv_cells = cells
         return cells
 
     def finish(self, state: RunState, section: str | None, message: str, ledger: bool = True) -> RunResult:

@@ -5,7 +5,8 @@ Types (documented in docs/events.md):
   run.start {run_id, kind, resumed, target, plan}      run.state {run_id, to, reason}
   inputs {values, how, operator}                       section.start {section, title, markers}
   section.verdict {section, verdict, detail}           step.start {section, block, role, attempt, line}
-  step.output {section, block, text}                   step.input {section, block, prompt}
+  step.output {section, block, text}
+  step.input {section, block, prompt}  (interactive: the block waits for the operator; None: no longer)
   step.end {section, block, role, exit_code, duration_s, ok, timed_out, waited_for_input}
   gate {section, title, marker, note, sha256, approved, how}   approval {section, sha256, operator, how}
   ledger.write {path, changed}                         target {op, detail}

@@ -65,6 +65,27 @@ def backoff(delay_s: float, kind: str, attempt: int) -> float:
     return float(delay_s)
 
 
+class _Waits:
+    """A running block's output and input waits as events (`step.input` says when it waits, and no longer)."""
+
+    def __init__(self, run: Run, section: str, block: int) -> None:
+        self.bus, self.section, self.block = run.bus, section, block
+        self.waiting = False
+
+    def output(self, chunk: str) -> None:
+        self.done()
+        self.bus.emit("step.output", section=self.section, block=self.block, text=chunk)
+
+    def wait(self, prompt: str) -> None:
+        self.waiting = True
+        self.bus.emit("step.input", section=self.section, block=self.block, prompt=prompt)
+
+    def done(self) -> None:
+        if self.waiting:
+            self.waiting = False
+            self.bus.emit("step.input", section=self.section, block=self.block, prompt=None)
+
+
 def drain_target(run: Run) -> None:
     """Journal and announce what the target did during the block (a deploy, a session started)."""
     for ev in run.target.drain_events():
@@ -153,13 +174,16 @@ def step(
             rerun=crashed,
         )
 
-        def on_output(chunk: str, _s: str = section.key, _b: int = block.index) -> None:
-            run.bus.emit("step.output", section=_s, block=_b, text=chunk)
-
+        waits = _Waits(run, section.key, block.index)
         res = run.shell.run(
-            text, block_session(run.session, block, run.workdir), timeout_s=timeout, on_output=on_output,
+            text,
+            block_session(run.session, block, run.workdir),
+            timeout_s=timeout,
             trace=judged,
-        )  # fmt: skip
+            on_output=waits.output,
+            on_waiting=waits.wait,
+        )
+        waits.done()
         if judged:
             j = judge_block(block, text, res)
             ok = j.verdict is not Verdict.FAILED and not (res.interrupted or run.interrupted)

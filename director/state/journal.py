@@ -8,22 +8,9 @@ from an injectable clock (`director.state.records`). Opening a journal brings it
 (`director.state.schema`). Measured on the development VM (virtio disk): median 0.26 ms per durable
 commit when idle, up to ~4 ms when the machine is busy (`python bench/bench_shell.py --journal`).
 
-Tables:
-
-    runs         id PK, kind ('apply'|'teardown'), state (lifecycle.RunState), plan_path, target,
-                 operator, host, pid, created_at, updated_at, inputs_json, recoveries,
-                 current_section, reason
-    transitions  (run_id, seq) PK, from_state (NULL for creation), to_state, at, reason
-    steps        id PK, run_id, step_key ("3/0" = section key / block index), section_key,
-                 block_index, role ('act'|'verify'|'observe'; 'section' for a section's success), attempt,
-                 state (lifecycle.StepState), fingerprint, started_at, finished_at, exit_code,
-                 duration_s, output (bounded excerpt), session_json (persistable shell state after the
-                 step), flags_json
-    approvals    id PK, run_id (NULL: made by `director approve`), section_key, sha256, operator,
-                 host, at, how ('prompt'|'flag'|'approve-command'|'auto'), content_json
-    events       id PK, run_id (NULL: plan-level), at, kind, data_json -- the audit trail
-    lease_holder single row (id = 1): pid, host, kind, started_at, heartbeat_at, run_id
-    schema_version  one row per migration applied (see `director.state.schema`)
+Tables (DDL and migrations in `director.state.schema`): runs, transitions (per run, numbered), steps (one
+row per attempt; role 'section' marks a section's success; session_json the persistable shell state after
+it), approvals (receipts), events (the audit trail), lease_holder (one row), schema_version.
 
 Intent before effect: `step_started` commits before the block runs; a step still `started` after a
 crash is "outcome unknown" (`unfinished_steps`). Secret-named variables are dropped from session
@@ -145,8 +132,24 @@ class Journal:
         return iso(self._clock())
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One durable write transaction; sqlite errors become JournalError."""
+    def _tx(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction; sqlite errors become JournalError.
+
+        Durable: committed with an fsync (`synchronous=FULL`). Not durable: no fsync of its own; the WAL is
+        append-only, so the next durable commit's fsync makes it durable too (a crash of the process loses
+        nothing either way; only a power loss in between can).
+        """
+        if not durable:
+            self._db.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with self._write() as db:
+                yield db
+        finally:
+            if not durable:
+                self._db.execute("PRAGMA synchronous = FULL")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
         try:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as e:
@@ -348,10 +351,16 @@ class Journal:
         fingerprint: str,
         session: Mapping[str, Any] | None,
     ) -> int:
-        """Record a section's success and reset the run's recovery count (progress), in one commit."""
+        """Record a section's success and reset the run's recovery count (progress), in one commit.
+
+        Not fsynced on its own: the next durable commit (a step's, a transition's) carries it to disk. Lost
+        only with a power cut before that, which costs nothing: the section's steps are journaled
+        durably, so a resumed run finds them finished and records the section again without re-running
+        them (at most two fsyncs per block: its step started and finished).
+        """
         now = self._now()
         session_json = None if session is None else dump(scrub_session(session, self._is_secret))
-        with self._tx() as db:
+        with self._tx(durable=False) as db:
             cur = db.execute(
                 "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
                 " fingerprint, started_at, finished_at, exit_code, duration_s, output, session_json,"
