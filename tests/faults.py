@@ -32,6 +32,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -325,11 +326,12 @@ def _comm(pid: int) -> str:
 
 
 def block_bash(director_pid: int) -> int | None:
-    """The bash running the current block: Director's bash child (or the one under its job leader)."""
+    """The bash running the current block: the subshell the session's bash (Director's bash child) forked
+    for it; the session's bash itself between blocks."""
     for child in _children(director_pid):
         if _comm(child) == "bash":
             inner = [g for g in _children(child) if _comm(g) == "bash"]
-            return inner[0] if inner and "__director_prelude" in _environ(inner[0]) else child
+            return inner[-1] if inner else child
     return None
 
 
@@ -441,7 +443,7 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
         )
         result.invocations += 1
         if kill is not None:
-            _kill(proc, kill, rng, result)
+            _kill(proc, kill, rng, result, 0.9 * clean_apply_seconds(plan_name))
         try:
             _, err = proc.communicate(timeout=180)
         except subprocess.TimeoutExpired:
@@ -493,6 +495,30 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
     return result
 
 
+_CLEAN_S: dict[str, float] = {}
+
+
+def clean_apply_seconds(plan_name: str) -> float:
+    """How long one uninterrupted apply of the plan takes on this machine now (measured once per process):
+    the kills are drawn within it, so that they land whether the machine is quiet or loaded."""
+    if plan_name not in _CLEAN_S:
+        with tempfile.TemporaryDirectory(prefix="soak-clean-") as d:
+            base = Path(d)
+            text, extra = PLANS[plan_name]
+            (base / "out").mkdir()
+            (base / "tmp").mkdir()
+            plan = base / f"{plan_name}.md"
+            plan.write_text(text, encoding="utf-8")
+            env = {**os.environ, "SOAK_OUT": str(base / "out"), "API_TOKEN": "tok-calibration",
+                   "TMPDIR": str(base / "tmp"), "CI": "1", "NO_COLOR": "1"}  # fmt: skip
+            t = time.monotonic()
+            r = subprocess.run([sys.executable, "-m", "director", "apply", str(plan), *extra], cwd=base, env=env,
+                               capture_output=True, text=True, timeout=180)  # fmt: skip
+            assert r.returncode == 0, r.stderr[-2000:]
+            _CLEAN_S[plan_name] = time.monotonic() - t
+    return _CLEAN_S[plan_name]
+
+
 def _acts(out: Path) -> list[str]:
     p = out / "acts"
     return p.read_text().split() if p.exists() else []
@@ -509,9 +535,12 @@ def _check_plan(plan: Path, before: str, after: str, result: TrialResult) -> Non
         result.violate("plan-outside-ls", "the text outside Live State changed")
 
 
-def _kill(proc: subprocess.Popen[str], kind: str, rng: random.Random, result: TrialResult) -> None:
-    """SIGKILL Director, or the bash of the block it runs, at a random moment of this invocation."""
-    time.sleep(rng.uniform(0.05, 2.5 if kind == "director" else 2.0))
+def _kill(
+    proc: subprocess.Popen[str], kind: str, rng: random.Random, result: TrialResult, window: float
+) -> None:
+    """SIGKILL Director, or the bash of the block it runs, at a random moment of this invocation (within
+    `window` seconds: about as long as a whole apply of the plan takes here and now)."""
+    time.sleep(rng.uniform(0.05, window))
     if kind == "director":
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)

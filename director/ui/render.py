@@ -497,7 +497,7 @@ class LiveReporter:
             if cur is not None and (cur.section, cur.block) == (ev["section"], ev["block"]):
                 cur.prompted = str(prompt)
             self.waiting = (ev["section"], str(prompt))
-            self._row(ev["section"]).detail = "waiting for your input"
+            self._row(ev["section"]).detail = f"block {ev['block']} asks; type your answer below"
             return "hold"
         elif t == "step.end":
             self.waiting = None
