@@ -184,7 +184,9 @@ def check_apply(data: bytes, path: Path) -> str:
     if code == ExitCode.PLAN_ERROR:
         assert after == data, "a plan refused as malformed was changed"
     else:
-        text, new = data.decode(), after.decode()
-        start, end = text.index("## Live State"), text.index("## Teardown")
-        assert new.startswith(text[:start]) and new.endswith(text[end:]), "text outside Live State changed"
+        # What precedes and follows the damaged region is the counter plan's own text, by construction
+        # (a fragment such as `## Teardown` may have been inserted *inside* the ledger, e.g. in its YAML).
+        new = after.decode()
+        before, after_ls = COUNTER[:_LS_START], COUNTER[_LS_END:]
+        assert new.startswith(before) and new.endswith(after_ls), "text outside Live State changed"
     return f"exit {code}"
