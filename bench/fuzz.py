@@ -57,7 +57,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=int(time.time()))
     args = ap.parse_args()
     print(f"seed {args.seed}, load average {os.getloadavg()[0]:.1f}")
-    run("read/show/lint", args.n, mutated_plans(), check_plan, args.seed)
+    if args.n:
+        run("read/show/lint", args.n, mutated_plans(), check_plan, args.seed)
     if args.apply:
         run("apply", args.apply, ledger_mutated_plans(), check_apply, args.seed)
     return 0
