@@ -3,7 +3,7 @@
 A `StateBackend` opens the plan's `StateStore` and takes, inspects and breaks its lease; the commands
 choose one (`director.commands.paths.backend_for`) and hand its store to the engine, which never learns
 which it got. psycopg is imported only when a `--state-url` is given (it is the optional extra
-`director[postgres]`).
+`director-plans[postgres]`).
 """
 
 from __future__ import annotations
@@ -173,5 +173,5 @@ def pg_backend(url: str, key: PlanKey, plan_path: str) -> PgBackend:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        raise UsageError("--state-url needs psycopg 3: pip install 'director[postgres]'") from None
+        raise UsageError("--state-url needs psycopg 3: pip install 'director-plans[postgres]'") from None
     return PgBackend(url, key, plan_path)
