@@ -16,6 +16,9 @@ import pytest
 from tests.jsonschemas import validated_lines
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
+
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
 DOC = Path(__file__).resolve().parent.parent / "docs" / "events.md"
 FINAL = {"completed", "failed", "interrupted", "awaiting-approval", "cancelled"}

@@ -19,6 +19,9 @@ import pytest
 from director.state.journal import Journal
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
+
 
 def _audit(plan: Path, tmp: Path, out: Path) -> dict[str, Any]:
     r = director("audit", str(plan), "--json", cwd=tmp, out=out)

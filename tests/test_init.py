@@ -12,6 +12,9 @@ import pytest
 
 from director.plan.parse import parse_file
 
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
+
 
 def _fresh_env(home: Path) -> dict[str, str]:
     """A machine with nothing set up: an empty HOME, a minimal PATH with no wrangler, no token, no CI config."""

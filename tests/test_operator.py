@@ -21,6 +21,9 @@ import pytest
 from director.plan.parse import parse_file
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
+
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
 ANSI = r"printf '\033[31mred\033[0m\n'; printf '\033]0;title\007osc\n'; printf 'bar 10%%\rbar 100%%\n'"
 BOX = re.compile(r"[┏┓┗┛┃━┡┩┢┪└┘┌┐╭╮╰╯┼┬┴├┤]|─{3,}")

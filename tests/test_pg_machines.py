@@ -22,6 +22,9 @@ import pytest
 from tests.pgcluster import Cluster
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
+
 ONCE_SLEEP = 'if [ ! -e "$OUT/slept" ]; then touch "$OUT/slept"; sleep {s}; fi'  # slow the first time only
 
 

@@ -24,6 +24,9 @@ from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 from tests.terminal import Term
 
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
+
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
 @pytest.fixture
 def out(tmp_path: Path) -> Path:

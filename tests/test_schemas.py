@@ -19,6 +19,9 @@ from director import schemas
 from tests import jsonschemas
 from tests.planmaker import CounterPlan, Step, director, write_plan
 
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -19,9 +19,13 @@ import time
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from tests.jsonschemas import validated
 from tests.planmaker import director
+
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
 
 CF_TOKEN = "cfTok-9f8e7d6c5b4a3210"
 DB_PASS = "hunter2-Zq8xPw-77"

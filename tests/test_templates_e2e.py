@@ -7,8 +7,13 @@ import socket
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.jsonschemas import validated_lines
 from tests.planmaker import director
+
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "plans" / "examples"

@@ -11,7 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
+
+# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+pytestmark = pytest.mark.slow
 
 GATE = "🔴"
 
