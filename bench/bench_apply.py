@@ -418,7 +418,8 @@ def run_share(cwd: Path, plan: str, kind: str, args: list[str]) -> dict[str, flo
     rc, wall, epoch, out = director(
         cwd, kind, plan, "--target", "local", "--plain", "--non-interactive", "--events", str(ev), *args
     )
-    assert rc == 0, out[-4000:]
+    # a teardown of the seed plan completes unconfirmed by design (exit 10: its verify cannot confirm)
+    assert rc == 0 or (kind == "teardown" and rc == 10), out[-4000:]
     data = audit(cwd, plan)
     run_id = max(r["id"] for r in data["runs"] if r["kind"] == kind)
     steps = [s for s in data["steps"] if s["run_id"] == run_id and s["role"] != "section"]
