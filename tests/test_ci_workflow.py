@@ -18,7 +18,7 @@ from director.ci import in_ci, truthy
 from tests.jsonschemas import validated_lines
 from tests.planmaker import CounterPlan, Step
 
-# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -26,6 +26,9 @@ import pytest
 
 from tests.jsonschemas import validated
 
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"
 PLAN_NAME = SEED.name
@@ -118,9 +121,6 @@ elif pos[:2] == ["deployments", "list"]:
 
 FAKE_CURL = r"""
 import json, os, sys
-
-# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
-pytestmark = pytest.mark.slow
 with open(os.environ["FAKE_LOG"], "a", encoding="utf-8") as log:
     log.write(json.dumps({"tool": "curl", "argv": sys.argv[1:], "cwd": os.getcwd()}) + "\n")
 print(json.dumps({"id": "inst-1", "status": "running"}))

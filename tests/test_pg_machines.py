@@ -22,7 +22,7 @@ import pytest
 from tests.pgcluster import Cluster
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
-# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 ONCE_SLEEP = 'if [ ! -e "$OUT/slept" ]; then touch "$OUT/slept"; sleep {s}; fi'  # slow the first time only

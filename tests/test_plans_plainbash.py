@@ -23,7 +23,7 @@ import pytest
 from tests.e2e_helpers import EXAMPLES, NEW_PLANS, OLD_PLANS, setup_workdir
 from tests.plainbash import blocks, kill_processes_under, run_plan, wait_no_processes
 
-# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 PLANS = NEW_PLANS + OLD_PLANS

@@ -19,7 +19,7 @@ from director import schemas
 from tests import jsonschemas
 from tests.planmaker import CounterPlan, Step, director, write_plan
 
-# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,7 +24,7 @@ import pytest
 from tests.jsonschemas import validated
 from tests.planmaker import director
 
-# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 CF_TOKEN = "cfTok-9f8e7d6c5b4a3210"

@@ -12,7 +12,7 @@ import pytest
 from tests.jsonschemas import validated_lines
 from tests.planmaker import director
 
-# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent

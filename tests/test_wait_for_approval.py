@@ -15,7 +15,7 @@ import pytest
 
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
-# slow: drives the real CLI many times (a pseudo-terminal, many processes); runs in CI with the rest
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 GATE = "🔴"
