@@ -7,6 +7,7 @@ produced it (the schemas are closed: `additionalProperties: false`).
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -15,6 +16,7 @@ from jsonschema import Draft202012Validator
 from director import schemas
 
 
+@functools.cache  # checking a schema costs ~50 ms: tests that poll an event stream validate it often
 def _validator(name: str) -> Draft202012Validator:
     schema = schemas.load(name)
     Draft202012Validator.check_schema(schema)

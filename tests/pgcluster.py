@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -48,6 +49,28 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# Started beside each cluster, in a session of its own: when the test process is gone without destroying
+# its cluster (killed: SIGTERM or SIGKILL skip pytest's finalizers), the server is shut down and its
+# directory deleted, so that no `postgres` outlives the tests that started it.
+_WATCHDOG = r"""
+import os, shutil, signal, sys, time
+owner, root = int(sys.argv[1]), sys.argv[2]
+while True:
+    try:
+        os.kill(owner, 0)
+    except ProcessLookupError:
+        break
+    time.sleep(1)
+try:
+    with open(os.path.join(root, "data", "postmaster.pid")) as f:
+        os.kill(int(f.readline()), signal.SIGQUIT)
+    time.sleep(2)
+except (OSError, ValueError):
+    pass
+shutil.rmtree(root, ignore_errors=True)
+"""
+
+
 class Cluster:
     """One `postgres` server process on 127.0.0.1; `start`, `restart`, `stop` (which deletes it all)."""
 
@@ -67,6 +90,11 @@ class Cluster:
             os.chown(self.dir, user.pw_uid, user.pw_gid)
             self._as = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
         self._databases = 0
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(self.dir)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
 
     def _run(self, *args: str) -> None:
         subprocess.run([*self._as, *args], check=True, capture_output=True, cwd=self.dir)
@@ -118,9 +146,11 @@ class Cluster:
         self.start()
 
     def destroy(self) -> None:
-        """Stop the server and delete the cluster."""
+        """Stop the server and delete the cluster (and its watchdog)."""
         self.stop("fast")
         shutil.rmtree(self.dir, ignore_errors=True)
+        self._watchdog.terminate()
+        self._watchdog.wait()
 
     def admin_url(self, db: str = "postgres") -> str:
         """The superuser's URL (for the tests' own set-up only)."""
