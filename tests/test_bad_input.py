@@ -23,6 +23,9 @@ import pytest
 from director.errors import ExitCode
 from tests.planmaker import CounterPlan, Step, acts, write_plan
 
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
+pytestmark = pytest.mark.slow
+
 Result = subprocess.CompletedProcess[str]
 DOCUMENTED = {int(c) for c in ExitCode}
 NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]

@@ -15,6 +15,9 @@ from director.plan.parse import parse_file
 from tests.jsonschemas import validated, validated_lines
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
+pytestmark = pytest.mark.slow
+
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
 FLAKY = 'n=$(cat "$OUT/tries" 2>/dev/null || echo 0); echo $((n+1)) > "$OUT/tries"; [ "$n" -ge 1 ] || exit 1'
 

@@ -23,6 +23,9 @@ from director.errors import DirectorError, ExitCode
 from tests.planmaker import CounterPlan, Step, write_plan
 from tests.planmaker import director as run_director
 
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"
 BAD_PLAN = ROOT / "tests" / "plans" / "bad" / "unknown-marker.md"

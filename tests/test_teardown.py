@@ -22,6 +22,9 @@ from director.plan.parse import parse_file
 from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
+# slow: end to end through the real CLI, many runs; CI runs it with the rest
+pytestmark = pytest.mark.slow
+
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
 
 # Three teardown act blocks; the middle one sleeps, so a test can kill Director while it runs.
