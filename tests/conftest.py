@@ -5,12 +5,14 @@ saying how to install them)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import jsonschemas
 from tests.pgcluster import Cluster, find_bindir
+from tests.terminal import Term
 
 
 @pytest.fixture
@@ -24,6 +26,29 @@ def validate_json() -> Callable[..., Any]:
         return doc
 
     return validate
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """The directory a test plan's blocks write their evidence to (`$COUNTER_OUT`, `$OUT`)."""
+    d = tmp_path / "out"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def term(tmp_path: Path, out: Path) -> Iterator[Callable[..., Term]]:
+    """`term(*args, env=None)`: the CLI at a pseudo-terminal (tests/terminal.py); every one killed after."""
+    made: list[Term] = []
+
+    def spawn(*args: str, env: dict[str, str] | None = None) -> Term:
+        t = Term(list(args), tmp_path, out, env)
+        made.append(t)
+        return t
+
+    yield spawn
+    for t in made:
+        t.kill()
 
 
 @pytest.fixture(scope="session")

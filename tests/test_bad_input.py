@@ -61,13 +61,6 @@ def tree(root: Path) -> dict[str, bytes | None]:
 
 
 @pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture
 def plan(tmp_path: Path) -> Path:
     return write_plan(tmp_path, CounterPlan([Step(), Step(marker="🔴")]))
 

@@ -22,13 +22,6 @@ GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
 FLAKY = 'n=$(cat "$OUT/tries" 2>/dev/null || echo 0); echo $((n+1)) > "$OUT/tries"; [ "$n" -ge 1 ] || exit 1'
 
 
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
 def _git(tmp: Path, *args: str) -> None:
     subprocess.run(
         [

@@ -5,20 +5,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from director.plan.parse import parse_file
 from tests.jsonschemas import validated, validated_lines
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
-
-
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
 
 
 def _journal(plan: Path) -> sqlite3.Connection:

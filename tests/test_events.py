@@ -24,13 +24,6 @@ DOC = Path(__file__).resolve().parent.parent / "docs" / "events.md"
 FINAL = {"completed", "failed", "interrupted", "awaiting-approval", "cancelled"}
 
 
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
 def read_jsonl(text: str) -> list[dict[str, Any]]:
     events = validated_lines(text, "event")
     assert all(isinstance(e, dict) for e in events)

@@ -41,13 +41,6 @@ def _modules() -> Iterator[str]:
             yield info.name
 
 
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
 def _until_acting(
     cmd: list[str], tmp: Path, out: Path, *, stdout: int | None = None, stderr: int | None = None
 ) -> subprocess.Popen[str]:

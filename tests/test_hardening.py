@@ -34,13 +34,6 @@ def _acts_steps(data: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     return [(s["step_key"], s["state"], s["flags"]) for s in data["steps"] if s["role"] == "act"]
 
 
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
 # --------------------------------------------------------------- 6. temp files follow the lease
 
 # Director, run with the atomic writer's test hook: SIGKILL itself once the plan's temp file is durable

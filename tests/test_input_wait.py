@@ -12,7 +12,7 @@ import os
 import sys
 import textwrap
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -24,27 +24,6 @@ from tests.terminal import Term
 pytestmark = pytest.mark.slow
 
 ASK = 'read -r -p "Continue? (Y/n) " answer\necho "got $answer" | tee "$OUT/answer"'
-
-
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture
-def term(tmp_path: Path, out: Path) -> Iterator[Callable[..., Term]]:
-    made: list[Term] = []
-
-    def spawn(*args: str) -> Term:
-        t = Term(list(args), tmp_path, out)
-        made.append(t)
-        return t
-
-    yield spawn
-    for t in made:
-        t.kill()
 
 
 def _events(path: Path) -> list[dict[str, object]]:

@@ -29,13 +29,6 @@ ANSI = r"printf '\033[31mred\033[0m\n'; printf '\033]0;title\007osc\n'; printf '
 BOX = re.compile(r"[┏┓┗┛┃━┡┩┢┪└┘┌┐╭╮╰╯┼┬┴├┤]|─{3,}")
 
 
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
 def events(path: Path) -> list[dict[str, Any]]:
     return [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
 

@@ -10,18 +10,9 @@ import re
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
-
-
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
 
 
 def verdicts(stdout: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,25 +28,6 @@ from tests.terminal import Term
 pytestmark = pytest.mark.slow
 
 GATE = "🔴 *(`MODE=a` — outward-facing)*  /  🟡 *(`b`)*"
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture
-def term(tmp_path: Path, out: Path) -> Iterator[Callable[..., Term]]:
-    made: list[Term] = []
-
-    def spawn(*args: str, env: dict[str, str] | None = None) -> Term:
-        t = Term(list(args), tmp_path, out, env)
-        made.append(t)
-        return t
-
-    yield spawn
-    for t in made:
-        t.kill()
 
 
 def status(plan: Path, out: Path) -> dict[str, object]:
@@ -85,7 +66,8 @@ def two_input_plan(tmp: Path) -> Path:
 
 
 def test_interview_rejects_an_invalid_choice_takes_typed_and_default_answers(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = two_input_plan(tmp_path)
     t = term("apply", str(plan))
     screen = t.wait("choose [a/b] (a):")
@@ -113,7 +95,8 @@ def test_interview_rejects_an_invalid_choice_takes_typed_and_default_answers(
 
 
 def test_ctrl_c_at_the_interview_cancels_before_anything_runs(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = write_plan(tmp_path, CounterPlan())
     before = plan.read_bytes()
     t = term("apply", str(plan))
@@ -127,7 +110,8 @@ def test_ctrl_c_at_the_interview_cancels_before_anything_runs(
 
 
 def test_gate_shows_title_reason_and_exact_commands_and_go_proceeds(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE), Step()]))
     t = term("apply", str(plan), "--set", "mode=a", "--operator", "alice")
     screen = t.wait("Type go to run these commands")
@@ -142,7 +126,9 @@ def test_gate_shows_title_reason_and_exact_commands_and_go_proceeds(
     assert acts(out) == ["s1", "s2", "s3"]
     final = t.text()
     assert "(anything else declines: the run stops here): go" in final, "the answer stays in the scrollback"
-    assert final.index("🔴 GATE · §2 Step 2") < final.rindex("director apply run 1") < final.index("4 applied")
+    assert (
+        final.index("🔴 GATE · §2 Step 2") < final.rindex("director apply run 1") < final.index("4 applied")
+    )
     assert "✓ applied" in row(final, "§2")
     approvals = audit(plan, out)["approvals"]
     assert [(a["section_key"], a["operator"], a["how"]) for a in approvals] == [("2", "alice", "prompt")]
@@ -150,7 +136,8 @@ def test_gate_shows_title_reason_and_exact_commands_and_go_proceeds(
 
 @pytest.mark.parametrize("answer", ["no", "yes", "Go", ""])
 def test_anything_but_go_declines_and_runs_nothing_of_the_section(
-        tmp_path: Path, out: Path, term: Callable[..., Term], answer: str) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term], answer: str
+) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE), Step()]))
     t = term("apply", str(plan), "--set", "mode=a")
     t.wait("Type go to run these commands")
@@ -166,7 +153,8 @@ def test_anything_but_go_declines_and_runs_nothing_of_the_section(
 
 
 def test_ctrl_c_at_the_gate_prompt_interrupts_without_an_approval(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     t = term("apply", str(plan), "--set", "mode=a")
     t.wait("Type go to run these commands")
@@ -179,7 +167,8 @@ def test_ctrl_c_at_the_gate_prompt_interrupts_without_an_approval(
 
 
 def test_teardown_gate_shows_what_exists_and_the_board_shows_only_what_a_teardown_runs(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step()]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     t = term("teardown", str(plan))
@@ -203,7 +192,8 @@ ELAPSED = re.compile(r"act\s+(\d+\.\d)s")
 
 
 def test_live_view_shows_states_a_growing_elapsed_time_the_output_tail_and_the_summary(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     # runs until the test has seen enough (at most 60 s): no fixed sleep decides what the screen shows
     long_block = 'echo "warming up"\nfor i in $(seq 240); do [ -f "$OUT/go-on" ] && break; sleep 0.25; done'
     plan = write_plan(tmp_path, CounterPlan([Step(extra=long_block), Step()]))
@@ -241,8 +231,12 @@ def test_live_view_shows_states_a_growing_elapsed_time_the_output_tail_and_the_s
 
 
 def test_retry_wait_is_shown_with_its_countdown(tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
-    flaky = 'n=$(cat "$OUT/tries" 2>/dev/null || echo 0); echo $((n+1)) > "$OUT/tries"; [ "$n" -ge 1 ] || exit 1'
-    plan = write_plan(tmp_path, CounterPlan([Step(extra=flaky, info="bash {retries=2 backoff=constant delay=2s}")]))
+    flaky = (
+        'n=$(cat "$OUT/tries" 2>/dev/null || echo 0); echo $((n+1)) > "$OUT/tries"; [ "$n" -ge 1 ] || exit 1'
+    )
+    plan = write_plan(
+        tmp_path, CounterPlan([Step(extra=flaky, info="bash {retries=2 backoff=constant delay=2s}")])
+    )
     t = term("apply", str(plan), "--set", "mode=a")
     screen = t.wait(re.compile(r"⏳ retry 2 in \d\.\ds"))
     assert "attempt 1 failed" in row(screen, "§1")
@@ -251,7 +245,8 @@ def test_retry_wait_is_shown_with_its_countdown(tmp_path: Path, out: Path, term:
 
 
 def test_ctrl_c_during_a_long_block_interrupts_and_a_later_apply_resumes(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     slow = 'echo "long job started"\n[ -f "$OUT/fast" ] || sleep 60'
     plan = write_plan(tmp_path, CounterPlan([Step(extra=slow), Step()]))
     t = term("apply", str(plan), "--set", "mode=a")
@@ -279,12 +274,15 @@ def test_ctrl_c_during_a_long_block_interrupts_and_a_later_apply_resumes(
 
 # ---------------------------------------------------------------------------------------------- plain at a terminal
 
-ANSI_BLOCK = r"""printf '\033[31mred\033[0m\n'; printf '\033]0;title\007osc\n'; printf '\033(Bcharset\033[m\n'"""
+ANSI_BLOCK = (
+    r"""printf '\033[31mred\033[0m\n'; printf '\033]0;title\007osc\n'; printf '\033(Bcharset\033[m\n'"""
+)
 
 
 @pytest.mark.parametrize("how", ["--plain", "NO_COLOR"])
 def test_plain_and_no_color_at_a_terminal_print_no_escape_sequences(
-        tmp_path: Path, out: Path, term: Callable[..., Term], how: str) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term], how: str
+) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(extra=ANSI_BLOCK), Step()]))
     args = ["apply", str(plan), "--set", "mode=a"] + (["--plain"] if how == "--plain" else [])
     t = term(*args, env={"NO_COLOR": "1"} if how == "NO_COLOR" else None)
@@ -318,22 +316,30 @@ def template_plan(tmp: Path) -> Path:
     """The counter plan whose gated §2 also writes a file template (`$OUT/chain.jsonc`) and realizes LEVEL."""
     text = CounterPlan([Step(), Step(marker=GATE), Step()]).text()
     text = text.replace('export NAME="chain-${MODE}"\n', 'export NAME="chain-${MODE}"\nexport LEVEL="1"\n')
-    text = text.replace(f"## 2. Step 2  {GATE}\n", f"## 2. Step 2 — `$OUT/chain.jsonc`  {GATE}\n\n"
-                        "```jsonc\n{\n  \"name\": \"chain-a\",   // = ${NAME}\n  \"level\": 1          // = ${LEVEL}\n}\n```\n")
+    text = text.replace(
+        f"## 2. Step 2  {GATE}\n",
+        f"## 2. Step 2 — `$OUT/chain.jsonc`  {GATE}\n\n"
+        '```jsonc\n{\n  "name": "chain-a",   // = ${NAME}\n  "level": 1          // = ${LEVEL}\n}\n```\n',
+    )
     text = text.replace("> → Live State: V2\n", "> → Live State: V2, LEVEL\n")
-    text = text.replace("| NAME  | `chain-${MODE}` (the chain) |\n",
-                        "| NAME  | `chain-${MODE}` (the chain) |\n| LEVEL | `${LEVEL}` |\n")
+    text = text.replace(
+        "| NAME  | `chain-${MODE}` (the chain) |\n",
+        "| NAME  | `chain-${MODE}` (the chain) |\n| LEVEL | `${LEVEL}` |\n",
+    )
     path = tmp / "templated.md"
     path.write_text(text, encoding="utf-8")
     return path
 
 
 def test_gate_shows_the_template_diff_the_ledger_changes_and_a_re_asked_approval_shows_why(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = template_plan(tmp_path)
     assert director("apply", str(plan), "--auto-approve", cwd=tmp_path, out=out).returncode == 0
     assert '"level": 1' in (out / "chain.jsonc").read_text()
-    plan.write_text(plan.read_text().replace('export LEVEL="1"', 'export LEVEL="2"'))  # the template's value moves
+    plan.write_text(
+        plan.read_text().replace('export LEVEL="1"', 'export LEVEL="2"')
+    )  # the template's value moves
     t = term("apply", str(plan), "--operator", "bob")
     screen = t.wait("Type go to run these commands")
     seen = t.seen()
@@ -352,7 +358,8 @@ def test_gate_shows_the_template_diff_the_ledger_changes_and_a_re_asked_approval
     assert "with its variables expanded:" in seen and f'touch "{out}/s2"' in seen
     # the board stays above the panel while the gate is open
     assert "✓ applied" in row(seen[: seen.index("🔴 GATE · §2")], "§1") or "✓ in sync" in row(
-        seen[: seen.index("🔴 GATE · §2")], "§1")
+        seen[: seen.index("🔴 GATE · §2")], "§1"
+    )
     assert "⏸ awaiting approval" in row(seen[: seen.index("🔴 GATE · §2")], "§2")
     del screen
     t.send("go")
@@ -362,7 +369,8 @@ def test_gate_shows_the_template_diff_the_ledger_changes_and_a_re_asked_approval
 
 
 def test_the_human_wait_at_a_gate_is_not_the_sections_time(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     ev = tmp_path / "ev.jsonl"
     t = term("apply", str(plan), "--set", "mode=a", "--events", str(ev))
@@ -370,15 +378,19 @@ def test_the_human_wait_at_a_gate_is_not_the_sections_time(
     time.sleep(2.5)
     t.send("go")
     assert t.finish() == 0, t.text()
-    verdict = next(json.loads(ln) for ln in ev.read_text().splitlines()
-                   if '"section.verdict"' in ln and '"section": "2"' in ln)
+    verdict = next(
+        json.loads(ln)
+        for ln in ev.read_text().splitlines()
+        if '"section.verdict"' in ln and '"section": "2"' in ln
+    )
     assert verdict["duration_s"] < 1.5, verdict
     m = re.search(r"^§2 +Step 2 +✓ applied +(\d+\.\d)s", t.text(), re.M)
     assert m and float(m.group(1)) < 1.5, t.text()
 
 
 def test_a_destructive_gate_asks_for_the_resources_name_not_go(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step()]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     t = term("teardown", str(plan))
@@ -397,7 +409,8 @@ def test_a_destructive_gate_asks_for_the_resources_name_not_go(
 
 
 def test_inputs_are_asked_again_after_a_teardown_and_with_reinterview(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step()]))
     t = term("apply", str(plan))
     t.wait("choose [a/b] (a):")
@@ -418,7 +431,8 @@ def test_inputs_are_asked_again_after_a_teardown_and_with_reinterview(
 
 
 def test_approve_at_a_terminal_shows_the_gate_and_asks_before_recording(
-        tmp_path: Path, out: Path, term: Callable[..., Term]) -> None:
+    tmp_path: Path, out: Path, term: Callable[..., Term]
+) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 4
     t = term("approve", str(plan), "2", "--operator", "carol")

@@ -37,13 +37,6 @@ ANSI_BLOCK = (
 )
 
 
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
 def plain_console() -> tuple[Console, io.StringIO]:
     buf = io.StringIO()
     return Console(file=buf, no_color=True, force_terminal=False, highlight=False, emoji=False, width=120,

@@ -120,13 +120,6 @@ TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
 DAY = re.compile(r"\d{4}-\d\d-\d\d")
 
 
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    d = tmp_path / "out"
-    d.mkdir()
-    return d
-
-
 def _with_teardown(plan: CounterPlan, teardown: str) -> str:
     text = plan.text()
     return text[: text.index("## Teardown")] + teardown
