@@ -201,16 +201,38 @@ def kill_session(
     (the shell drains the pty there, so that a process blocked writing to it can die). Gives up 5 s
     after SIGKILL: a process in uninterruptible sleep must not hang Director.
     """
-    signal_session(leader, signal.SIGTERM)
+    _terminate(
+        lambda sig: signal_session(leader, sig),
+        lambda: bool(session_members(leader)),
+        alive=alive, grace_s=grace_s, clock=clock, sleeper=sleeper, tick=tick,
+    )  # fmt: skip
+
+
+def _terminate(
+    send: Callable[[int], None],
+    members_left: Callable[[], bool],
+    *,
+    alive: Callable[[], bool],
+    grace_s: float,
+    clock: Callable[[], float],
+    sleeper: Callable[[float], None],
+    tick: Callable[[], None],
+    cont: bool = False,
+) -> None:
+    """SIGTERM (then SIGCONT if `cont`), SIGKILL after `grace_s`, poll until nothing is left; give up 5 s
+    after SIGKILL."""
+    send(signal.SIGTERM)
+    if cont:
+        send(signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
     term_at = clock()
     killed = False
     while True:
         tick()
-        if not alive() and not session_members(leader):
+        if not alive() and not members_left():
             return
         now = clock()
         if not killed and now - term_at >= grace_s:
-            signal_session(leader, signal.SIGKILL)
+            send(signal.SIGKILL)
             killed = True
         elif killed and now - term_at >= grace_s + 5.0:
             return
@@ -239,18 +261,8 @@ def kill_job(
             with contextlib.suppress(OSError):
                 os.kill(p, sig)
 
-    send(signal.SIGTERM)
-    send(signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
-    term_at = clock()
-    killed = False
-    while True:
-        tick()
-        if not alive() and not job_members(pgid):
-            return
-        now = clock()
-        if not killed and now - term_at >= grace_s:
-            send(signal.SIGKILL)
-            killed = True
-        elif killed and now - term_at >= grace_s + 5.0:
-            return
-        sleeper(0.01)
+    _terminate(
+        send,
+        lambda: bool(job_members(pgid)),
+        alive=alive, grace_s=grace_s, clock=clock, sleeper=sleeper, tick=tick, cont=True,
+    )  # fmt: skip

@@ -169,19 +169,8 @@ def check_row_json(r: CheckRow) -> dict[str, Any]:
     }
 
 
-def _kv(r: KVRow) -> dict[str, Any]:
-    return kv_json(r)
-
-
 def _check_row(r: CheckRow) -> dict[str, Any]:
-    return {
-        "name": r.name,
-        "expected": r.expected,
-        "observed": r.observed,
-        "result": r.result,
-        "line": r.line + 1,
-        "fed_by": list(r.fed_by),
-    }
+    return {**check_row_json(r), "fed_by": list(r.fed_by)}
 
 
 def _live_state(ls: LiveState | None) -> dict[str, Any] | None:
@@ -193,7 +182,7 @@ def _live_state(ls: LiveState | None) -> dict[str, Any] | None:
         "yaml_text": ls.yaml_text,
         "data": ls.data,
         "kv_table": _table(ls.kv_table),
-        "kv_rows": [_kv(r) for r in ls.kv_rows],
+        "kv_rows": [kv_json(r) for r in ls.kv_rows],
         "check_table": _table(ls.check_table),
         "check_rows": [_check_row(r) for r in ls.check_rows],
     }
