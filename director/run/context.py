@@ -23,6 +23,7 @@ from director.plan.verify import CheckResult
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
+from director.run.reasons import Bases
 from director.state.lifecycle import RunState
 from director.state.store import StateStore
 from director.targets.base import Target
@@ -96,6 +97,10 @@ class Run:
     acted: bool = False  # a section other than §0 acted (or was about to) in this invocation
     observed_reason: str = ""  # why the last observation did not pass
     interrupted_by: str = "Ctrl-C"  # what interrupted the run: `Ctrl-C` (SIGINT) or `SIGTERM`
+    bases: Bases = field(init=False)  # each section's latest basis (why it is not in sync), read once
+
+    def __post_init__(self) -> None:
+        self.bases = Bases(self.journal)
 
     @property
     def interruption(self) -> str:

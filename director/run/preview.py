@@ -88,6 +88,7 @@ class Preview:
         ls = plan.live_state
         status = str(ls.data.get("status", "")) if ls else ""
         todo = list(plan.executable_sections)
+        bases = reasons.Bases(self.journal)
         if self.cfg.kind == "teardown" and plan.teardown is not None:
             todo = [s for s in todo if s.kind is SectionKind.VARIABLES] + [plan.teardown]
         for section in todo:
@@ -151,7 +152,7 @@ class Preview:
             else:
                 result.changes = True
                 why = reasons.why_not_in_sync(
-                    last=reasons.last_basis(self.journal, section.key),
+                    last=bases.last(section.key),
                     ever_succeeded=last is not None,
                     unchanged=last is not None and last.fingerprint == fp,
                     now=reasons.basis(

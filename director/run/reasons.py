@@ -51,10 +51,30 @@ def _digest(text: str) -> str:
 
 def last_basis(journal: StateStore, section_key: str) -> dict[str, Any] | None:
     """The basis of the section's latest success that journaled one."""
-    for ev in reversed(journal.events(kind=KIND)):
-        if ev.data.get("section") == section_key:
-            return dict(ev.data)
-    return None
+    return Bases(journal).last(section_key)
+
+
+class Bases:
+    """The latest basis of every section: read from the journal once, then kept as the run records more
+    (asking the journal for each section would read every basis each time: quadratic in the plan)."""
+
+    def __init__(self, journal: StateStore) -> None:
+        self._journal = journal
+        self._by_section: dict[str, dict[str, Any]] | None = None
+
+    def last(self, section_key: str) -> dict[str, Any] | None:
+        """The basis of the section's latest success that journaled one."""
+        if self._by_section is None:
+            self._by_section = {}
+            for ev in self._journal.events(kind=KIND):
+                self._by_section[str(ev.data.get("section"))] = dict(ev.data)
+        found = self._by_section.get(section_key)
+        return None if found is None else dict(found)
+
+    def recorded(self, basis: Mapping[str, Any]) -> None:
+        """A basis was journaled (with its section's success)."""
+        if self._by_section is not None:
+            self._by_section[str(basis.get("section"))] = dict(basis)
 
 
 def _short(value: str, n: int = 48) -> str:

@@ -180,27 +180,38 @@ def realize_from_output(run: Run, section: Section, output: str) -> None:
         run.journal.record_event(run.run_id, "realized", {"section": section.key, "values": found})
 
 
-def done(run: Run, section: Section, fp: str, before: SessionState | None, *, journal: bool = True) -> None:
-    """The section succeeded: its rows are realized, its approval spent, its session change journaled."""
+def done(
+    run: Run,
+    section: Section,
+    fp: str,
+    before: SessionState | None,
+    *,
+    journal: bool = True,
+    basis: dict[str, object] | None = None,
+) -> None:
+    """The section succeeded: its rows are realized, its approval spent, its session change journaled
+    (with `basis`, what this success rested on, so that the next change can be named: `reasons`)."""
     run.completed_sections[section.key] = fp
     if run.plan.live_state is not None:
         run.realized_rows.update(cells.keys_named(_hints(section), run.plan.live_state.kv_rows))
     approval.approval_used(run, section)
     if journal:
         change = session.delta(before, run.session)
-        # One commit for the section row and the recovery reset.
+        # One commit for the section row, the recovery reset and the basis.
         run.journal.section_succeeded(
-            run.run_id, f"{section.key}/section", section.key, fp, session.as_journaled(run, change)
+            run.run_id,
+            f"{section.key}/section",
+            section.key,
+            fp,
+            session.as_journaled(run, change),
+            None if basis is None else (reasons.KIND, basis),
         )
+        if basis is not None:
+            run.bases.recorded(basis)
 
 
 def _observed_words(verdict: Verdict, reason: str) -> str:
     return f"its verify {verdict.value}" + (f" ({reason})" if reason else "")
-
-
-def _record_basis(run: Run, basis: dict[str, object]) -> None:
-    """What this success rested on, so that the next change can be named (`reasons`)."""
-    run.journal.record_event(run.run_id, reasons.KIND, basis)
 
 
 def apply_section(run: Run, section: Section) -> None:
@@ -224,7 +235,7 @@ def apply_section(run: Run, section: Section) -> None:
 
     def why(drift: list[str], observed: str = "") -> list[str]:
         found = reasons.why_not_in_sync(
-            last=reasons.last_basis(run.journal, section.key),
+            last=run.bases.last(section.key),
             ever_succeeded=last is not None,
             unchanged=unchanged,
             now=now_basis,
@@ -257,12 +268,12 @@ def apply_section(run: Run, section: Section) -> None:
         write_templates(run, section, regenerated)
         for b in section.act_blocks:
             steps.step(run, section, b, texts[b.index], "act")
-        done(run, section, fp, before)
-        if section.kind is SectionKind.VARIABLES and unchanged:
+        variables_unchanged = section.kind is SectionKind.VARIABLES and unchanged
+        done(run, section, fp, before, basis=None if variables_unchanged else now_basis)
+        if variables_unchanged:
             # §0 runs in every run (its values feed the others); it changes nothing outside the session
             run.report(section, "in-sync", "variables set; unchanged since its last success", started)
             return
-        _record_basis(run, now_basis)
         run.applied.append(label)
         run.report(section, "applied", applied_detail([]), started)
         return
@@ -318,8 +329,7 @@ def apply_section(run: Run, section: Section) -> None:
                for b in section.act_blocks]  # fmt: skip
     realize_from_output(run, section, "\n".join(outputs))
     notes = verify(run, section, texts, memo=False)
-    done(run, section, fp, before)
-    _record_basis(run, now_basis)
+    done(run, section, fp, before, basis=now_basis)
     realize_observed(run, section)
     run.applied.append(label)
     run.write_ledger(status="applying")

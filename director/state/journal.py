@@ -350,8 +350,10 @@ class Journal:
         section_key: str,
         fingerprint: str,
         session: Mapping[str, Any] | None,
+        event: tuple[str, Mapping[str, Any]] | None = None,
     ) -> int:
-        """Record a section's success and reset the run's recovery count (progress), in one commit.
+        """Record a section's success and reset the run's recovery count (progress), in one commit, with
+        `event` (kind, data): the audit event that belongs to the success (its basis).
 
         Not fsynced on its own: the next durable commit (a step's, a transition's) carries it to disk. Lost
         only with a power cut before that, which costs nothing: the section's steps are journaled
@@ -381,6 +383,8 @@ class Journal:
                 "UPDATE runs SET recoveries = 0, current_section = ?, updated_at = ? WHERE id = ?",
                 (section_key, now, run_id),
             )
+            if event is not None:
+                self._insert_event(db, run_id, event[0], event[1], now)
             return int(cur.lastrowid or 0)
 
     def step(self, step_id: int) -> StepRecord:

@@ -216,19 +216,27 @@ class PgJournal(PgBase):
         section_key: str,
         fingerprint: str,
         session: Mapping[str, Any] | None,
+        event: tuple[str, Mapping[str, Any]] | None = None,
     ) -> int:
-        """Record a section's success and reset the run's recovery count (progress), in one statement."""
+        """Record a section's success and reset the run's recovery count (progress), in one statement;
+        `event` (kind, data), the audit event that belongs to it (its basis), in the same one."""
         session_json = None if session is None else dump(scrub_session(session, self._is_secret))
+        kind, data = event if event is not None else ("", {})
         row = self.row(
-            f"WITH n AS ({NEXT_ID}), s AS (INSERT INTO {S}.steps (plan_key, id, run_id, step_key,"
-            " section_key, block_index, role, attempt, state, fingerprint, started_at, finished_at,"
+            f"WITH n AS (UPDATE {S}.plans SET last_id = last_id + %(inc)s WHERE key = %(k)s"
+            f" RETURNING last_id), s AS (INSERT INTO {S}.steps (plan_key, id, run_id, step_key, section_key,"
+            " block_index, role, attempt, state, fingerprint, started_at, finished_at,"
             " exit_code, duration_s, output, session_json, flags_json)"
-            " SELECT %(k)s, n.last_id, %(run)s, %(key)s, %(sec)s, -1, 'section', 1, %(state)s, %(fp)s,"
-            " %(now)s, %(now)s, 0, 0.0, '', %(session)s, '{}' FROM n RETURNING id),"
+            " SELECT %(k)s, n.last_id - %(inc)s + 1, %(run)s, %(key)s, %(sec)s, -1, 'section', 1, %(state)s,"
+            " %(fp)s, %(now)s, %(now)s, 0, 0.0, '', %(session)s, '{}' FROM n RETURNING id),"
             f" r AS (UPDATE {S}.runs SET recoveries = 0, current_section = %(sec)s, updated_at = %(now)s"
-            " WHERE plan_key = %(k)s AND id = %(run)s) SELECT id FROM s",
+            " WHERE plan_key = %(k)s AND id = %(run)s),"
+            f" e AS (INSERT INTO {S}.events (plan_key, id, run_id, at, kind, data_json)"
+            " SELECT %(k)s, n.last_id, %(run)s, %(now)s, %(kind)s, %(data)s FROM n WHERE %(inc)s = 2)"
+            " SELECT id FROM s",
             {"k": self.key, "run": run_id, "key": step_key, "sec": section_key, "fp": fingerprint,
-             "state": StepState.SUCCEEDED.value, "now": self._now(), "session": session_json},
+             "state": StepState.SUCCEEDED.value, "now": self._now(), "session": session_json,
+             "inc": 1 if event is None else 2, "kind": kind, "data": dump(dict(data))},
         )  # fmt: skip
         if row is None:
             raise JournalError(f"plan key {self.key} is not registered in {self.url}")
