@@ -7,8 +7,6 @@ Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside t
 `director --help` starts about as fast as typer itself.
 """
 
-from __future__ import annotations
-
 import enum
 import functools
 import sys

@@ -1,7 +1,5 @@
 """The options the commands share (typer `Annotated` types), each with its `DIRECTOR_*` variable."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
