@@ -18,7 +18,8 @@ from director.plan.model import (
     Plan,
     SectionKind,
 )
-from director.plan.parse import parse, parse_duration, parse_file
+from director.plan.parse import parse, parse_file
+from director.plan.retry import parse_duration
 from director.plan.templates import parse_rules
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from director.exec.secrets import MIN_SECRET_LEN
 from director.files import write_atomic
 from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
 from director.plan.model import Plan
-from director.plan.parse import parse
+from director.plan.parse import parse, reparse_live_state
 
 __all__ = ["PlanFile", "SecretInLedger", "check_no_secrets", "read_text"]
 
@@ -105,7 +105,8 @@ class PlanFile:
             base = self.plan if current == self.text else self._rebase(current)
             new_text = apply_update(base, update)
             try:
-                new_plan = _parse(new_text, str(self.path))
+                # Only Live State changed: re-read that section alone when the plan shows it can be.
+                new_plan = reparse_live_state(base, new_text) or _parse(new_text, str(self.path))
             except PlanError as exc:
                 raise LedgerWriteError(
                     f"{self.path}: the plan would not parse after Live State write-back ({exc}); "

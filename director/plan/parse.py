@@ -24,10 +24,8 @@ from markdown_it.token import Token
 
 from director.errors import PlanError
 from director.plan import bash, checkrows, markers
-from director.plan.fence import FenceAttributeError, FenceAttributes, parse_attributes
 from director.plan.headings import classify, parse_markers, slugify, split_markers
 from director.plan.model import (
-    Backoff,
     Block,
     BlockRole,
     CheckLine,
@@ -35,14 +33,15 @@ from director.plan.model import (
     ContractItem,
     Input,
     LiveState,
+    MarkerSpec,
     Plan,
     Realization,
-    RetryPolicy,
     Section,
     SectionKind,
     Span,
     TemplateLine,
 )
+from director.plan.retry import fence_attributes, parse_retry
 from director.plan.source import NEWLINES, Source, load_yaml, markdown, quote_lines, unclosed_fence
 from director.plan.tables import parse_inputs, parse_live_state, read_table
 from director.plan.templates import heading_target, template_lines
@@ -57,51 +56,6 @@ ILLUSTRATIVE_LANGS = frozenset({"text", "txt", "plaintext", "console", "output",
 
 # ---------------------------------------------------------------------------------------------------
 # Blocks
-
-
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)$")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def parse_duration(text: str) -> float | None:
-    """Seconds of `500ms`/`2s`/`5m`/`1h`; None when it is not a duration."""
-    m = _DURATION.match(text.strip())
-    return float(m.group(1)) * _UNITS[m.group(2)] if m else None
-
-
-_BACKOFFS: dict[str, Backoff] = {"exponential": "exponential", "constant": "constant"}
-
-
-def fence_attributes(info: str, ctx: Source, line0: int) -> FenceAttributes | None:
-    """The `{…}` attributes of a fence info string after its language (docs/plan-format.md)."""
-    try:
-        return parse_attributes(info)
-    except FenceAttributeError as exc:
-        raise ctx.error(str(exc), line0) from None
-
-
-def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
-    """The retry policy (`retries=… backoff=… delay=… timeout=…`) among a fence's attributes, if any."""
-    attrs = fence_attributes(info, ctx, line0)
-    if attrs is None or not attrs.retry_items:
-        return None
-    policy = RetryPolicy()
-    for key, value in attrs.retry_items:
-        if key == "retries":
-            if not value.isdigit():
-                raise ctx.error(f"bad retries={value!r}: expected a whole number", line0)
-            policy = replace(policy, retries=int(value))
-        elif key == "backoff":
-            backoff = _BACKOFFS.get(value)
-            if backoff is None:
-                raise ctx.error(f"bad backoff={value!r}: expected exponential or constant", line0)
-            policy = replace(policy, backoff=backoff)
-        else:  # delay, timeout
-            secs = parse_duration(value)
-            if secs is None or (key == "timeout" and secs <= 0):
-                raise ctx.error(f"bad {key}={value!r}: expected a duration like 500ms, 2s, 5m or 1h", line0)
-            policy = replace(policy, delay_s=secs) if key == "delay" else replace(policy, timeout_s=secs)
-    return policy
 
 
 _REALIZED = re.compile(
@@ -151,15 +105,18 @@ class _RawSection:
 class _PlanParser:
     """One parse: tokens in, `Plan` out."""
 
-    def __init__(self, text: str, path: str | None) -> None:
+    def __init__(
+        self, text: str, path: str | None, lines: list[str] | None = None, tokens: list[Token] | None = None
+    ) -> None:
         self.text = text
         self.path = path
-        lines = NEWLINES.split(text)
-        if lines and lines[-1] == "":
-            lines.pop()
+        if lines is None:
+            lines = _lines(text)
         self.ctx = Source(lines, path)
         # A BOM is an encoding artefact: parse without it (no line moves), keep it in `source`.
-        self.tokens = markdown().parse(text[1:] if text.startswith("\ufeff") else text)
+        if tokens is None:
+            tokens = markdown().parse(text[1:] if text.startswith("\ufeff") else text)
+        self.tokens = tokens
         # parent[i]: index of the opening token that encloses token i (-1 at top level), in one pass.
         self.parent: list[int] = []
         stack: list[int] = []
@@ -249,37 +206,13 @@ class _PlanParser:
             seen_numbered = seen_numbered or number is not None
             if kind is SectionKind.PROMPT:
                 prompt_rules = self._bullets(r)
-            blocks: list[Block] = []
-            is_verify_section = any(m.rule.check for m in section_markers)
-            live_yaml: Block | None = None
-            for i in range(r.start, r.end):
-                t = toks[i]
-                if t.type != "fence":
-                    continue
-                role = self._role(t, kind, is_verify_section, stitle, live_yaml is None)
-                blk = self._block(t, len(blocks), role, kind, stitle)
-                if role is BlockRole.RESOLVED_INPUTS and not resolved_seen:
+            section, live_yaml = self._section(r, kind, number, key, stitle, section_markers)
+            for blk in section.blocks:
+                if blk.role is BlockRole.RESOLVED_INPUTS and not resolved_seen:
                     resolved_seen = True
                     data = load_yaml(blk.text, ctx, blk.body_start, "resolved_inputs")
                     inner = data.get("resolved_inputs") if isinstance(data, dict) else None
                     resolved = inner if isinstance(inner, dict) else (data if isinstance(data, dict) else {})
-                if role is BlockRole.LIVE_STATE:
-                    live_yaml = blk
-                blocks.append(blk)
-            quotes, hints = self._quotes(r)
-            section = Section(
-                key=key,
-                number=number,
-                title=stitle,
-                heading=self._heading_text(r),
-                kind=kind,
-                markers=section_markers,
-                blocks=tuple(blocks),
-                quotes=quotes,
-                hints=hints,
-                span=r.span,
-                slug=slugify(stitle),
-            )
             sections.append(section)
             if kind is SectionKind.LIVE_STATE:
                 live_state = parse_live_state(toks, r.start, r.end, r.span, live_yaml, ctx)
@@ -303,6 +236,44 @@ class _PlanParser:
             live_state=live_state,
             title_line=title_line,
         )
+
+    def _section(
+        self,
+        r: _RawSection,
+        kind: SectionKind,
+        number: int | None,
+        key: str,
+        stitle: str,
+        markers: tuple[MarkerSpec, ...],
+    ) -> tuple[Section, Block | None]:
+        """A section and its blocks (with its Live State YAML block, if it has one)."""
+        blocks: list[Block] = []
+        is_verify_section = any(m.rule.check for m in markers)
+        live_yaml: Block | None = None
+        for i in range(r.start, r.end):
+            t = self.tokens[i]
+            if t.type != "fence":
+                continue
+            role = self._role(t, kind, is_verify_section, stitle, live_yaml is None)
+            blk = self._block(t, len(blocks), role, kind, stitle)
+            if role is BlockRole.LIVE_STATE:
+                live_yaml = blk
+            blocks.append(blk)
+        quotes, hints = self._quotes(r)
+        section = Section(
+            key=key,
+            number=number,
+            title=stitle,
+            heading=self._heading_text(r),
+            kind=kind,
+            markers=markers,
+            blocks=tuple(blocks),
+            quotes=quotes,
+            hints=hints,
+            span=r.span,
+            slug=slugify(stitle),
+        )
+        return section, live_yaml
 
     # -- document structure
 
@@ -519,6 +490,73 @@ class _PlanParser:
                         )
 
     # -- Live State
+
+
+def _lines(text: str) -> list[str]:
+    """The text's lines as the parser numbers them (markdown-it's newlines; no empty last line)."""
+    lines = NEWLINES.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+# Blocks that make a Live State section more than a ledger (they feed the rest of the plan): such a section
+# is never re-read alone.
+_NOT_LEDGER_ROLES = frozenset(
+    {BlockRole.ACT, BlockRole.VERIFY, BlockRole.TEMPLATE, BlockRole.RESOLVED_INPUTS, BlockRole.LEGEND}
+)
+
+
+def reparse_live_state(plan: Plan, text: str) -> Plan | None:
+    """`parse(text)` for a text that differs from `plan.source` only inside its Live State section and has
+    as many lines (a ledger write), re-reading that section alone; None when that cannot be shown, and the
+    caller parses the whole text.
+
+    A Live State section starts at a top-level `##` heading, so it is read alone as in the whole document;
+    the next `##` line is read with it, to show that the section still ends where it did (an unclosed fence
+    or an HTML block would swallow it). Everything outside is the same text, so it reads the same; the
+    plan-wide facts a section can feed (resolved inputs, the legend, realizations, check rows' sources)
+    are taken from `plan`, and a section holding anything but ledger blocks is never re-read alone.
+    """
+    old = next((s for s in plan.sections if s.kind is SectionKind.LIVE_STATE), None)
+    if old is None or plan.live_state is None or any(b.role in _NOT_LEDGER_ROLES for b in old.blocks):
+        return None
+    lines = _lines(text)
+    start, end = old.span.start, old.span.end
+    old_lines = _lines(plan.source)
+    if len(lines) != len(old_lines) or lines[:start] != old_lines[:start] or lines[end:] != old_lines[end:]:
+        return None
+    if lines[start] != old_lines[start]:
+        return None  # the heading changed: its key, markers or kind may have
+    region = "\n".join(lines[start : end + 1]) + "\n"
+    tokens = markdown().parse(region)
+    for t in tokens:
+        if t.map is not None:
+            t.map = [t.map[0] + start, t.map[1] + start]
+    heads = [(t.tag, (t.map or [0])[0]) for t in tokens if t.type == "heading_open" and t.level == 0]
+    if heads != [("h2", start)] + ([("h2", end)] if end < len(lines) else []):
+        return None
+    try:
+        p = _PlanParser(text, plan.path, lines, tokens)
+        raws = p._split()
+        r = raws[0]
+        kind, number, key, stitle, tail = p._heading(r)
+        if r.span != old.span or kind is not SectionKind.LIVE_STATE or key != old.key:
+            return None
+        if any(t.type == "fence" and unclosed_fence(t, p.ctx) for t in tokens[r.start : r.end]):
+            return None
+        markers_ = parse_markers(tail, p.ctx, r.span.start, plan.inputs) if tail else ()
+        section, live_yaml = p._section(r, kind, number, key, stitle, markers_)
+        if any(b.role in _NOT_LEDGER_ROLES for b in section.blocks):
+            return None
+        live_state = parse_live_state(tokens, r.start, r.end, r.span, live_yaml, p.ctx)
+    except PlanError:
+        return None  # the whole parse says where
+    sections = tuple(section if s is old else s for s in plan.sections)
+    if live_state.check_rows:
+        rows = checkrows.feed_check_rows(live_state.check_rows, plan.contract, sections)
+        live_state = replace(live_state, check_rows=rows)
+    return replace(plan, source=text, sections=sections, live_state=live_state)
 
 
 def parse(text: str, path: str | None = None) -> Plan:
