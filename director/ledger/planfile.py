@@ -12,7 +12,8 @@ from director.exec.secrets import MIN_SECRET_LEN
 from director.files import write_atomic
 from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
 from director.plan.model import Plan
-from director.plan.parse import parse, reparse_live_state
+from director.plan.parse import parse
+from director.plan.reparse import reparse_live_state
 
 __all__ = ["PlanFile", "SecretInLedger", "check_no_secrets", "read_text"]
 

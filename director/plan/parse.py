@@ -102,7 +102,7 @@ class _RawSection:
     span: Span
 
 
-class _PlanParser:
+class PlanParser:
     """One parse: tokens in, `Plan` out."""
 
     def __init__(
@@ -111,7 +111,7 @@ class _PlanParser:
         self.text = text
         self.path = path
         if lines is None:
-            lines = _lines(text)
+            lines = plan_lines(text)
         self.ctx = Source(lines, path)
         # A BOM is an encoding artefact: parse without it (no line moves), keep it in `source`.
         if tokens is None:
@@ -140,7 +140,7 @@ class _PlanParser:
                     line,
                 )
         title, title_line = self._title()
-        raws = self._split()
+        raws = self.split_sections()
         first_h2 = raws[0].heading_tok.map[0] if raws and raws[0].heading_tok.map else len(ctx.lines)
         preamble = tuple(
             "\n".join(self._paragraph_lines(toks, i))
@@ -154,7 +154,7 @@ class _PlanParser:
 
         # Inputs first: conditional markers may need the knob that owns bare values.
         inputs: tuple[Input, ...] = ()
-        classified = [(r, *self._heading(r)) for r in raws]
+        classified = [(r, *self.classify_heading(r)) for r in raws]
         for r, kind, _num, _key, _title, _tail in classified:
             if kind is SectionKind.INPUTS:
                 for i in range(r.start, r.end):
@@ -206,7 +206,7 @@ class _PlanParser:
             seen_numbered = seen_numbered or number is not None
             if kind is SectionKind.PROMPT:
                 prompt_rules = self._bullets(r)
-            section, live_yaml = self._section(r, kind, number, key, stitle, section_markers)
+            section, live_yaml = self.build_section(r, kind, number, key, stitle, section_markers)
             for blk in section.blocks:
                 if blk.role is BlockRole.RESOLVED_INPUTS and not resolved_seen:
                     resolved_seen = True
@@ -237,7 +237,7 @@ class _PlanParser:
             title_line=title_line,
         )
 
-    def _section(
+    def build_section(
         self,
         r: _RawSection,
         kind: SectionKind,
@@ -297,7 +297,7 @@ class _PlanParser:
         i = h1[0]
         return self.tokens[i + 1].content.strip(), (self.tokens[i].map or [0])[0]
 
-    def _split(self) -> list[_RawSection]:
+    def split_sections(self) -> list[_RawSection]:
         toks = self.tokens
         heads = [i for i, t in enumerate(toks) if t.type == "heading_open" and t.tag == "h2" and t.level == 0]
         out: list[_RawSection] = []
@@ -308,7 +308,7 @@ class _PlanParser:
             out.append(_RawSection(toks[i], toks[i + 1].content, i + 3, end_tok, Span(start_line, end_line)))
         return out
 
-    def _heading(self, r: _RawSection) -> tuple[SectionKind, int | None, str, str, str]:
+    def classify_heading(self, r: _RawSection) -> tuple[SectionKind, int | None, str, str, str]:
         title, tail = split_markers(r.inline.replace("\n", " "))
         kind, number, key, title = classify(title)
         return kind, number, key, title, tail
@@ -492,71 +492,12 @@ class _PlanParser:
     # -- Live State
 
 
-def _lines(text: str) -> list[str]:
+def plan_lines(text: str) -> list[str]:
     """The text's lines as the parser numbers them (markdown-it's newlines; no empty last line)."""
     lines = NEWLINES.split(text)
     if lines and lines[-1] == "":
         lines.pop()
     return lines
-
-
-# Blocks that make a Live State section more than a ledger (they feed the rest of the plan): such a section
-# is never re-read alone.
-_NOT_LEDGER_ROLES = frozenset(
-    {BlockRole.ACT, BlockRole.VERIFY, BlockRole.TEMPLATE, BlockRole.RESOLVED_INPUTS, BlockRole.LEGEND}
-)
-
-
-def reparse_live_state(plan: Plan, text: str) -> Plan | None:
-    """`parse(text)` for a text that differs from `plan.source` only inside its Live State section and has
-    as many lines (a ledger write), re-reading that section alone; None when that cannot be shown, and the
-    caller parses the whole text.
-
-    A Live State section starts at a top-level `##` heading, so it is read alone as in the whole document;
-    the next `##` line is read with it, to show that the section still ends where it did (an unclosed fence
-    or an HTML block would swallow it). Everything outside is the same text, so it reads the same; the
-    plan-wide facts a section can feed (resolved inputs, the legend, realizations, check rows' sources)
-    are taken from `plan`, and a section holding anything but ledger blocks is never re-read alone.
-    """
-    old = next((s for s in plan.sections if s.kind is SectionKind.LIVE_STATE), None)
-    if old is None or plan.live_state is None or any(b.role in _NOT_LEDGER_ROLES for b in old.blocks):
-        return None
-    lines = _lines(text)
-    start, end = old.span.start, old.span.end
-    old_lines = _lines(plan.source)
-    if len(lines) != len(old_lines) or lines[:start] != old_lines[:start] or lines[end:] != old_lines[end:]:
-        return None
-    if lines[start] != old_lines[start]:
-        return None  # the heading changed: its key, markers or kind may have
-    region = "\n".join(lines[start : end + 1]) + "\n"
-    tokens = markdown().parse(region)
-    for t in tokens:
-        if t.map is not None:
-            t.map = [t.map[0] + start, t.map[1] + start]
-    heads = [(t.tag, (t.map or [0])[0]) for t in tokens if t.type == "heading_open" and t.level == 0]
-    if heads != [("h2", start)] + ([("h2", end)] if end < len(lines) else []):
-        return None
-    try:
-        p = _PlanParser(text, plan.path, lines, tokens)
-        raws = p._split()
-        r = raws[0]
-        kind, number, key, stitle, tail = p._heading(r)
-        if r.span != old.span or kind is not SectionKind.LIVE_STATE or key != old.key:
-            return None
-        if any(t.type == "fence" and unclosed_fence(t, p.ctx) for t in tokens[r.start : r.end]):
-            return None
-        markers_ = parse_markers(tail, p.ctx, r.span.start, plan.inputs) if tail else ()
-        section, live_yaml = p._section(r, kind, number, key, stitle, markers_)
-        if any(b.role in _NOT_LEDGER_ROLES for b in section.blocks):
-            return None
-        live_state = parse_live_state(tokens, r.start, r.end, r.span, live_yaml, p.ctx)
-    except PlanError:
-        return None  # the whole parse says where
-    sections = tuple(section if s is old else s for s in plan.sections)
-    if live_state.check_rows:
-        rows = checkrows.feed_check_rows(live_state.check_rows, plan.contract, sections)
-        live_state = replace(live_state, check_rows=rows)
-    return replace(plan, source=text, sections=sections, live_state=live_state)
 
 
 def parse(text: str, path: str | None = None) -> Plan:
@@ -566,7 +507,7 @@ def parse(text: str, path: str | None = None) -> Plan:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _PlanParser(text, path).run()
+        return PlanParser(text, path).run()
     finally:
         if was_enabled:
             gc.enable()
