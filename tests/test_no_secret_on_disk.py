@@ -52,7 +52,17 @@ def _wait_dead(pid: int, timeout: float = 20.0) -> bool:
     return True
 
 
-def test_sigkill_mid_block_leaves_no_secret_in_tmp_state_or_workdir_and_no_process(tmp_path: Path) -> None:
+def _ignore_sighup() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+# `nohup director apply …` (or a script's background job) starts Director with SIGHUP ignored, and an
+# ignored signal is inherited: the session's bash must still die with Director (found by a clean-clone run
+# started under nohup: a block outlived its SIGKILLed Director).
+@pytest.mark.parametrize("sighup", ["default", "ignored"])
+def test_sigkill_mid_block_leaves_no_secret_in_tmp_state_or_workdir_and_no_process(
+    tmp_path: Path, sighup: str
+) -> None:
     out, tmp, runtime = tmp_path / "out", tmp_path / "tmp", tmp_path / "run-user"
     for d in (out, tmp, runtime):
         d.mkdir()
@@ -72,6 +82,7 @@ def test_sigkill_mid_block_leaves_no_secret_in_tmp_state_or_workdir_and_no_proce
     proc = subprocess.Popen(
         [sys.executable, "-m", "director", "apply", str(plan)],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        preexec_fn=_ignore_sighup if sighup == "ignored" else None,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60

@@ -20,7 +20,8 @@ and the session travels in the setup, so an `exit`, `set -e`, `readonly` or `uns
 
 Lifetime: the server exits when the request pipe closes (`close()`), and dies with Director: if Director is
 killed, the session terminal hangs up, the kernel sends SIGHUP to the server (between blocks, that ends
-it) and, as the session leader exits, to the foreground job (a running block). Jobs that blocks left
+it) and, as the session leader exits, to the foreground job (a running block). The server starts with
+SIGHUP at its default action even when Director ignores it (`nohup`), so this holds there too. Jobs that blocks left
 running in the background are in other process groups and are not touched, as from a terminal.
 """
 
@@ -50,6 +51,11 @@ _SERVER = (
     'builtin printf \'X%s %s\\n\' "$__director_q" "$?" >&{ev}; '
     "done"
 )
+
+
+def _default_sighup() -> None:
+    """In the server's child before exec: SIGHUP back to its default action (only that, no locks)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def configure_pty(fd: int, dimensions: tuple[int, int], *, echo: bool = False) -> None:
@@ -99,6 +105,10 @@ class SessionServer:
                 stderr=subprocess.DEVNULL,
                 pass_fds=keep,
                 start_new_session=True,
+                # The session terminal's hangup must end the server and its running block when Director
+                # dies, even when Director was started with SIGHUP ignored (`nohup director apply`, a
+                # script's `&`): an ignored signal is inherited and bash cannot reset it.
+                preexec_fn=_default_sighup,
             )
         except BaseException:
             for fd in (ctl_r, self.ctl_w, self.ev_r, self.ev_w_child, self.state_r, self.state_w_child):
