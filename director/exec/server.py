@@ -21,8 +21,8 @@ and the session travels in the setup, so an `exit`, `set -e`, `readonly` or `uns
 Lifetime: the server exits when the request pipe closes (`close()`), and dies with Director: if Director is
 killed, the session terminal hangs up, the kernel sends SIGHUP to the server (between blocks, that ends
 it) and, as the session leader exits, to the foreground job (a running block). The server starts with
-SIGHUP at its default action even when Director ignores it (`nohup`), so this holds there too. Jobs that blocks left
-running in the background are in other process groups and are not touched, as from a terminal.
+SIGHUP at its default action even when Director ignores it (`nohup`), so this holds there too. Jobs that
+blocks left running in the background are in other process groups and are not touched, as from a terminal.
 """
 
 from __future__ import annotations
