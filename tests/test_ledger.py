@@ -16,6 +16,7 @@ from director.errors import PlanError
 from director.ledger.splice import LedgerUpdate, UnknownLedgerKey, apply_update, live_state_text, split_cells
 from director.plan.model import Plan
 from director.plan.parse import parse
+from director.plan.source import span_offsets
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "plans" / "workflow.cloudflare.md"
@@ -116,6 +117,26 @@ def test_full_apply_changes_only_live_state() -> None:
     assert kv["WORKER"] == "`orders-dev`" and kv["URL"] == "`http://127.0.0.1:8787`"
     assert kv["bound"] == "`—` (discovered: D1/R2/KV, if any)"  # not in the update: untouched
     assert {r.result for r in after.live_state.check_rows} == {"✅ 2026-11-29"}
+
+
+def test_only_the_live_state_section_is_split_with_markdown_its_line_ends() -> None:
+    plan = _seed()
+    assert plan.live_state is not None
+    span = plan.live_state.span
+    # the section's text by offsets is the section's lines exactly (the write splices only there)
+    head, tail = span_offsets(plan.source, span.start, span.end)
+    assert plan.source[head:tail] == "".join(plan.source.splitlines(keepends=True)[span.start : span.end])
+    assert span_offsets("a\nb\n", 2, 2) == (4, 4) and span_offsets("a\nb", 1, 2) == (2, 3)
+    assert span_offsets("a\r\nb\rc\n", 1, 2) == (3, 5)
+    # a lone CR ends a line for markdown-it (the parser's line numbers), and so for the splice
+    text = plan.source.replace("## Intent", "## In\rtent", 1)
+    lone = parse(text)
+    assert lone.live_state is not None and lone.live_state.span.start == span.start + 1
+    new = apply_update(lone, FULL_APPLY)
+    after = parse(new)
+    assert after.live_state is not None and after.live_state.data["status"] == "live"
+    assert {r.result for r in after.live_state.check_rows} == {"✅ 2026-11-29"}
+    assert new.replace(live_state_text(after), "") == text.replace(live_state_text(lone), "")
 
 
 def test_yaml_alignment_and_comments_survive() -> None:

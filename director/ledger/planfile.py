@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Iterable
@@ -30,7 +31,10 @@ class SecretInLedger(DirectorError):
 def read_text(path: str | os.PathLike[str]) -> str:
     """The file's text exactly as stored (UTF-8, line endings untouched); PlanError if not UTF-8."""
     with open(path, "rb") as fh:
-        data = fh.read()
+        return _decode(fh.read(), path)
+
+
+def _decode(data: bytes, path: str | os.PathLike[str]) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -78,6 +82,9 @@ class PlanFile:
     ) -> None:
         self.path = Path(path)
         self.text = text  # what Director last read or wrote: the baseline for conflict checks
+        # Its bytes' digest: a save reads the file as bytes and decodes it only when it changed (a plan
+        # with one emoji is held 4 bytes a character: 20 MB for a 5 MB plan, each copy).
+        self._digest = hashlib.sha256(text.encode("utf-8")).digest()
         self.plan = plan
         self.secret_values: list[str] = list(secret_values)  # never written, whatever the update says
         self.last_save_wrote = False  # whether the last save changed the file (False: already so)
@@ -97,13 +104,13 @@ class PlanFile:
         secrets = (*self.secret_values, *secret_values)
         for _ in range(_SAVE_ATTEMPTS):
             try:
-                current = read_text(self.path)
+                digest, current = self._read()
             except FileNotFoundError as exc:
                 raise LedgerConflict(
                     f"{self.path}: the plan file disappeared while Director was running; "
                     "restore it and re-run (the journal still holds the run's results)"
                 ) from exc
-            base = self.plan if current == self.text else self._rebase(current)
+            base = self.plan if current is self.text else self._rebase(current)
             new_text = apply_update(base, update)
             try:
                 # Only Live State changed: re-read that section alone when the plan shows it can be.
@@ -124,14 +131,13 @@ class PlanFile:
                 first_line=new_plan.live_state.span.first_line,
             )
             # Narrow the window for a concurrent edit: the file must still be what the update was built on.
-            if read_text(self.path) != current:
+            if self._read(decode=False)[0] != digest:
                 continue
             self._refuse_read_only()
+            raw = new_text.encode("utf-8")
             try:
                 # Checked again right before the rename: a chmod 444 meanwhile still wins.
-                self.last_save_wrote = write_atomic(
-                    self.path, new_text, before_replace=self._refuse_read_only
-                )
+                self.last_save_wrote = write_atomic(self.path, raw, before_replace=self._refuse_read_only)
             except OSError as exc:
                 raise StorageError(
                     f"cannot write the plan {self.path} "
@@ -139,12 +145,21 @@ class PlanFile:
                     "it was left as it was. The journal holds the run's results: fix that, then re-run "
                     "(it resumes)"
                 ) from None
-            self.text, self.plan = new_text, new_plan
+            self.text, self.plan, self._digest = new_text, new_plan, hashlib.sha256(raw).digest()
             return new_plan
         raise LedgerConflict(
             f"{self.path}: the plan kept changing while Director was saving its Live State; "
             "stop editing it for a moment and re-run"
         )
+
+    def _read(self, *, decode: bool = True) -> tuple[bytes, str]:
+        """The file's digest and text; the baseline text itself (no copy) when the bytes are the same."""
+        with open(self.path, "rb") as fh:
+            data = fh.read()
+        digest = hashlib.sha256(data).digest()
+        if digest == self._digest or not decode:
+            return digest, self.text
+        return digest, _decode(data, self.path)
 
     def _refuse_read_only(self) -> None:
         """A plan made read-only during the run is never replaced (root could; a careful user would not)."""

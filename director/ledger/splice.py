@@ -24,6 +24,7 @@ from director.ledger.tables import (
 )
 from director.ledger.yamlsplice import update_yaml
 from director.plan.model import Plan
+from director.plan.source import span_offsets
 
 __all__ = [
     "LedgerUpdate",
@@ -56,14 +57,9 @@ def live_state_text(plan: Plan) -> str:
     """The exact text of the plan's `## Live State` section ("" when it has none)."""
     if plan.live_state is None:
         return ""
-    lines = Lines.of(plan.source)
     span = plan.live_state.span
-    return "".join(
-        c + e
-        for c, e in zip(
-            lines.contents[span.start : span.end], lines.endings[span.start : span.end], strict=True
-        )
-    )
+    head, tail = span_offsets(plan.source, span.start, span.end)
+    return plan.source[head:tail]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -78,7 +74,12 @@ def apply_update(plan: Plan, update: LedgerUpdate) -> str:
     state = plan.live_state
     if state is None:
         raise PlanError("the plan has no `## Live State` section to record state in", path=plan.path)
-    lines = Lines.of(plan.source)
+    # Only the Live State section is split into lines (a huge plan is not copied line by line for each
+    # write); the lines before it stand in as placeholders, so every line index stays the plan's own.
+    start = state.span.start
+    head, tail = span_offsets(plan.source, start, state.span.end)
+    region = Lines.of(plan.source[head:tail])
+    lines = Lines([""] * start + region.contents, [""] * start + region.endings)
     original = Lines(list(lines.contents), list(lines.endings))
     newline = plan.newline or "\n"
     inserts: list[tuple[int, list[str]]] = []  # (line index, new lines) performed after in-place edits
@@ -157,9 +158,14 @@ def apply_update(plan: Plan, update: LedgerUpdate) -> str:
         if index + len(new_rows) == len(lines.contents) and original.endings and original.endings[-1] == "":
             lines.endings[-1] = ""
 
-    result = lines.text()
     _check_outside_unchanged(plan, original, lines)
-    return result
+    section = Lines(lines.contents[start:], lines.endings[start:]).text()
+    # One new copy of the text, not three (a 5 MB plan with an emoji is 20 MB as a str): the old section
+    # replaced where it stands, when that is its first occurrence (it always is, bar a verbatim copy).
+    old_section = plan.source[head:tail]
+    if plan.source.find(old_section) == head:
+        return plan.source.replace(old_section, section, 1)
+    return "".join((plan.source[:head], section, plan.source[tail:]))
 
 
 def _check_outside_unchanged(plan: Plan, before: Lines, after: Lines) -> None:

@@ -34,12 +34,12 @@ class Lines:
         contents: list[str] = []
         endings: list[str] = []
         for raw in text.splitlines(keepends=True):
-            # Only \n and \r\n end a Markdown line here; str.splitlines also splits on \x0b, \x1c,
-            # U+2028 … which markdown-it does not, so re-join those pieces below.
+            # \n, \r\n and a lone \r end a Markdown line (markdown-it's newlines: the parser's line numbers);
+            # str.splitlines also splits on \x0b, \x1c, U+2028 … which markdown-it does not: re-joined below.
             if raw.endswith("\r\n"):
                 body, end = raw[:-2], "\r\n"
-            elif raw.endswith("\n"):
-                body, end = raw[:-1], "\n"
+            elif raw.endswith(("\n", "\r")):  # a lone CR ends a line for markdown-it too
+                body, end = raw[:-1], raw[-1]
             else:
                 body, end = raw, ""
             if contents and endings[-1] == "":

@@ -20,7 +20,7 @@ from director.plan import checkrows
 from director.plan.headings import parse_markers
 from director.plan.model import Block, BlockRole, Plan, Section, SectionKind, Span
 from director.plan.parse import PlanParser, plan_lines
-from director.plan.source import markdown, unclosed_fence
+from director.plan.source import markdown, span_offsets, unclosed_fence
 from director.plan.tables import parse_live_state
 
 # Blocks that make a Live State section more than a ledger (they feed the rest of the plan).
@@ -35,30 +35,39 @@ def reparse_live_state(plan: Plan, text: str) -> Plan | None:
     old = next((s for s in plan.sections if s.kind is SectionKind.LIVE_STATE), None)
     if old is None or plan.live_state is None or any(b.role in _NOT_LEDGER_ROLES for b in old.blocks):
         return None
-    lines, old_lines = plan_lines(text), plan_lines(plan.source)
-    start, end = old.span.start, old.span.end
-    delta = len(lines) - len(old_lines)
-    new_end = end + delta
-    if new_end <= start or lines[:start] != old_lines[:start] or lines[new_end:] != old_lines[end:]:
+    # By offsets: a huge plan is compared in place, never split into lines (only the section is).
+    src, start, end = plan.source, old.span.start, old.span.end
+    head, tail = span_offsets(src, start, end)
+    new_tail = len(text) - (len(src) - tail)
+    if new_tail <= head or not _same(text, 0, src, 0, head):
         return None
-    if lines[start] != old_lines[start]:
+    if not _same(text, new_tail, src, tail, len(src) - tail):
+        return None
+    if tail < len(src) and text[new_tail - 1] != src[tail - 1]:
+        return None  # the section's last line end changed: the next line might join it
+    region = plan_lines(text[head:new_tail])
+    if not region or region[0] != plan_lines(src[head:tail])[0]:
         return None  # the heading changed: its key, markers or kind may have
-    tokens = markdown().parse("\n".join(lines[start : new_end + 1]) + "\n")
+    new_end = start + len(region)
+    delta = new_end - end
+    following = plan_lines(text[new_tail : new_tail + 4096])[:1]  # the next `##` line, if any
+    tokens = markdown().parse("\n".join(region + following) + "\n")
     for t in tokens:
         if t.map is not None:
             t.map = [t.map[0] + start, t.map[1] + start]
     heads = [(t.tag, (t.map or [0])[0]) for t in tokens if t.type == "heading_open" and t.level == 0]
-    if heads != [("h2", start)] + ([("h2", new_end)] if new_end < len(lines) else []):
+    if heads != [("h2", start)] + ([("h2", new_end)] if following else []):
         return None
+    lines = [""] * start + region + following  # (the parser reads only the section's lines)
     try:
         p = PlanParser(text, plan.path, lines, tokens)
         r = p.split_sections()[0]
-        kind, number, key, stitle, tail = p.classify_heading(r)
+        kind, number, key, stitle, marks = p.classify_heading(r)
         if r.span != Span(start, new_end) or kind is not SectionKind.LIVE_STATE or key != old.key:
             return None
         if any(t.type == "fence" and unclosed_fence(t, p.ctx) for t in tokens[r.start : r.end]):
             return None
-        markers = parse_markers(tail, p.ctx, r.span.start, plan.inputs) if tail else ()
+        markers = parse_markers(marks, p.ctx, r.span.start, plan.inputs) if marks else ()
         section, live_yaml = p.build_section(r, kind, number, key, stitle, markers)
         if any(b.role in _NOT_LEDGER_ROLES for b in section.blocks):
             return None
@@ -79,6 +88,13 @@ def reparse_live_state(plan: Plan, text: str) -> Plan | None:
         live_state=live_state,
         inputs=tuple(replace(i, line=i.line + delta) if i.line >= end else i for i in plan.inputs),
         contract=tuple(replace(c, line=c.line + delta) if c.line >= end else c for c in plan.contract),
+    )
+
+
+def _same(a: str, i: int, b: str, j: int, n: int, chunk: int = 1 << 20) -> bool:
+    """a[i:i+n] == b[j:j+n], compared a chunk at a time (no copy of a whole plan)."""
+    return all(
+        a[i + k : i + min(k + chunk, n)] == b[j + k : j + min(k + chunk, n)] for k in range(0, n, chunk)
     )
 
 

@@ -39,6 +39,24 @@ class Source:
         return PlanError(message, path=self.path, line=None if line0 is None else line0 + 1)
 
 
+def span_offsets(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where lines `start` and `end` begin in `text` (`end` may be the line count: the text's length),
+    lines ending as markdown-it ends them (`\n`, `\r\n`, a lone `\r`)."""
+    head, pos, n = 0, 0, 0
+    if end > 0:
+        for m in NEWLINES.finditer(text):
+            n += 1
+            pos = m.end()
+            if n == start:
+                head = pos
+            if n == end:
+                break
+        else:  # the last line has no line end: line `end` begins past it
+            pos = len(text)
+            head = pos if n < start else head
+    return head, pos
+
+
 def unclosed_fence(tok: Token, ctx: Source) -> bool:
     """Whether a fence token ran to the end of its container without its closing fence."""
     if tok.map is None:
