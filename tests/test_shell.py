@@ -166,20 +166,37 @@ def test_secrets_stay_out_of_persistable_state_and_journal(shell: Shell, tmp_pat
         assert secret not in blob
 
 
-def test_timeout_kills_the_whole_process_group(shell: Shell) -> None:
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    started = tmp_path / "started"
     t0 = time.monotonic()
-    [r] = run_all(
-        shell, "sleep 30 & echo bg=$!; (sleep 31; echo never) & echo fg=$BASHPID; sleep 32", timeout_s=0.5
-    )
+
+    def clock() -> float:  # the timeout counts once the block has started its jobs (a loaded machine)
+        return time.monotonic() - t0 if started.exists() else 0.0
+
+    with Shell(BASE_ENV, tmp_path, interactive=False, clock=clock, kill_grace_s=1.0) as sh:
+        [r] = run_all(
+            sh,
+            f"sleep 30 & echo bg=$!; (sleep 31; echo never) & echo fg=$BASHPID; : > {started}; sleep 32",
+            timeout_s=0.5,
+        )
     assert r.timed_out and not r.ok and r.exit_code == 128 + signal.SIGTERM
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 25  # not the 30 s of its sleeps
     pids = [int(x.split("=")[1]) for x in r.output.split() if x.startswith(("bg=", "fg="))]
     assert len(pids) == 2 and not any(alive(p) for p in pids)
     assert "timed out after 0.5s" in r.output
 
 
-def test_timeout_escalates_to_sigkill(shell: Shell) -> None:
-    [r] = run_all(shell, "trap '' TERM; echo $BASHPID; sleep 30", timeout_s=0.3)
+def test_timeout_escalates_to_sigkill(tmp_path: Path) -> None:
+    trapped = tmp_path / "trapped"
+    t0 = time.monotonic()
+
+    def clock() -> float:
+        # The block's time starts once its TERM trap is set: on a loaded machine getting there can take
+        # longer than the timeout, and a SIGTERM before it would end the block without the escalation.
+        return time.monotonic() - t0 if trapped.exists() else 0.0
+
+    with Shell(BASE_ENV, tmp_path, interactive=False, clock=clock, kill_grace_s=1.0) as sh:
+        [r] = run_all(sh, f"trap '' TERM; echo $BASHPID; : > {trapped}; sleep 30", timeout_s=0.3)
     assert r.timed_out and r.exit_code == 128 + signal.SIGKILL
     assert not alive(int(r.output.split()[0]))
 
