@@ -26,13 +26,13 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import secrets
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -434,6 +434,7 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
     env.update({"SOAK_OUT": str(out), "API_TOKEN": token, "TMPDIR": str(tmp), "SOAK_TRIAL": mark, "CI": "1"})
     env["NO_COLOR"] = "1"
     argv = [sys.executable, "-m", "director", "apply", str(plan), "--max-recoveries", "1000", *extra]
+    acts = set(re.findall(r'echo "start:(\w+)"', text))
 
     def invoke(kill: str | None) -> int | None:
         finished = finished_acts(db)
@@ -443,7 +444,7 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
         )
         result.invocations += 1
         if kill is not None:
-            _kill(proc, kill, rng, result, 0.9 * clean_apply_seconds(plan_name))
+            _kill(proc, kill, rng, result, out, seen, len(acts - finished))
         try:
             _, err = proc.communicate(timeout=180)
         except subprocess.TimeoutExpired:
@@ -495,30 +496,6 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
     return result
 
 
-_CLEAN_S: dict[str, float] = {}
-
-
-def clean_apply_seconds(plan_name: str) -> float:
-    """How long one uninterrupted apply of the plan takes on this machine now (measured once per process):
-    the kills are drawn within it, so that they land whether the machine is quiet or loaded."""
-    if plan_name not in _CLEAN_S:
-        with tempfile.TemporaryDirectory(prefix="soak-clean-") as d:
-            base = Path(d)
-            text, extra = PLANS[plan_name]
-            (base / "out").mkdir()
-            (base / "tmp").mkdir()
-            plan = base / f"{plan_name}.md"
-            plan.write_text(text, encoding="utf-8")
-            env = {**os.environ, "SOAK_OUT": str(base / "out"), "API_TOKEN": "tok-calibration",
-                   "TMPDIR": str(base / "tmp"), "CI": "1", "NO_COLOR": "1"}  # fmt: skip
-            t = time.monotonic()
-            r = subprocess.run([sys.executable, "-m", "director", "apply", str(plan), *extra], cwd=base, env=env,
-                               capture_output=True, text=True, timeout=180)  # fmt: skip
-            assert r.returncode == 0, r.stderr[-2000:]
-            _CLEAN_S[plan_name] = time.monotonic() - t
-    return _CLEAN_S[plan_name]
-
-
 def _acts(out: Path) -> list[str]:
     p = out / "acts"
     return p.read_text().split() if p.exists() else []
@@ -536,11 +513,25 @@ def _check_plan(plan: Path, before: str, after: str, result: TrialResult) -> Non
 
 
 def _kill(
-    proc: subprocess.Popen[str], kind: str, rng: random.Random, result: TrialResult, window: float
+    proc: subprocess.Popen[str],
+    kind: str,
+    rng: random.Random,
+    result: TrialResult,
+    out: Path,
+    seen: int,
+    remaining: int,
 ) -> None:
-    """SIGKILL Director, or the bash of the block it runs, at a random moment of this invocation (within
-    `window` seconds: about as long as a whole apply of the plan takes here and now)."""
-    time.sleep(rng.uniform(0.05, window))
+    """SIGKILL Director, or the bash of the block it runs, at a random point of this invocation's progress:
+    once the n-th of the acts it still has to run has started (n = 0: from its start), then up to 0.5 s on
+    (into that act's sleep, its verify, the next section). Picked by progress, not by the clock, so that a
+    kill lands as often on a loaded machine as on a quiet one, and on a resumed apply (less left to do)."""
+    n = rng.randrange(remaining + 1) if remaining else 0
+    deadline = time.monotonic() + 120
+    while n and proc.poll() is None and time.monotonic() < deadline:
+        if sum(a.startswith("start:") for a in _acts(out)[seen:]) >= n:
+            break
+        time.sleep(0.01)
+    time.sleep(rng.uniform(0.05, 0.5))
     if kind == "director":
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
