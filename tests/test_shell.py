@@ -9,7 +9,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -166,14 +166,17 @@ def test_secrets_stay_out_of_persistable_state_and_journal(shell: Shell, tmp_pat
         assert secret not in blob
 
 
+def _clock_from(marker: Path) -> Callable[[], float]:
+    """A clock that stands at 0 until the block creates `marker`: its timeout counts once the block is in
+    place (on a loaded machine getting there can take longer than a short timeout)."""
+    t0 = time.monotonic()
+    return lambda: time.monotonic() - t0 if marker.exists() else 0.0
+
+
 def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     started = tmp_path / "started"
     t0 = time.monotonic()
-
-    def clock() -> float:  # the timeout counts once the block has started its jobs (a loaded machine)
-        return time.monotonic() - t0 if started.exists() else 0.0
-
-    with Shell(BASE_ENV, tmp_path, interactive=False, clock=clock, kill_grace_s=1.0) as sh:
+    with Shell(BASE_ENV, tmp_path, interactive=False, clock=_clock_from(started), kill_grace_s=1.0) as sh:
         [r] = run_all(
             sh,
             f"sleep 30 & echo bg=$!; (sleep 31; echo never) & echo fg=$BASHPID; : > {started}; sleep 32",
@@ -187,15 +190,8 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 
 
 def test_timeout_escalates_to_sigkill(tmp_path: Path) -> None:
-    trapped = tmp_path / "trapped"
-    t0 = time.monotonic()
-
-    def clock() -> float:
-        # The block's time starts once its TERM trap is set: on a loaded machine getting there can take
-        # longer than the timeout, and a SIGTERM before it would end the block without the escalation.
-        return time.monotonic() - t0 if trapped.exists() else 0.0
-
-    with Shell(BASE_ENV, tmp_path, interactive=False, clock=clock, kill_grace_s=1.0) as sh:
+    trapped = tmp_path / "trapped"  # a SIGTERM before the TERM trap is set would end it without escalation
+    with Shell(BASE_ENV, tmp_path, interactive=False, clock=_clock_from(trapped), kill_grace_s=1.0) as sh:
         [r] = run_all(sh, f"trap '' TERM; echo $BASHPID; : > {trapped}; sleep 30", timeout_s=0.3)
     assert r.timed_out and r.exit_code == 128 + signal.SIGKILL
     assert not alive(int(r.output.split()[0]))

@@ -78,13 +78,19 @@ class PlanFile:
     """A plan on disk and what Director last read or wrote there (the baseline for conflict checks)."""
 
     def __init__(
-        self, path: str | os.PathLike[str], text: str, plan: Plan, *, secret_values: Iterable[str] = ()
+        self,
+        path: str | os.PathLike[str],
+        text: str,
+        plan: Plan,
+        *,
+        secret_values: Iterable[str] = (),
+        digest: bytes | None = None,
     ) -> None:
         self.path = Path(path)
         self.text = text  # what Director last read or wrote: the baseline for conflict checks
         # Its bytes' digest: a save reads the file as bytes and decodes it only when it changed (a plan
         # with one emoji is held 4 bytes a character: 20 MB for a 5 MB plan, each copy).
-        self._digest = hashlib.sha256(text.encode("utf-8")).digest()
+        self._digest = digest if digest is not None else hashlib.sha256(text.encode("utf-8")).digest()
         self.plan = plan
         self.secret_values: list[str] = list(secret_values)  # never written, whatever the update says
         self.last_save_wrote = False  # whether the last save changed the file (False: already so)
@@ -92,8 +98,11 @@ class PlanFile:
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, secret_values: Iterable[str] = ()) -> PlanFile:
         """Read and parse the plan; the text read is the baseline for the next save."""
-        text = read_text(path)
-        return cls(path, text, _parse(text, str(path)), secret_values=secret_values)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        text = _decode(data, path)
+        digest = hashlib.sha256(data).digest()
+        return cls(path, text, _parse(text, str(path)), secret_values=secret_values, digest=digest)
 
     def save(self, update: LedgerUpdate, *, secret_values: Iterable[str] = ()) -> Plan:
         """Write `update` into the plan's Live State on disk and return the plan as saved.

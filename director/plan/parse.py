@@ -42,7 +42,15 @@ from director.plan.model import (
     TemplateLine,
 )
 from director.plan.retry import fence_attributes, parse_retry
-from director.plan.source import NEWLINES, Source, load_yaml, markdown, quote_lines, unclosed_fence
+from director.plan.source import (
+    NEWLINES,
+    Source,
+    load_yaml,
+    markdown,
+    plan_lines,
+    quote_lines,
+    unclosed_fence,
+)
 from director.plan.tables import parse_inputs, parse_live_state, read_table
 from director.plan.templates import heading_target, template_lines
 
@@ -490,14 +498,6 @@ class PlanParser:
                         )
 
     # -- Live State
-
-
-def plan_lines(text: str) -> list[str]:
-    """The text's lines as the parser numbers them (markdown-it's newlines; no empty last line)."""
-    lines = NEWLINES.split(text)
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def parse(text: str, path: str | None = None) -> Plan:

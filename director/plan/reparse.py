@@ -19,8 +19,8 @@ from director.errors import PlanError
 from director.plan import checkrows
 from director.plan.headings import parse_markers
 from director.plan.model import Block, BlockRole, Plan, Section, SectionKind, Span
-from director.plan.parse import PlanParser, plan_lines
-from director.plan.source import markdown, span_offsets, unclosed_fence
+from director.plan.parse import PlanParser
+from director.plan.source import markdown, plan_lines, span_offsets, unclosed_fence
 from director.plan.tables import parse_live_state
 
 # Blocks that make a Live State section more than a ledger (they feed the rest of the plan).
@@ -46,7 +46,7 @@ def reparse_live_state(plan: Plan, text: str) -> Plan | None:
     if tail < len(src) and text[new_tail - 1] != src[tail - 1]:
         return None  # the section's last line end changed: the next line might join it
     region = plan_lines(text[head:new_tail])
-    if not region or region[0] != plan_lines(src[head:tail])[0]:
+    if not region or region[0] != old.heading:
         return None  # the heading changed: its key, markers or kind may have
     new_end = start + len(region)
     delta = new_end - end

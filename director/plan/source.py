@@ -39,6 +39,14 @@ class Source:
         return PlanError(message, path=self.path, line=None if line0 is None else line0 + 1)
 
 
+def plan_lines(text: str) -> list[str]:
+    """The text's lines as the parser numbers them (markdown-it's newlines; no empty last line)."""
+    lines = NEWLINES.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def span_offsets(text: str, start: int, end: int) -> tuple[int, int]:
     """Where lines `start` and `end` begin in `text` (`end` may be the line count: the text's length),
     lines ending as markdown-it ends them (`\n`, `\r\n`, a lone `\r`)."""

@@ -27,6 +27,7 @@ from director.plan.model import (
     Table,
     TemplateLine,
 )
+from director.plan.source import plan_lines
 
 SCHEMA = "director.plan/1"
 
@@ -188,12 +189,6 @@ def _live_state(ls: LiveState | None) -> dict[str, Any] | None:
     }
 
 
-def _line_count(text: str) -> int:
-    """Lines as the parser counts them (`\\r\\n`, `\\r`, `\\n`; a final newline ends the last line)."""
-    lines = re.split(r"\r\n?|\n", text)
-    return len(lines) - 1 if lines and lines[-1] == "" else len(lines)
-
-
 def to_json(plan: Plan) -> dict[str, Any]:
     """The plan as a stable, versioned JSON-able dict (`"schema": "director.plan/1"`)."""
     return {
@@ -202,7 +197,7 @@ def to_json(plan: Plan) -> dict[str, Any]:
         "title_line": plan.title_line + 1,
         "path": plan.path,
         "newline": plan.newline,
-        "line_count": _line_count(plan.source),
+        "line_count": len(plan_lines(plan.source)),
         "preamble": list(plan.preamble),
         "prompt_rules": list(plan.prompt_rules),
         "legend": plan.legend,
