@@ -1,5 +1,5 @@
 """`python -m director`."""
 
-from director.cli import main
+from director.cli import entry
 
-main()
+entry()

@@ -39,7 +39,7 @@ def test_version_and_short_help() -> None:
 
 def test_packaging_metadata() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    assert project["name"] == "director-plans" and project["scripts"] == {"director": "director.cli:main"}
+    assert project["name"] == "director-plans" and project["scripts"] == {"director": "director.cli:entry"}
     assert project["license"] == "MIT" and (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert {"Operating System :: POSIX :: Linux", "Operating System :: MacOS"} <= set(project["classifiers"])
     assert set(project["urls"]) >= {"Homepage", "Documentation", "Source", "Issues"}

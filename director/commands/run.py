@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from director.state.backends import StateBackend
     from director.state.journal import RunKind
     from director.state.store import StateStore
-    from director.targets import Target, TargetEnv
+    from director.targets.base import Target, TargetEnv
     from director.ui.render import LiveReporter
 
 
@@ -211,7 +211,8 @@ def _target(name: str, p: Paths, plan: Plan, console: Console, plain: bool) -> t
     """The target, the environment it gives the blocks, and whether the plan uses it at all."""
     from rich.text import Text
 
-    from director.targets import TargetEnv, get_target
+    from director.targets import get_target
+    from director.targets.base import TargetEnv
 
     def progress(msg: str) -> None:
         console.print(Text(msg, style="" if plain else "dim"))

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from director.errors import UsageError
-from director.targets.base import Progress, SessionInfo, Target, TargetEnv, TargetFactory
 
-__all__ = [
-    "DEFAULT_TARGET",
-    "TARGETS",
-    "Progress",
-    "SessionInfo",
-    "Target",
-    "TargetEnv",
-    "TargetFactory",
-    "get_target",
-]
+if TYPE_CHECKING:  # the protocol and its dataclasses live in `base`; --help needs only the names below
+    from pathlib import Path
+
+    from director.targets.base import Progress, Target, TargetFactory
+
+__all__ = ["DEFAULT_TARGET", "TARGETS", "get_target"]
 
 
 # The factories import their module on first use, so `director --help` and every run of the wrangler shim
