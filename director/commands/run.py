@@ -70,7 +70,6 @@ def run_command(
     from director.ci import github_actions, in_ci
     from director.exec.secrets import secret_name_predicate
     from director.ledger.planfile import PlanFile
-    from director.plan import knobs
     from director.run.config import RunConfig
     from director.run.engine import Engine
     from director.run.gates import operator_name
@@ -80,29 +79,20 @@ def run_command(
     if mode == "run":
         require_writable_plan(plan_path)
     pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
-    plan = pf.plan
-    # Everything below is said before anything is created or run.
-    if mode != "preview" and plan.live_state is None:
-        raise PlanError(
-            "no `## Live State` section: Director writes what a run realized and verified there, and "
-            "`check` compares with it; add one (`director init` shows the format), nothing was run",
-            path=str(pf.path),
-        )
-    if kind == "teardown" and mode == "run" and plan.teardown is None:
-        raise UsageError(f"{pf.path}: the plan has no `## Teardown` section")
-    _check_approvals(plan, approve)
-    given = knobs.parse_sets(plan, sets)
+    # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
+    # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
+    given = _preflight(pf.plan, pf.path, kind, mode, approve, sets)
     interactive = not non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
     events_to_stdout = events == "-"
     console = make_console(plain or events_to_stdout or not sys.stdout.isatty(), stderr=events_to_stdout)
     p = paths_for(plan_path, state_dir, workdir)
     created = prepare_dirs(p)
     who = operator_name(operator)
-    backend = backend_for(plan_path, state_dir, state_url, plan)
-    tgt, tenv, used = _target(target, p, plan, console, plain)
+    backend = backend_for(plan_path, state_dir, state_url, pf.plan)
+    tgt, tenv, used = _target(target, p, pf.plan, console, plain)
 
     with ExitStack() as closing:
-        bus, live = _views(console, plan, kind, interactive, plain)
+        bus, live = _views(console, pf.plan, kind, interactive, plain)
         _event_sinks(bus, events, closing)
         prompter = _prompter(console, live, interactive)
         journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
@@ -138,15 +128,33 @@ def run_command(
                 if mode == "run":
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 ask_again = reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
-                result = engine.execute(_resolver(plan, given, prompter, ask_again))
+                result = engine.execute(_resolver(pf, given, prompter, ask_again))
         finally:
             shell.close()
             journal.close()
         code = _finish(console, bus, result, mode, kind, events_to_stdout, live=live is not None, pf=pf)
     if github_actions():
         out = sys.stderr if events_to_stdout else sys.stdout
-        _github_report(plan, plan_path, result, mode, kind, code, out)
+        _github_report(pf.plan, plan_path, result, mode, kind, code, out)
     return code
+
+
+def _preflight(
+    plan: Plan, path: Path, kind: RunKind, mode: Mode, approve: list[str], sets: list[str]
+) -> dict[str, str]:
+    """What is said about the plan and the options before anything is created or run; the `--set` values."""
+    from director.plan import knobs
+
+    if mode != "preview" and plan.live_state is None:
+        raise PlanError(
+            "no `## Live State` section: Director writes what a run realized and verified there, and "
+            "`check` compares with it; add one (`director init` shows the format), nothing was run",
+            path=str(path),
+        )
+    if kind == "teardown" and mode == "run" and plan.teardown is None:
+        raise UsageError(f"{path}: the plan has no `## Teardown` section")
+    _check_approvals(plan, approve)
+    return knobs.parse_sets(plan, sets)
 
 
 def _check_options(
@@ -295,7 +303,7 @@ def _torn_down(journal: StateStore) -> bool:
 
 
 def _resolver(
-    plan: Plan, given: dict[str, str], prompter: Prompter | None, reinterview: bool = False
+    pf: PlanFile, given: dict[str, str], prompter: Prompter | None, reinterview: bool = False
 ) -> Callable[[dict[str, str] | None], knobs.Resolution]:
     """The interview: `--set` answers, then the previous run's, then the prompter (if any).
 
@@ -312,13 +320,13 @@ def _resolver(
 
         def ask_knob(knob: str) -> str:
             assert ask is not None
-            inp = plan.knob_inputs()[knob]
+            inp = pf.plan.knob_inputs()[knob]
             if previous and previous.get(knob) in inp.options:
                 inp = dataclasses.replace(inp, default=previous[knob])
             return ask(inp)
 
         asked_again = reinterview and ask is not None
-        return knobs.resolve(plan, given, None if asked_again else previous, ask_knob if ask else None)
+        return knobs.resolve(pf.plan, given, None if asked_again else previous, ask_knob if ask else None)
 
     return resolve
 

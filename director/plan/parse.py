@@ -46,11 +46,11 @@ from director.plan.source import (
     NEWLINES,
     Source,
     load_yaml,
-    markdown,
     plan_lines,
     quote_lines,
     unclosed_fence,
 )
+from director.plan.source import tokens as markdown_tokens
 from director.plan.tables import parse_inputs, parse_live_state, read_table
 from director.plan.templates import heading_target, template_lines
 
@@ -123,7 +123,7 @@ class PlanParser:
         self.ctx = Source(lines, path)
         # A BOM is an encoding artefact: parse without it (no line moves), keep it in `source`.
         if tokens is None:
-            tokens = markdown().parse(text[1:] if text.startswith("\ufeff") else text)
+            tokens = markdown_tokens(text[1:] if text.startswith("\ufeff") else text)
         self.tokens = tokens
         # parent[i]: index of the opening token that encloses token i (-1 at top level), in one pass.
         self.parent: list[int] = []

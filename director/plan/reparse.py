@@ -20,7 +20,8 @@ from director.plan import checkrows
 from director.plan.headings import parse_markers
 from director.plan.model import Block, BlockRole, Plan, Section, SectionKind, Span
 from director.plan.parse import PlanParser
-from director.plan.source import markdown, plan_lines, span_offsets, unclosed_fence
+from director.plan.source import plan_lines, span_offsets, unclosed_fence
+from director.plan.source import tokens as markdown_tokens
 from director.plan.tables import parse_live_state
 
 # Blocks that make a Live State section more than a ledger (they feed the rest of the plan).
@@ -51,7 +52,7 @@ def reparse_live_state(plan: Plan, text: str) -> Plan | None:
     new_end = start + len(region)
     delta = new_end - end
     following = plan_lines(text[new_tail : new_tail + 4096])[:1]  # the next `##` line, if any
-    tokens = markdown().parse("\n".join(region + following) + "\n")
+    tokens = markdown_tokens("\n".join(region + following) + "\n")
     for t in tokens:
         if t.map is not None:
             t.map = [t.map[0] + start, t.map[1] + start]

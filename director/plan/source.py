@@ -22,9 +22,18 @@ def markdown() -> MarkdownIt:
     global _MD
     if _MD is None:
         # Only block structure and raw inline `content` are read, never inline children: skipping the
-        # inline pass halves the parse time of a large plan.
-        _MD = MarkdownIt("commonmark").enable("table").disable("inline")
+        # inline pass halves the parse time of a large plan. `tokens` normalises, only when needed.
+        _MD = MarkdownIt("commonmark").enable("table").disable(["inline", "normalize"])
     return _MD
+
+
+def tokens(text: str) -> list[Token]:
+    """markdown-it's tokens for `text`, normalised as markdown-it does (line ends to `\n`, NUL to U+FFFD)
+    only when it needs it: markdown-it's own rule copies the whole text every time (a 5 MB plan with one
+    emoji is a 20 MB string)."""
+    if "\r" in text or "\0" in text:
+        text = NEWLINES.sub("\n", text).replace("\0", "\ufffd")
+    return markdown().parse(text)
 
 
 @dataclass

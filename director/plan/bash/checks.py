@@ -375,30 +375,30 @@ class _VerifyBuilder:
                 body.extend(self.probes_under(s))
             branch.clear()
 
-        def clause(children: list[Node]) -> None:
-            mode = "cond"
-            for c in children:
-                if c.type == "then":
-                    mode = "then"
-                    continue
-                if not c.is_named or c.type == "comment":
-                    continue
-                if c.type in ("elif_clause", "else_clause"):
-                    flush()
-                    if c.type == "elif_clause":
-                        clause(list(c.children))
-                    else:
-                        for cc in statements(c):
-                            branch.append(cc)
-                        flush()
-                    continue
-                if mode == "cond":
-                    conds.extend(self.probes_under(c))
-                else:
-                    branch.append(c)
-            flush()
-
-        clause(list(st.children))
+        # The clauses in order, an `elif`'s own parts in its place (a loop: a nested function calling itself
+        # would be a reference cycle, left for the cyclic collector on every `if` of a large plan).
+        mode = "cond"
+        todo = list(reversed(st.children))
+        while todo:
+            c = todo.pop()
+            if c.type == "then":
+                mode = "then"
+                continue
+            if not c.is_named or c.type == "comment":
+                continue
+            if c.type == "elif_clause":
+                flush()
+                mode = "cond"
+                todo.extend(reversed(c.children))
+            elif c.type == "else_clause":
+                flush()
+                branch.extend(statements(c))
+                flush()
+            elif mode == "cond":
+                conds.extend(self.probes_under(c))
+            else:
+                branch.append(c)
+        flush()
         new_lines = [ln for p, ln in self.lines.items() if p not in before]
         if has_else:
             return None  # alternatives: one branch always runs

@@ -92,8 +92,10 @@ class Command:
                 return base
             words = words[1:]
             takes_value = _WRAPPER_VALUE_OPTS.get(base, set())
-            while words and words[0].static is not None and (
-                words[0].static.startswith("-") or (base == "env" and "=" in words[0].static)
+            while (
+                words
+                and words[0].static is not None
+                and (words[0].static.startswith("-") or (base == "env" and "=" in words[0].static))
             ):
                 opt = words.pop(0).static
                 if opt in takes_value and words:
@@ -161,62 +163,71 @@ def expansion_name(node: Node) -> str | None:
     return None
 
 
+class _WordScan:
+    """What `_scan` gathers from a word's parts (a class, not a closure: a recursive nested function is a
+    reference cycle, garbage only the cyclic collector frees, thousands of them in a large plan's parse)."""
+
+    __slots__ = ("glob", "parts", "quoted", "static", "vars")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.vars: list[str] = []
+        self.static = True
+        self.quoted = False
+        self.glob = False
+
+
+def _scan(n: Node, in_quotes: bool, w: _WordScan) -> None:
+    t = n.type
+    if t in ("simple_expansion", "expansion"):
+        w.static = False
+        name = expansion_name(n)
+        if name:
+            w.vars.append(name)
+        for c in n.children:  # `${X:-$Y}`: Y is read too
+            if c.type not in ("variable_name", "subscript", "$", "${", "}"):
+                collect_vars(c, w.vars)
+        w.parts.append(node_text(n))
+    elif t in SUBST or t == "arithmetic_expansion":
+        w.static = False
+        collect_vars(n, w.vars)
+        w.parts.append(node_text(n))
+    elif t == "string":
+        w.quoted = True
+        for c in n.children:
+            if c.type == '"':
+                continue
+            _scan(c, True, w)
+    elif t == "raw_string":
+        w.quoted = True
+        w.parts.append(node_text(n)[1:-1])
+    elif t == "ansi_c_string":
+        w.quoted = True
+        w.static = False  # escapes: take the text as a pattern, never as a value
+        w.parts.append(node_text(n)[2:-1])
+    elif t == "concatenation":
+        for c in n.children:
+            _scan(c, in_quotes, w)
+    elif t == "string_content":
+        w.parts.append(re.sub(r'\\([$`"\\])', r"\1", node_text(n)))
+    elif t in ("word", "number", "extglob_pattern", "regex"):
+        raw = node_text(n)
+        if not in_quotes and _GLOB.search(raw.replace("\\*", "").replace("\\?", "")):
+            w.glob = True
+        w.parts.append(re.sub(r"\\(.)", r"\1", raw) if not in_quotes else raw)
+    elif n.child_count == 0:
+        w.parts.append(node_text(n))
+    else:
+        for c in n.children:
+            _scan(c, in_quotes, w)
+
+
 def word_of(node: Node) -> Word:
     """A Word from a word-like node (word, string, raw_string, concatenation, expansion, number…)."""
     text = node_text(node)
-    parts: list[str] = []
-    static = True
-    quoted = False
-    glob = False
-    vars_: list[str] = []
-
-    def walk(n: Node, in_quotes: bool) -> None:
-        nonlocal static, quoted, glob
-        t = n.type
-        if t in ("simple_expansion", "expansion"):
-            static = False
-            name = expansion_name(n)
-            if name:
-                vars_.append(name)
-            for c in n.children:  # `${X:-$Y}`: Y is read too
-                if c.type not in ("variable_name", "subscript", "$", "${", "}"):
-                    collect_vars(c, vars_)
-            parts.append(node_text(n))
-        elif t in SUBST or t == "arithmetic_expansion":
-            static = False
-            collect_vars(n, vars_)
-            parts.append(node_text(n))
-        elif t == "string":
-            quoted = True
-            for c in n.children:
-                if c.type == '"':
-                    continue
-                walk(c, True)
-        elif t == "raw_string":
-            quoted = True
-            parts.append(node_text(n)[1:-1])
-        elif t == "ansi_c_string":
-            quoted = True
-            static = False  # escapes: take the text as a pattern, never as a value
-            parts.append(node_text(n)[2:-1])
-        elif t == "concatenation":
-            for c in n.children:
-                walk(c, in_quotes)
-        elif t == "string_content":
-            parts.append(re.sub(r'\\([$`"\\])', r"\1", node_text(n)))
-        elif t in ("word", "number", "extglob_pattern", "regex"):
-            raw = node_text(n)
-            if not in_quotes and _GLOB.search(raw.replace("\\*", "").replace("\\?", "")):
-                glob = True
-            parts.append(re.sub(r"\\(.)", r"\1", raw) if not in_quotes else raw)
-        elif n.child_count == 0:
-            parts.append(node_text(n))
-        else:
-            for c in n.children:
-                walk(c, in_quotes)
-
-    walk(node, False)
-    pattern = "".join(parts)
+    w = _WordScan()
+    _scan(node, False, w)
+    pattern = "".join(w.parts)
     whole = None
     if node.type in ("simple_expansion", "expansion"):
         whole = expansion_name(node)
@@ -232,7 +243,9 @@ def word_of(node: Node) -> Word:
         and any(c.type not in ("variable_name", "$", "${", "}") for c in node.children)
     ):
         whole = None  # `${X%/*}` is not X
-    return Word(text, pattern, pattern if static else None, tuple(dict.fromkeys(vars_)), whole, glob, quoted)
+    return Word(
+        text, pattern, pattern if w.static else None, tuple(dict.fromkeys(w.vars)), whole, w.glob, w.quoted
+    )
 
 
 def collect_vars(node: Node, out: list[str]) -> None:
@@ -244,13 +257,18 @@ def collect_vars(node: Node, out: list[str]) -> None:
             name = expansion_name(n)
             if name:
                 out.append(name)
-        elif n.type == "variable_name" and n.parent is not None and n.parent.type in (
-            "binary_expression",
-            "unary_expression",
-            "postfix_expression",
-            "parenthesized_expression",
-            "arithmetic_expansion",
-            "compound_statement",
+        elif (
+            n.type == "variable_name"
+            and n.parent is not None
+            and n.parent.type
+            in (
+                "binary_expression",
+                "unary_expression",
+                "postfix_expression",
+                "parenthesized_expression",
+                "arithmetic_expansion",
+                "compound_statement",
+            )
         ):
             out.append(node_text(n))  # `(( N > 1 ))`, `$(( N + 1 ))`
         stack.extend(reversed(n.children))
