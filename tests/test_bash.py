@@ -181,3 +181,33 @@ def test_malformed_bash_never_raises() -> None:
         bash.verify_model(text)
         bash.verify_issues(text)
         assert isinstance(s.commands, tuple)
+
+
+def test_the_analysis_leaves_no_reference_cycles() -> None:
+    """A large plan's thousands of blocks are analysed with the cyclic collector paused (plan/parse.py): a
+    cycle per word or per `if` (a recursive closure) was 23 MB of garbage in a 5 MB plan's parse."""
+    import gc
+
+    text = (
+        'X="a-$B" Y=${C:-$D} Z=$(date)\nls "$X"/*.log \'$lit\'\n'
+        'if [ -f "$X" ]; then echo ok; elif test -d "$Y"; then echo dir; else echo none; exit 1; fi\n'
+        'if grep -q up "$Z"; then curl -fs "$U" || { echo down; exit 1; }; fi\n'
+    )
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for n in range(3):  # new texts each time: the analyser's caches would hide a second run
+            variant = text.replace("ok", f"ok{n}")
+            bash.parse(variant)
+            bash.verify_model(variant, 0)
+            bash.assignments(variant)
+        gc.collect()
+        garbage = [type(o).__qualname__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was:
+            gc.enable()
+    assert garbage == [], garbage[:20]
