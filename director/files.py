@@ -19,13 +19,14 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 
 from director.exec.processes import pid_alive
 
 __all__ = [
     "DEFAULT_MODE",
     "TEMP_SUFFIX",
+    "encoded_chunks",
     "fsync_dir",
     "remove_stale_temps",
     "sweep_stale_temps",
@@ -54,12 +55,26 @@ def _temp_prefix(target: str) -> str:
     return f".{os.path.basename(target)}."
 
 
-def _holds(target: str, data: bytes, st: os.stat_result) -> bool:
-    """Whether the file at `target` (whose stat is `st`) already holds exactly `data`."""
-    if st.st_size != len(data):
-        return False
+CHUNK = 1 << 20  # text is encoded and files are compared this much at a time
+
+
+def encoded_chunks(data: str | bytes) -> Iterator[bytes]:
+    """`data` as UTF-8 bytes, a megabyte of text at a time: a large text is never encoded whole (a 5 MB
+    plan with one emoji is a 20 MB string; its bytes would be 5 MB more in memory at once)."""
+    if isinstance(data, bytes):
+        yield data
+        return
+    for start in range(0, len(data), CHUNK):
+        yield data[start : start + CHUNK].encode("utf-8")
+
+
+def _holds(target: str, data: str | bytes) -> bool:
+    """Whether the file at `target` already holds exactly `data` (compared a chunk at a time)."""
     with open(target, "rb") as fh:
-        return fh.read() == data
+        for chunk in encoded_chunks(data):
+            if fh.read(len(chunk)) != chunk:
+                return False
+        return fh.read(1) == b""
 
 
 def write_atomic(
@@ -78,13 +93,12 @@ def write_atomic(
     writable").
     """
     target = os.path.realpath(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     try:
         st: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
         st = None
     final_mode = mode if mode is not None else (stat.S_IMODE(st.st_mode) if st is not None else DEFAULT_MODE)
-    if st is not None and _holds(target, raw, st):
+    if st is not None and _holds(target, data):
         if stat.S_IMODE(st.st_mode) != final_mode:
             os.chmod(target, final_mode)
         return False
@@ -93,7 +107,8 @@ def write_atomic(
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
+            for chunk in encoded_chunks(data):
+                fh.write(chunk)
             fh.flush()
             # chmod before the rename: the file never appears with mkstemp's 0600.
             os.fchmod(fh.fileno(), final_mode)

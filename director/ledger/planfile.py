@@ -10,7 +10,7 @@ from pathlib import Path
 
 from director.errors import DirectorError, ExitCode, LedgerConflict, PlanError, StorageError
 from director.exec.secrets import MIN_SECRET_LEN
-from director.files import write_atomic
+from director.files import CHUNK, encoded_chunks, write_atomic
 from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update, live_state_text
 from director.plan.model import Plan
 from director.plan.parse import parse
@@ -62,6 +62,14 @@ def check_no_secrets(
             )
 
 
+def _text_digest(text: str) -> bytes:
+    """The sha256 of `text` as UTF-8, encoded a chunk at a time."""
+    digest = hashlib.sha256()
+    for chunk in encoded_chunks(text):
+        digest.update(chunk)
+    return digest.digest()
+
+
 def _parse(text: str, path: str) -> Plan:
     return parse(text, path=path)
 
@@ -90,7 +98,7 @@ class PlanFile:
         self.text = text  # what Director last read or wrote: the baseline for conflict checks
         # Its bytes' digest: a save reads the file as bytes and decodes it only when it changed (a plan
         # with one emoji is held 4 bytes a character: 20 MB for a 5 MB plan, each copy).
-        self._digest = digest if digest is not None else hashlib.sha256(text.encode("utf-8")).digest()
+        self._digest = digest if digest is not None else _text_digest(text)
         self.plan = plan
         self.secret_values: list[str] = list(secret_values)  # never written, whatever the update says
         self.last_save_wrote = False  # whether the last save changed the file (False: already so)
@@ -143,10 +151,11 @@ class PlanFile:
             if self._read(decode=False)[0] != digest:
                 continue
             self._refuse_read_only()
-            raw = new_text.encode("utf-8")
             try:
                 # Checked again right before the rename: a chmod 444 meanwhile still wins.
-                self.last_save_wrote = write_atomic(self.path, raw, before_replace=self._refuse_read_only)
+                self.last_save_wrote = write_atomic(
+                    self.path, new_text, before_replace=self._refuse_read_only
+                )
             except OSError as exc:
                 raise StorageError(
                     f"cannot write the plan {self.path} "
@@ -154,7 +163,7 @@ class PlanFile:
                     "it was left as it was. The journal holds the run's results: fix that, then re-run "
                     "(it resumes)"
                 ) from None
-            self.text, self.plan, self._digest = new_text, new_plan, hashlib.sha256(raw).digest()
+            self.text, self.plan, self._digest = new_text, new_plan, _text_digest(new_text)
             return new_plan
         raise LedgerConflict(
             f"{self.path}: the plan kept changing while Director was saving its Live State; "
@@ -162,13 +171,19 @@ class PlanFile:
         )
 
     def _read(self, *, decode: bool = True) -> tuple[bytes, str]:
-        """The file's digest and text; the baseline text itself (no copy) when the bytes are the same."""
+        """The file's digest and text; the baseline text itself (no copy) when the bytes are the same.
+
+        The digest is taken a chunk at a time: the file is read whole only when it changed.
+        """
+        digest = hashlib.sha256()
         with open(self.path, "rb") as fh:
-            data = fh.read()
-        digest = hashlib.sha256(data).digest()
-        if digest == self._digest or not decode:
-            return digest, self.text
-        return digest, _decode(data, self.path)
+            while chunk := fh.read(CHUNK):
+                digest.update(chunk)
+        if digest.digest() == self._digest or not decode:
+            return digest.digest(), self.text
+        with open(self.path, "rb") as fh:
+            data = fh.read()  # the digest returned is of the text returned, whatever changed in between
+        return hashlib.sha256(data).digest(), _decode(data, self.path)
 
     def _refuse_read_only(self) -> None:
         """A plan made read-only during the run is never replaced (root could; a careful user would not)."""

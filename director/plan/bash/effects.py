@@ -32,7 +32,7 @@ def inputs(text: str) -> list[str]:
 
 def assignments(text: str) -> list[tuple[str, Word]]:
     """(name, value) of every assignment a block makes (`X=…`, `export X=…`, `local X=…`), in order."""
-    return list(analysed(text)[1].values)
+    return list(parse(text).values)
 
 
 def backgrounds(text: str) -> bool:

@@ -393,9 +393,13 @@ def _lift_heredocs(source: bytes) -> tuple[bytes, dict[int, _Heredoc]]:
     return bytes(out), docs
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=64)
 def analysed(text: str) -> tuple[Node, _Builder]:
-    """The tree of `text` (heredocs lifted) and the builder that walked it."""
+    """The tree of `text` (heredocs lifted) and the builder that walked it.
+
+    Kept for a few blocks only (a tree holds memory outside Python's heap too): what the rest of a run
+    asks again is in `parse`'s `Script` and `verify_model`'s model, cached on their own.
+    """
     source = text.encode("utf-8", "surrogateescape")
     heredocs: dict[int, _Heredoc] = {}
     if b"<<" in source:
@@ -418,4 +422,5 @@ def parse(text: str) -> Script:
         reads=tuple(dict.fromkeys(b.reads)),
         assigns=frozenset(b.assigns),
         has_error=root.has_error,
+        values=tuple(b.values),
     )

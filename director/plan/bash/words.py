@@ -133,6 +133,7 @@ class Script:
     reads: tuple[str, ...]  # variables expanded anywhere (first-seen order), heredoc bodies included
     assigns: frozenset[str]  # variables the block sets (assignments, `read`, `for`, declarations)
     has_error: bool
+    values: tuple[tuple[str, Word], ...] = ()  # (name, value) of each assignment (`X=…`, `export X=…`)
 
     def calls(self, program: str) -> bool:
         """Whether some command runs `program` (after wrappers: `command wrangler`, `npx wrangler`)."""
