@@ -8,6 +8,7 @@ re-parse the result as a check (`update_yaml`).
 
 from __future__ import annotations
 
+import functools
 import io
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -29,7 +30,10 @@ __all__ = ["LedgerWriteError", "render_key", "render_scalar", "update_yaml"]
 # Rendering values
 
 
+@functools.cache
 def _yaml(flow: bool) -> YAML:
+    """One round-trip instance per style, reused (each load and dump resets it): building one globs
+    ruamel's plug-in directories, about a millisecond, and a ledger write renders several values."""
     y = YAML(typ="rt")
     y.width = 1_000_000_000  # never fold: a ledger value stays on its line
     y.allow_unicode = True

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from director.errors import PlanError
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 NEWLINES = re.compile(r"\r\n?|\n")  # exactly markdown-it's normalisation, so Token.map lines agree
 _MD: MarkdownIt | None = None
@@ -122,13 +126,18 @@ def plain(value: Any, *, exact: bool = False) -> Any:
     return str(value)
 
 
-def load_yaml(text: str, ctx: Source, body_start: int, what: str) -> Any:
-    """Round-trip-parse YAML; any failure is a PlanError on the plan line of the problem."""
+@functools.cache
+def _rt_yaml() -> YAML:
+    """One round-trip loader, reused (each load resets it; building one globs ruamel's plug-ins)."""
     from ruamel.yaml import YAML
 
-    yaml = YAML(typ="rt")
+    return YAML(typ="rt")
+
+
+def load_yaml(text: str, ctx: Source, body_start: int, what: str) -> Any:
+    """Round-trip-parse YAML; any failure is a PlanError on the plan line of the problem."""
     try:
-        data = yaml.load(text)
+        data = _rt_yaml().load(text)
     except Exception as exc:  # ruamel raises many types; each means bad YAML
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         context = getattr(exc, "context_mark", None)
