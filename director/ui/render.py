@@ -10,8 +10,9 @@ Two views subscribe to the event bus (`director.run.events`):
   resumes below the answer. When the run ends the board is the summary: every section with its outcome and
   time, and the last lines of each step that failed or waited for input.
 
-Only the cheap parts of rich are imported at module level: `Live`, `Spinner`, `Prompt` and `Syntax` (which
-pulls in pygments) are imported where they are used, since `status`/`audit`/`diff` import this module too.
+Only the cheap parts of rich are imported at module level: `Table`, `Panel`, `Live`, `Spinner`, `Prompt`
+and `Syntax` (which pulls in pygments) are imported where they are used, since `status`/`audit`/`diff` and
+every plain run import this module too.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rich.console import Console, Group, RenderableType
-from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from director.ledger.cells import strip_ansi
@@ -34,6 +33,7 @@ from director.plan.model import key_label
 
 if TYPE_CHECKING:
     from rich.live import Live
+    from rich.table import Table
 
     from director.run.events import Event
 
@@ -362,6 +362,8 @@ class LiveReporter:
             return self._render_locked()
 
     def _table(self, rows: list[_Row | str], now: float) -> Table:
+        from rich.table import Table
+
         width = self.c.size.width
         labels = [r.label for r in rows if isinstance(r, _Row)] or [""]
         label_w = max(len(x) for x in labels)
@@ -384,6 +386,8 @@ class LiveReporter:
         return table
 
     def _render_locked(self) -> RenderableType:
+        from rich.panel import Panel
+
         now = self.clock()
         parts: list[RenderableType] = []
         elapsed = f" · {now - self.run_started:.0f}s" if self.run_started is not None else ""

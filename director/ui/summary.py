@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from director.plan.model import key_label
@@ -52,6 +51,8 @@ def summary_table(c: Console, reports: list[Any], title: str = "summary", *, liv
         for line in lines:
             c.print(Text(line.rstrip()), markup=False, highlight=False, soft_wrap=True)
         return
+    from rich.table import Table
+
     t = Table(title=title, title_justify="left")
     t.add_column("section", overflow="ellipsis", max_width=48)
     t.add_column("outcome", no_wrap=True)
