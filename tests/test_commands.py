@@ -72,7 +72,7 @@ def test_diff_against_head_shows_what_apply_realized(tmp_path: Path, out: Path) 
         "live",
     )
     assert yaml["last_action"]["new"].endswith(
-        "apply run 1 on target none: applied §0, §1, §2; verified §3"
+        "apply run 1 on target none: applied §0–§2; verified §3"
     )
     assert yaml["resolved_inputs.resolved_by"] == {
         "op": "added",

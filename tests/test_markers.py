@@ -20,6 +20,7 @@ from director.plan.model import (
     SectionKind,
     Span,
     key_label,
+    label_list,
     section_label,
 )
 from director.plan.parse import parse
@@ -161,3 +162,12 @@ def test_section_label() -> None:
     prose = Section("2024", None, "2024", "## 2024", SectionKind.PROSE, (), (), (), (), Span(0, 1))
     assert section_label(prose) == "2024"  # a slug of digits is not a number
     assert key_label("3") == "§3" and key_label("discovery") == "discovery"
+
+
+def test_label_lists_say_long_runs_as_ranges() -> None:
+    labels = ["§0", "§1", "§2", "§4", "§5", "discovery", "§6", "§7", "§8", "§9", "teardown", "2024"]
+    assert label_list(labels) == "§0–§2, §4, §5, discovery, §6–§9, teardown, 2024"
+    assert label_list([f"§{n}" for n in range(1, 1001)]) == "§1–§1000"
+    assert label_list(["§3", "§2", "§1"]) == "§3, §2, §1", "only ascending runs are ranges"
+    assert label_list(["§1", "§01", "§2"]) == "§1, §01, §2"
+    assert label_list([]) == ""

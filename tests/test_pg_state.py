@@ -24,7 +24,7 @@ from director.state.identity import plan_key
 from director.state.journal import Journal
 from director.state.lifecycle import RunState, StepState
 from director.state.pgjournal import PgJournal
-from director.state.store import StateStore
+from director.state.store import SectionSuccesses, StateStore
 from tests.pgcluster import ROLE, Cluster
 
 
@@ -93,6 +93,26 @@ def test_steps_memo_session_and_unfinished(store: StateStore) -> None:
     assert last is not None and last.fingerprint == "fps" and last.role == "section"
     assert store.last_success("2/section") is None and store.unfinished_steps(rid) == []
     assert [s.step_key for s in store.steps(rid)] == ["1/0", "1/section"]
+
+
+def test_every_sections_last_success_in_one_query(store: StateStore) -> None:
+    """`section_successes` is `last_success` for every section key at once (resume, preview, status)."""
+    rid = _run(store)
+    store.section_succeeded(rid, "1/section", "1", "old", None)
+    store.section_succeeded(rid, "2/section", "2", "two", None)
+    store.section_succeeded(rid, "1/section", "1", "new", None)
+    failed = store.step_started(rid, "3/0", "3", 0, "act", "fp3")
+    store.step_finished(failed, StepState.FAILED, 1, 0.1, "no", None)
+    found = store.section_successes()
+    assert set(found) == {"1/section", "2/section"}
+    assert {k: v.fingerprint for k, v in found.items()} == {"1/section": "new", "2/section": "two"}
+    assert all(found[k] == store.last_success(k) for k in found)
+    memo = SectionSuccesses(store)
+    assert memo.last("1/section") == found["1/section"] and memo.last("3/section") is None
+    store.section_succeeded(rid, "1/section", "1", "newer", None)
+    memo.recorded("1/section")
+    newer = memo.last("1/section")
+    assert newer is not None and newer.fingerprint == "newer"
 
 
 def test_approvals_are_found_by_content_and_waited_for(store: StateStore) -> None:

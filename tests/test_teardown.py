@@ -164,7 +164,7 @@ LIVE_AFTER_APPLY = """\
 
 ```yaml
 status:        live
-last_action:   '<TS> apply run 1 on target none: applied §0, §1, §2; verified §3'
+last_action:   '<TS> apply run 1 on target none: applied §0–§2; verified §3'
 last_verified: <DAY> — chain complete · s1 exists · s2 exists
 resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' }
 target:        none

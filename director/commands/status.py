@@ -64,8 +64,9 @@ def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None =
     if journal is not None:
         try:
             out["last_run"] = _last_run(journal)
+            successes = journal.section_successes()
             for s in plan.executable_sections + ((plan.teardown,) if plan.teardown else ()):
-                last = journal.last_success(f"{s.key}/section")
+                last = successes.get(f"{s.key}/section")
                 finished = last.finished_at if last else None
                 out["sections"].append(
                     {"key": s.key, "title": s.title, "last_success": _time(finished)}

@@ -239,6 +239,32 @@ def key_label(key: str) -> str:
     return f"§{key}" if key.isdigit() else key
 
 
+def label_list(labels: list[str]) -> str:
+    """Section labels as a list a human reads, three or more consecutive numbers as a range:
+    `§0–§2, §4, discovery` (a run over a thousand sections says `§1–§1000`, not every one of them)."""
+    out: list[str] = []
+    run: list[int] = []
+
+    def close() -> None:
+        if len(run) >= 3:
+            out.append(f"§{run[0]}–§{run[-1]}")
+        else:
+            out.extend(f"§{n}" for n in run)
+        run.clear()
+
+    for label in labels:
+        digits = label[1:]
+        if label.startswith("§") and digits.isdigit() and digits == str(int(digits)):
+            if run and int(digits) != run[-1] + 1:
+                close()
+            run.append(int(digits))
+        else:
+            close()
+            out.append(label)
+    close()
+    return ", ".join(out)
+
+
 @dataclass(frozen=True)
 class Input:
     """A Provisioning Inputs row: a closed question that sets a knob."""

@@ -18,14 +18,14 @@ from director.exec.shell import SessionState, Shell
 from director.ledger import compose
 from director.ledger.planfile import PlanFile
 from director.ledger.splice import LedgerUpdate
-from director.plan.model import Plan, Section, key_label, section_label
+from director.plan.model import Plan, Section, key_label, label_list, section_label
 from director.plan.verify import CheckResult
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
 from director.run.reasons import Bases
 from director.state.lifecycle import RunState
-from director.state.store import StateStore
+from director.state.store import SectionSuccesses, StateStore
 from director.targets.base import Target
 
 # Live State writes between sections may take this long in a run, then at most this share of it.
@@ -98,9 +98,11 @@ class Run:
     observed_reason: str = ""  # why the last observation did not pass
     interrupted_by: str = "Ctrl-C"  # what interrupted the run: `Ctrl-C` (SIGINT) or `SIGTERM`
     bases: Bases = field(init=False)  # each section's latest basis (why it is not in sync), read once
+    successes: SectionSuccesses = field(init=False)  # each section's latest success, read once
 
     def __post_init__(self) -> None:
         self.bases = Bases(self.journal)
+        self.successes = SectionSuccesses(self.journal)
 
     @property
     def interruption(self) -> str:
@@ -147,21 +149,21 @@ class Run:
         """What this run did, for `last_action` and the end of the run."""
         parts = []
         if self.applied:
-            parts.append("applied " + ", ".join(self.applied))
+            parts.append("applied " + label_list(self.applied))
         skipped = [self.label_of(r.key) for r in self.reports if r.verdict == "skipped"]
 
         insync = [r.key for r in self.reports if r.verdict == "in-sync"]
         earlier = [key_label(k) for k in insync if k in self.done_before_resume]
         insync = [key_label(k) for k in insync if k not in self.done_before_resume]
         if earlier:
-            parts.insert(0, "finished before the run was resumed " + ", ".join(earlier))
+            parts.insert(0, "finished before the run was resumed " + label_list(earlier))
         if insync:
-            parts.append("in sync " + ", ".join(insync))
+            parts.append("in sync " + label_list(insync))
         verified = [v for v in self.verified if v not in skipped]
         if verified:
-            parts.append("verified " + ", ".join(verified))
+            parts.append("verified " + label_list(verified))
         if skipped:
-            parts.append("verify skipped " + ", ".join(skipped))
+            parts.append("verify skipped " + label_list(skipped))
         return "; ".join(parts) or "nothing to do"
 
     def label_of(self, key: str) -> str:

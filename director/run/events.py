@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
@@ -114,12 +115,40 @@ class Bus:
         return event
 
 
+# After these Director may wait (a block runs or streams, a human answers, a retry sleeps, a target works,
+# the run ends): what was written so far is flushed then, so a reader following the stream is never behind.
+WAIT_EVENTS = frozenset(
+    {"step.start", "step.output", "step.input", "step.retry", "gate", "target", "run.state", "run.end"}
+)
+
+
+class Flusher:
+    """Flushes a stream after an event Director may wait after, else at most every `every_s` seconds.
+
+    A write and a flush per line made a resume over 1,000 finished sections 2,000 system calls per view;
+    between waits nothing is lost by writing them together.
+    """
+
+    def __init__(self, stream: IO[str], every_s: float = 0.2, clock: Callable[[], float] = time.monotonic):
+        self._stream = stream
+        self._every = every_s
+        self._clock = clock
+        self._last = clock()
+
+    def after(self, event_type: str) -> None:
+        now = self._clock()
+        if event_type in WAIT_EVENTS or now - self._last >= self._every:
+            self._stream.flush()
+            self._last = now
+
+
 class JsonlWriter:
-    """Writes each event as one JSON line, flushed, so CI can follow a run as it happens."""
+    """Writes each event as one JSON line, so CI can follow a run as it happens (`Flusher`)."""
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
+        self._flusher = Flusher(stream)
 
     def __call__(self, event: Event) -> None:
         self._stream.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
-        self._stream.flush()
+        self._flusher.after(event["type"])

@@ -18,7 +18,7 @@ from director.run import approval, fingerprint, reasons, sections, session, step
 from director.run.config import RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import matches
-from director.state.store import StateStore
+from director.state.store import SectionSuccesses, StateStore
 
 
 @dataclass
@@ -89,6 +89,7 @@ class Preview:
         status = str(ls.data.get("status", "")) if ls else ""
         todo = list(plan.executable_sections)
         bases = reasons.Bases(self.journal)
+        successes = SectionSuccesses(self.journal)
         if self.cfg.kind == "teardown" and plan.teardown is not None:
             todo = [s for s in todo if s.kind is SectionKind.VARIABLES] + [plan.teardown]
         for section in todo:
@@ -119,7 +120,7 @@ class Preview:
             seen, reason = self._observe(section, texts)
             holds, unobservable = seen is Verdict.PASSED, seen is Verdict.SKIPPED
             template_drift = reasons.template_drift(templates)
-            last = self.journal.last_success(f"{section.key}/section")
+            last = successes.last(f"{section.key}/section")
             in_sync = (
                 (holds or unobservable) and not template_drift and last is not None and last.fingerprint == fp
             )

@@ -206,6 +206,7 @@ def done(
             session.as_journaled(run, change),
             None if basis is None else (reasons.KIND, basis),
         )
+        run.successes.recorded(f"{section.key}/section")
         if basis is not None:
             run.bases.recorded(basis)
 
@@ -223,7 +224,7 @@ def apply_section(run: Run, section: Section) -> None:
     regenerated = _templates(run, section)
     fp = fingerprint.section(texts, regenerated, run.knobs, run.session.variables, run.is_secret)
     completed_here = run.completed_sections.get(section.key) == fp
-    last = run.journal.last_success(f"{section.key}/section")
+    last = run.successes.last(f"{section.key}/section")
     unchanged = completed_here or (last is not None and last.fingerprint == fp)
     vars_now, redact = run.session.variables, run.shell.redactor.redact
     now_basis = reasons.basis(section, texts, run.knobs, vars_now, regenerated, run.is_secret, redact)
@@ -235,7 +236,8 @@ def apply_section(run: Run, section: Section) -> None:
 
     def why(drift: list[str], observed: str = "") -> list[str]:
         found = reasons.why_not_in_sync(
-            last=run.bases.last(section.key),
+            # the earlier basis names what changed; read only then (the first read loads every section's)
+            last=run.bases.last(section.key) if last is not None and not unchanged else None,
             ever_succeeded=last is not None,
             unchanged=unchanged,
             now=now_basis,

@@ -57,18 +57,9 @@ from director.state.records import (
 from director.state.store import ApprovalHow, RunKind
 
 __all__ = [
-    "SCHEMA_VERSION",
-    "ApprovalHow",
-    "ApprovalRecord",
-    "EventRecord",
-    "Journal",
-    "LeaseHolder",
-    "RunKind",
-    "RunRecord",
-    "StepRecord",
-    "TransitionRecord",
-    "utc_now",
-]
+    "SCHEMA_VERSION", "ApprovalHow", "ApprovalRecord", "EventRecord", "Journal", "LeaseHolder", "RunKind",
+    "RunRecord", "StepRecord", "TransitionRecord", "utc_now",
+]  # fmt: skip
 
 SCHEMA_VERSION = schema.SCHEMA_VERSION
 
@@ -406,6 +397,15 @@ class Journal:
             (step_key, StepState.SUCCEEDED.value),
         ).fetchone()
         return None if row is None else StepRecord.from_row(row)
+
+    def section_successes(self) -> dict[str, StepRecord]:
+        """`last_success` of every section's step key (`KEY/section`), in one query."""
+        rows = self._db.execute(
+            "SELECT * FROM steps WHERE id IN"
+            " (SELECT max(id) FROM steps WHERE role = 'section' AND state = ? GROUP BY step_key)",
+            (StepState.SUCCEEDED.value,),
+        ).fetchall()
+        return {r["step_key"]: StepRecord.from_row(r) for r in rows}
 
     def last_session(self, run_id: int) -> dict[str, Any] | None:
         """The shell state left by the run's last succeeded block (a resumed run, or a gate, starts there)."""

@@ -265,6 +265,16 @@ class PgJournal(PgBase):
         )
         return None if row is None else StepRecord.from_row(row)
 
+    def section_successes(self) -> dict[str, StepRecord]:
+        """`last_success` of every section's step key (`KEY/section`), in one query."""
+        rows = self.rows(
+            f"SELECT * FROM {S}.steps WHERE plan_key = %s AND id IN"
+            f" (SELECT max(id) FROM {S}.steps WHERE plan_key = %s AND role = 'section' AND state = %s"
+            " GROUP BY step_key)",
+            (self.key, self.key, StepState.SUCCEEDED.value),
+        )
+        return {r["step_key"]: StepRecord.from_row(r) for r in rows}
+
     def last_session(self, run_id: int) -> dict[str, Any] | None:
         """The shell state left by the run's last succeeded block."""
         row = self.row(

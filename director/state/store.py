@@ -91,6 +91,7 @@ class StateStore(Protocol):
     def step(self, step_id: int) -> StepRecord: ...
     def steps(self, run_id: int) -> list[StepRecord]: ...
     def last_success(self, step_key: str) -> StepRecord | None: ...
+    def section_successes(self) -> dict[str, StepRecord]: ...
     def last_session(self, run_id: int) -> dict[str, Any] | None: ...
     def unfinished_steps(self, run_id: int) -> list[StepRecord]: ...
 
@@ -150,3 +151,28 @@ class PlanLease(Protocol):
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None: ...
+
+
+class SectionSuccesses:
+    """The latest success of every section (`KEY/section` rows), read in one query when first asked, then
+    kept: asking the store for each section is a query each (a round trip each on PostgreSQL).
+
+    A success the run records itself is forgotten here (`recorded`), so asking again reads that row.
+    """
+
+    def __init__(self, store: StateStore) -> None:
+        self._store = store
+        self._by_key: dict[str, StepRecord] | None = None
+        self._recorded: set[str] = set()
+
+    def last(self, step_key: str) -> StepRecord | None:
+        """`store.last_success(step_key)` for a section's step key."""
+        if step_key in self._recorded:
+            return self._store.last_success(step_key)
+        if self._by_key is None:
+            self._by_key = self._store.section_successes()
+        return self._by_key.get(step_key)
+
+    def recorded(self, step_key: str) -> None:
+        """The run journaled a success of this key: the next question goes to the store."""
+        self._recorded.add(step_key)

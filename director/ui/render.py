@@ -30,6 +30,7 @@ from rich.text import Text
 
 from director.ledger.cells import strip_ansi
 from director.plan.model import key_label
+from director.run.events import Flusher
 
 if TYPE_CHECKING:
     from rich.live import Live
@@ -151,19 +152,22 @@ class PlainReporter:
     def __init__(self, console: Console) -> None:
         self.c = console
         self._buffers: dict[tuple[str, int], LineBuffer] = {}
+        self._flusher = Flusher(console.file)
 
     def _say(self, line: str) -> None:
         # A plain line as it is: no markup (titles, details and block output may contain `[...]`), no style,
         # no wrapping, so rich's render pipeline (about 0.1 ms a line: a resume says 1,000 of them) is not
-        # needed; flushed at once so that a pipe follows the run live.
-        out = self.c.file
-        out.write(clean(line).rstrip() + "\n")
-        out.flush()
+        # needed; flushed whenever Director may wait next (`Flusher`), so that a pipe follows the run live.
+        self.c.file.write(clean(line).rstrip() + "\n")
 
     def _out(self, line: str) -> None:
         self._say("     │ " + line)
 
     def __call__(self, ev: Event) -> None:
+        self._show(ev)
+        self._flusher.after(ev["type"])
+
+    def _show(self, ev: Event) -> None:
         t = ev["type"]
         say = self._say
         if t == "run.start":
