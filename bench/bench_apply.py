@@ -185,12 +185,17 @@ def bench_trivial(n: int, repeat: int, ansible: bool) -> dict[str, float]:
         with tempfile.TemporaryDirectory(prefix="bench-apply-") as tmp:
             d = Path(tmp)
             bodies = make_plan(d / "p.md", n)
-            # side by side: each repetition runs all of them, one after the other
+            # side by side: each repetition runs all of them, one after the other, each after an untimed
+            # `sync`: Ansible leaves hundreds of temp files behind, and their writeback would otherwise
+            # land in the next run's fsyncs (ext4 commits them together)
+            os.sync()
             bash_walls.append(bash_loop(bodies, d))
+            os.sync()
             rc, wall, _, out = director(d, "apply", "p.md", "--plain", "--non-interactive")
             assert rc == 0, out[-3000:]
             walls.append(wall)
             if exe is not None:
+                os.sync()
                 ans_walls.append(ansible_run(exe, bodies, d))
             steps = [s for s in audit(d, "p.md")["steps"] if s["role"] == "act"]
             assert len(steps) == n, len(steps)
@@ -495,13 +500,21 @@ def main() -> None:
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, bash {bash_version()}, load average {load}"
     )
     compile_bytecode()
-    bench_trivial(ns.n, ns.repeat, ansible=not ns.skip_ansible)
-    bench_resume(ns.resume_steps)
-    bench_startup(max(5, ns.repeat * 3))
-    if not ns.skip_scale:
-        bench_scale(ns.scale_mb)
-    if not ns.skip_seed:
-        bench_seed()
+    # Every temp file of the bench (its plans, Director's, Ansible's, wrangler's update-check cache) goes
+    # under one private directory, removed at the end.
+    private = tempfile.mkdtemp(prefix="director-bench-")
+    os.environ["TMPDIR"] = private
+    tempfile.tempdir = None
+    try:
+        bench_trivial(ns.n, ns.repeat, ansible=not ns.skip_ansible)
+        bench_resume(ns.resume_steps)
+        bench_startup(max(5, ns.repeat * 3))
+        if not ns.skip_scale:
+            bench_scale(ns.scale_mb)
+        if not ns.skip_seed:
+            bench_seed()
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
     print(f"\nload average at the end: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

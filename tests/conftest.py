@@ -4,6 +4,9 @@ saying how to install them)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,19 @@ import pytest
 from tests import jsonschemas
 from tests.pgcluster import Cluster, find_bindir
 from tests.terminal import Term
+
+# Every temp file of the session -- pytest's `tmp_path`s, the CLI's and bash's, wrangler's update-check
+# cache -- goes under one private directory, deleted when the session ends: a test run leaves nothing in
+# /tmp (DIRECTOR_KEEP_TEST_TMP=1 keeps it, to look at a failure).
+_SESSION_TMP = tempfile.mkdtemp(prefix="director-tests-")
+os.chmod(_SESSION_TMP, 0o711)  # the PostgreSQL server runs as its own user: it must reach its directory
+os.environ["TMPDIR"] = _SESSION_TMP
+tempfile.tempdir = None  # read TMPDIR again
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if os.environ.get("DIRECTOR_KEEP_TEST_TMP") != "1":
+        shutil.rmtree(_SESSION_TMP, ignore_errors=True)
 
 
 @pytest.fixture
