@@ -258,3 +258,40 @@ def test_load_leaves_temp_files_to_the_lease_holder(plan_path: Path) -> None:
     os.utime(stale, (1, 1))
     PlanFile.load(plan_path)
     assert stale.exists()
+
+
+def test_a_run_lets_go_of_the_plan_each_ledger_write_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 5 MB plan is a 20 MB text and a model as large: apply once held the plan as first read for the
+    whole run (a local in run_command), beside the one each write made. At every write, the plans that
+    earlier writes replaced must be gone."""
+    import gc
+    import weakref
+
+    from director.cli import main
+
+    plan = tmp_path / "p.md"
+    plan.write_text(
+        "# Two steps\n\n## 1. One 🟢\n\n```bash\necho one\n```\n\n## 2. Two 🟢\n\n```bash\necho two\n```\n\n"
+        "## Live State\n\n```yaml\nstatus:        not-created\nlast_action:   —\n```\n",
+        encoding="utf-8",
+    )
+    replaced: list[weakref.ref[Any]] = []
+    alive_at_write: list[int] = []
+    save = PlanFile.save
+
+    def counting_save(self: PlanFile, *args: Any, **kwargs: Any) -> Any:
+        gc.collect()
+        alive_at_write.append(sum(r() is not None for r in replaced))
+        before = self.plan
+        saved = save(self, *args, **kwargs)
+        if saved is not before:
+            replaced.append(weakref.ref(before))
+        return saved
+
+    monkeypatch.setattr(PlanFile, "save", counting_save)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(["apply", "p.md", "--plain", "--non-interactive"])
+    assert done.value.code == 0
+    assert len(alive_at_write) >= 2 and len(replaced) >= 1
+    assert alive_at_write == [0] * len(alive_at_write), alive_at_write
