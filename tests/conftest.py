@@ -19,11 +19,19 @@ from tests.terminal import Term
 
 # Every temp file of the session -- pytest's `tmp_path`s, the CLI's and bash's, wrangler's update-check
 # cache -- goes under one private directory, deleted when the session ends: a test run leaves nothing in
-# /tmp (DIRECTOR_KEEP_TEST_TMP=1 keeps it, to look at a failure).
-_SESSION_TMP = tempfile.mkdtemp(prefix="director-tests-")
+# /tmp (DIRECTOR_KEEP_TEST_TMP=1 keeps it, to look at a failure). The `tmp_path`s are its direct children,
+# so their paths are shorter than pytest's own (`/tmp/pytest-of-USER/pytest-N/…`): a panel a test reads
+# at a terminal wraps no sooner, and venv shebangs and socket paths stay short.
+_SESSION_TMP = tempfile.mkdtemp(prefix="dt-")
 os.chmod(_SESSION_TMP, 0o711)  # the PostgreSQL server runs as its own user: it must reach its directory
 os.environ["TMPDIR"] = _SESSION_TMP
 tempfile.tempdir = None  # read TMPDIR again
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.option.basetemp:  # before pytest's tmp_path factory reads it
+        config.option.basetemp = os.path.join(_SESSION_TMP, "t")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

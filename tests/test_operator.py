@@ -64,7 +64,7 @@ def test_an_in_sync_apply_leaves_the_plan_byte_identical_and_counts_nothing_as_a
     assert plan.read_bytes() == first, "a run that changed nothing leaves the plan file byte-identical"
     assert acts(out) == ["s1", "s2", "s3"]
     assert "applied" not in r.stdout.split("apply run 2\n", 1)[1], "nothing counted as applied, §0 neither"
-    assert "apply completed: in sync §0, §1, §2, §3; verified §4" in r.stdout
+    assert "apply completed: in sync §0–§3; verified §4" in r.stdout
     assert [e["changed"] for e in events(ev) if e["type"] == "ledger.write"] in ([], [False])
     kinds = [e["kind"] for e in audit(plan, out)["events"] if e["run_id"] == 2]
     assert "ledger-unchanged" in kinds, "the journal keeps when it re-verified"
