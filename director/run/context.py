@@ -183,9 +183,9 @@ class Run:
         Until a section acts, nothing is written during the run: a run that finds everything in sync and
         verifies what it verified before leaves the plan file byte-identical (the journal says it ran).
 
-        A write re-reads and re-parses the whole plan: on a huge plan, writing after every section would
-        make a run quadratic in its size. So once writes have taken `LEDGER_FREE_S`, a write between
-        sections is skipped while they have taken more than `LEDGER_SHARE` of the run (the next one
+        A write copies the plan's whole text and re-reads its Live State: on a huge plan, writing after every
+        section would make a run quadratic in its size. So once writes have taken `LEDGER_FREE_S`, a write
+        between sections is skipped while they have taken more than `LEDGER_SHARE` of the run (the next one
         catches up); the final write always happens, and the journal holds everything meanwhile.
         """
         ls = self.plan.live_state
