@@ -110,7 +110,10 @@ class Cluster:
         try:
             self.proc = subprocess.Popen(
                 [*self._as, str(self.bindir / "postgres"), "-D", str(self.data), "-k", str(self.dir),
-                 "-p", str(self.port), "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
+                 "-p", str(self.port), "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200",
+                 # its dynamic shared memory in the data directory, not /dev/shm: deleted with it even after
+                 # the watchdog's immediate shutdown (SIGQUIT), which leaves POSIX segments behind
+                 "-c", "dynamic_shared_memory_type=mmap"],
                 stdout=log, stderr=subprocess.STDOUT, cwd=self.dir, start_new_session=True,
             )  # fmt: skip
         finally:
