@@ -68,8 +68,11 @@ def encoded_chunks(data: str | bytes) -> Iterator[bytes]:
         yield data[start : start + CHUNK].encode("utf-8")
 
 
-def _holds(target: str, data: str | bytes) -> bool:
-    """Whether the file at `target` already holds exactly `data` (compared a chunk at a time)."""
+def _holds(target: str, data: str | bytes, size: int) -> bool:
+    """Whether the file at `target` (`size` bytes) already holds exactly `data`, compared a chunk at a time
+    once its size allows it (bytes: the same length; text: at least a byte a character)."""
+    if (size != len(data)) if isinstance(data, bytes) else (size < len(data)):
+        return False
     with open(target, "rb") as fh:
         for chunk in encoded_chunks(data):
             if fh.read(len(chunk)) != chunk:
@@ -98,7 +101,7 @@ def write_atomic(
     except FileNotFoundError:
         st = None
     final_mode = mode if mode is not None else (stat.S_IMODE(st.st_mode) if st is not None else DEFAULT_MODE)
-    if st is not None and _holds(target, data):
+    if st is not None and _holds(target, data, st.st_size):
         if stat.S_IMODE(st.st_mode) != final_mode:
             os.chmod(target, final_mode)
         return False

@@ -62,12 +62,17 @@ def check_no_secrets(
             )
 
 
-def _text_digest(text: str) -> bytes:
-    """The sha256 of `text` as UTF-8, encoded a chunk at a time."""
+def _sha256(chunks: Iterable[bytes]) -> bytes:
+    """The sha256 of the bytes `chunks` yield, taken as they come (a large plan is never held whole)."""
     digest = hashlib.sha256()
-    for chunk in encoded_chunks(text):
+    for chunk in chunks:
         digest.update(chunk)
     return digest.digest()
+
+
+def _text_digest(text: str) -> bytes:
+    """The sha256 of `text` as UTF-8."""
+    return _sha256(encoded_chunks(text))
 
 
 def _parse(text: str, path: str) -> Plan:
@@ -175,12 +180,10 @@ class PlanFile:
 
         The digest is taken a chunk at a time: the file is read whole only when it changed.
         """
-        digest = hashlib.sha256()
         with open(self.path, "rb") as fh:
-            while chunk := fh.read(CHUNK):
-                digest.update(chunk)
-        if digest.digest() == self._digest or not decode:
-            return digest.digest(), self.text
+            digest = _sha256(iter(lambda: fh.read(CHUNK), b""))
+        if digest == self._digest or not decode:
+            return digest, self.text
         with open(self.path, "rb") as fh:
             data = fh.read()  # the digest returned is of the text returned, whatever changed in between
         return hashlib.sha256(data).digest(), _decode(data, self.path)

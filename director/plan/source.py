@@ -21,7 +21,7 @@ NEWLINES = re.compile(r"\r\n?|\n")  # exactly markdown-it's normalisation, so To
 _MD: MarkdownIt | None = None
 
 
-def markdown() -> MarkdownIt:
+def _markdown() -> MarkdownIt:
     """One shared markdown-it instance (building it costs more than parsing a small plan)."""
     global _MD
     if _MD is None:
@@ -37,7 +37,7 @@ def tokens(text: str) -> list[Token]:
     emoji is a 20 MB string)."""
     if "\r" in text or "\0" in text:
         text = NEWLINES.sub("\n", text).replace("\0", "\ufffd")
-    return markdown().parse(text)
+    return _markdown().parse(text)
 
 
 @dataclass
