@@ -113,7 +113,7 @@ class Host(Protocol):
     def _ensure_server(self) -> SessionServer: ...
     def _drop_server(self) -> None: ...
     def _setup(self, state: SessionState, cwd: str, blk: BlockRun, server: SessionServer) -> bytes: ...
-    def _parse_state(self, raw: bytes) -> SessionState | None: ...
+    def _parse_state(self, raw: bytes, before: SessionState) -> SessionState | None: ...
 
 
 class BlockRun:
@@ -129,8 +129,10 @@ class BlockRun:
         on_waiting: Callable[[str], None] | None,
         cur: Running,
         trace: bool,
+        kept: bool = False,
     ) -> None:
         self.sh = shell
+        self.kept = kept  # the block cannot change the session: its capture is its status and directory
         self.script = script
         self.state = state
         self.timeout_s = timeout_s
@@ -432,7 +434,7 @@ class BlockRun:
         sh = self.sh
         new_state = self.state
         if self.status is not None:
-            parsed = sh._parse_state(bytes(self.state_buf))
+            parsed = sh._parse_state(bytes(self.state_buf), self.state)
             captured = parsed is not None
             if parsed is not None:
                 new_state = parsed

@@ -35,9 +35,18 @@ from typing import Any
 from director.exec.secrets import secret_values
 from director.plan.bash import TRACE_PS4
 
-__all__ = ["CAPTURE_FUNCTIONS", "SessionState", "parse_declare_p", "parse_state_file", "prelude", "quote"]
+__all__ = [
+    "CAPTURE_FUNCTIONS",
+    "SessionState",
+    "kept_cwd",
+    "parse_declare_p",
+    "parse_state_file",
+    "prelude",
+    "quote",
+]
 
 STATE_END = b"END"  # the state file's terminator: without it the capture was cut short
+STATE_KEPT = b"KEPT"  # instead of END: a block that kept the session reported only its status and directory
 
 # Variables bash sets or computes itself: never session state.
 _BASH_OWNED = frozenset(
@@ -81,15 +90,20 @@ __director_exit() {
     builtin unset -f trap __director_exit
     # Director's per-block variables: an unchanged session dumps the same bytes from block to block
     builtin unset -v __director_pid __director_s
-    {
-        builtin printf '%s\0%s\0' "$__director_rc" "$PWD"
-        builtin declare -p
-        builtin printf '\0'
-        builtin declare -f
-        builtin printf '\0'
-        builtin declare -F
-        builtin printf '\0END\0'
-    } >"$__director_state_file" 2>/dev/null
+    if [[ -n ${__director_kept-} ]]; then
+        # The block cannot change the session (`Shell.run(keeps_session=True)`): its status and directory
+        builtin printf '%s\0%s\0\0\0\0KEPT\0' "$__director_rc" "$PWD" >"$__director_state_file" 2>/dev/null
+    else
+        {
+            builtin printf '%s\0%s\0' "$__director_rc" "$PWD"
+            builtin declare -p
+            builtin printf '\0'
+            builtin declare -f
+            builtin printf '\0'
+            builtin declare -F
+            builtin printf '\0END\0'
+        } >"$__director_state_file" 2>/dev/null
+    fi
     if [[ -n $__director_user_exit ]]; then
         __director_setrc() { return "$1"; }
         __director_setrc "$__director_rc"
@@ -281,6 +295,12 @@ def parse_declare_p(text: str) -> Iterator[tuple[str, str, str | None, str]]:
                 value = text[k:j]
         yield name, flags, value, text[i:j]
         i = j + 1
+
+
+def kept_cwd(raw: bytes) -> str | None:
+    """The working directory a block that kept the session ended in (its capture says `KEPT`), else None."""
+    parts = raw.split(b"\0")
+    return _dec(parts[1]) if len(parts) == 7 and parts[5] == STATE_KEPT else None
 
 
 def parse_state_file(

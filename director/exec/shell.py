@@ -49,6 +49,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -57,7 +58,7 @@ from director.errors import PrerequisiteError
 from director.exec.block import BlockResult, BlockRun, Running
 from director.exec.secrets import Redactor
 from director.exec.server import SessionServer
-from director.exec.session import SessionState, parse_state_file, prelude, quote
+from director.exec.session import SessionState, kept_cwd, parse_state_file, prelude, quote
 
 __all__ = ["BlockResult", "SessionState", "Shell"]  # SessionState: what `Shell.run` takes and returns
 
@@ -159,6 +160,8 @@ class Shell:
         self._env["PATH"] = ":".join([*self.path_prepend, base_path]) if self.path_prepend else base_path
         self._env.pop("BASH_ENV", None)  # a block's setup gives its processes the operator's BASH_ENV back
         self._original_bash_env = self._base_env.get("BASH_ENV")
+        # Functions the operator exported (`export -f`): any block may call one (`run`'s `keeps_session`)
+        self._env_functions = any(k.startswith("BASH_FUNC_") for k in self._env)
         self._tty_fd: int | None = None
         self._tty_name = ""
         if interactive and os.isatty(0):
@@ -244,19 +247,24 @@ class Shell:
         on_output: Callable[[str], None] | None = None,
         trace: bool = False,
         on_waiting: Callable[[str], None] | None = None,
+        keeps_session: bool = False,
     ) -> BlockResult:
         """Run one block as a subshell of the session's bash, restoring `state` first.
 
         With `trace`, bash traces the block's commands (xtrace) into a pipe Director reads: the result's
         `trace` says which commands ran, how often (how verify blocks are judged, see `director.plan.verify`).
         In an interactive run, `on_waiting(prompt)` is called once each time the block starts waiting for
-        the operator's input.
+        the operator's input. `keeps_session` says the block cannot change the session
+        (`director.plan.bash.keeps_session`): its subshell reports its status and directory only, not the
+        whole session, and the result's state is `state` (in that directory). Ignored when Director's
+        environment exports shell functions, which any block may call.
         """
+        kept = keeps_session and not self._env_functions
         with self._lock:
             cur = Running()
             self._current = cur
             try:
-                return BlockRun(self, script, state, timeout_s, on_output, on_waiting, cur, trace).run()
+                return BlockRun(self, script, state, timeout_s, on_output, on_waiting, cur, trace, kept).run()
             finally:
                 self._current = None
 
@@ -294,6 +302,7 @@ class Shell:
             f"__director_pid=$BASHPID; builtin printf 'P%s %s\\n' {blk.seq} \"$__director_pid\""
             f" >&{server.child_ev}; exec {server.child_ev}>&-\n"
             "builtin unset -v __director_q __director_h __director_n __director_p\n"
+            + ("__director_kept=1\n" if blk.kept else "")
             + _CD.format(d=quote(cwd))
             + "\n"
         )
@@ -310,7 +319,11 @@ class Shell:
             self._prelude_state, self._prelude_key = state, key
         return head.encode("utf-8", "surrogateescape") + self._prelude
 
-    def _parse_state(self, raw: bytes) -> SessionState | None:
+    def _parse_state(self, raw: bytes, before: SessionState) -> SessionState | None:
+        """The session a block left (`before` in its last directory if it kept it); None if not captured."""
+        cwd = kept_cwd(raw)
+        if cwd is not None:
+            return before if cwd == (before.cwd or str(self.workdir)) else replace(before, cwd=cwd)
         key = _BASHPID.sub(b"", raw, count=1)
         if key == self._last_raw and self._last_state is not None:
             return self._last_state  # the session did not change: the same capture, byte for byte

@@ -135,3 +135,10 @@ def learn_secrets(run: Run) -> None:
         run.known_secrets.update(new)
         run.shell.redactor = run.shell.redactor.extended(new)
         run.pf.secret_values = [*run.pf.secret_values, *new]
+
+
+def kept_by(run: Run, text: str) -> bool:
+    """Whether block `text` cannot change the session (`bash.keeps_session`, the session's own functions
+    counted): the shell then skips capturing it after the block."""
+    functions = bash.function_names(run.session.functions) if run.session.functions else frozenset()
+    return bash.keeps_session(text, functions)

@@ -182,6 +182,7 @@ def step(
             trace=judged,
             on_output=waits.output,
             on_waiting=waits.wait,
+            keeps_session=session.kept_by(run, text),
         )
         waits.done()
         if judged:

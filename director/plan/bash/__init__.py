@@ -17,7 +17,7 @@ By concern:
 - `words`: what the grammar yields (`Word`, `Redirect`, `Command`, `Script`);
 - `grammar`: the parse (heredocs lifted first) and the walk that builds a `Script` (`parse`);
 - `effects`: what a block does (`reads`, `assigns`, `inputs`, `assignments`, `destructions`, `creates`,
-  `calls`, `backgrounds`, `function_names`);
+  `calls`, `backgrounds`, `function_names`, `keeps_session`);
 - `checks`: the verify model (`verify_model`: report lines, guards, alternatives);
 - `trace`: which commands a run executed (`TRACE_PS4`, `parse_trace`, `executed`, `message_regex`);
 - `lint`: where a verify block's exit status cannot show a failure (`verify_issues`).
@@ -47,6 +47,7 @@ from director.plan.bash.effects import (
     destructions,
     function_names,
     inputs,
+    keeps_session,
     reads,
 )
 from director.plan.bash.grammar import parse
@@ -80,6 +81,7 @@ __all__ = [
     "executed",
     "function_names",
     "inputs",
+    "keeps_session",
     "label_of",
     "message_regex",
     "parse",

@@ -4,11 +4,13 @@ whether it calls a program or starts a background job (fingerprints, gate conten
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from director.plan.bash.grammar import analysed, parse
-from director.plan.bash.words import NAME_RE, Word
+from director.plan.bash.words import NAME_RE, SUBST, Word, node_text
 
 # ---------------------------------------------------------------------------------------------------
 # Variables (fingerprints and gate contents)
@@ -166,3 +168,102 @@ def creates(text: str) -> frozenset[str]:
 def function_names(text: str) -> frozenset[str]:
     """Shell functions a block defines."""
     return frozenset(parse(text).functions)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The session (what a block leaves to the next)
+
+# Builtins that change the shell they run in -- its variables, functions or working directory -- or run
+# code in it (`eval`, `.`, a trap's or a completion's handler). Any other builtin, and every program, cannot.
+_SESSION_BUILTINS = frozenset(
+    {".", "source", "eval", "exec", "cd", "pushd", "popd", "read", "mapfile", "readarray", "getopts",
+     "let", "declare", "typeset", "local", "export", "readonly", "unset", "enable", "trap", "coproc",
+     "fc", "bind", "complete", "compgen"}
+)  # fmt: skip
+# An assignment in arithmetic or an expansion: `=` other than `==` `!=` `<=` `>=`; `<<=` `>>=` `++` `--`.
+_ASSIGNING = re.compile(r"(?<![=!<>])=(?!=)|<<=|>>=|\+\+|--")
+# `[[ ]]` evaluates the operands of these as arithmetic (`[[ n=5 -eq 5 ]]` assigns n), and `-v`'s subscript.
+_ARITH_TEST = re.compile(r"\s-(eq|ne|lt|le|gt|ge|v)\s")
+# `{fd}>file` stores the descriptor it opens in a variable (the grammar reads it as a word).
+_NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}\s*[<>]")
+# In a heredoc body that expands: a `${…}` that may assign.
+_HEREDOC_ASSIGNING = re.compile(r"\$\{[^}]*(=|\+\+|--)")
+
+
+def keeps_session(text: str, functions: Collection[str] = frozenset()) -> bool:
+    """Whether running `text` cannot change the session it runs in: no variable, function or working
+    directory of its shell differs afterwards, so the next block needs nothing captured from it.
+
+    Read by structure and conservatively (a "maybe" is a no): the block assigns nothing (no assignment,
+    declaration, loop variable, `read`, `${x:=…}` or arithmetic that assigns, `{fd}>` redirect), defines
+    no function, and runs only programs and builtins that leave their shell as it was -- none of
+    `_SESSION_BUILTINS`, no `printf -v`/`wait -p`, no command whose name is computed, and none of
+    `functions` (the session's shell functions, which may do anything; with `command_not_found_handle`
+    among them nothing is kept). What runs in `$(…)` or `<(…)` runs in a subshell and cannot.
+    """
+    called = _called_in_own_shell(text)
+    if called is None or "command_not_found_handle" in functions:
+        return False
+    return called.isdisjoint(functions)
+
+
+@functools.lru_cache(maxsize=2048)
+def _called_in_own_shell(text: str) -> frozenset[str] | None:
+    """The names a block runs in its own shell, when nothing else in it can change that shell; else None."""
+    script = parse(text)
+    if script.has_error or script.functions or script.assigns or "$[" in text or _NAMED_FD.search(text):
+        return None
+    names: set[str] = set()
+    for c in script.commands:
+        if c.in_subst:
+            continue  # a subshell's: it cannot change this one
+        if c.kind in ("assign", "decl", "for"):
+            return None
+        if any(r.body and _body_assigns(r.body) for r in c.redirects):
+            return None
+        if c.kind != "command":
+            continue  # tests, `(( ))` and `case` heads: their expansions are read below
+        prog = c.program
+        if not c.name or not prog or c.name in _SESSION_BUILTINS or prog in _SESSION_BUILTINS:
+            return None
+        first = c.args[0].static if c.args else ""
+        if prog == "printf" and (first is None or first.startswith("-v")):
+            return None  # `printf -v NAME` assigns (a computed first word may be `-v`)
+        options = [a.static for a in c.args]
+        if prog == "wait" and any(o is None or (o[:1] == "-" and "p" in o) for o in options):
+            return None  # `wait -p NAME` assigns
+        names.update((c.name, prog))
+    root, _ = analysed(text)
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t in SUBST:
+            continue
+        if t in ("expansion", "arithmetic_expansion") or (t == "compound_statement" and n.children
+                                                          and n.children[0].type == "(("):  # fmt: skip
+            if _ASSIGNING.search(node_text(n)):
+                return None
+            continue
+        if t == "test_command" and _ARITH_TEST.search(node_text(n)) and _ASSIGNING.search(node_text(n)):
+            return None
+        stack.extend(n.children)
+    return frozenset(names)
+
+
+def _body_assigns(body: str) -> bool:
+    """Whether a heredoc body (read as if it expands) holds an expansion or arithmetic that may assign."""
+    if "$" not in body:
+        return False
+    if "$[" in body or _HEREDOC_ASSIGNING.search(body):
+        return True
+    start = body.find("$((")
+    while start >= 0:
+        depth, i = 2, start + 3
+        while i < len(body) and depth:
+            depth += {"(": 1, ")": -1}.get(body[i], 0)
+            i += 1
+        if _ASSIGNING.search(body, start + 3, i):
+            return True
+        start = body.find("$((", i)
+    return False
