@@ -371,10 +371,48 @@ def test_make_console_is_plain_without_a_terminal() -> None:
 
 def test_importing_render_stays_cheap() -> None:
     code = ("import sys, director.ui.render; "
-            "print(sorted(m for m in ('rich.live', 'rich.syntax', 'rich.prompt', 'pygments', 'director.run.engine') "
-            "if m in sys.modules))")
+            "print(sorted(m for m in ('rich', 'rich.live', 'rich.syntax', 'rich.prompt', 'pygments', "
+            "'director.run.engine') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"
+
+
+PRINTED = [
+    ("a plain line", {}),
+    ("brackets [bold]not markup[/]", {"markup": False, "highlight": False}),
+    ("brackets [bold]read as markup[/]", {}),
+    ("[link] and [/] alone", {}),
+    ("a long line " + "x" * 300, {"markup": False}),
+    ("wide 漢字 and emoji 🚀 :rocket:", {"highlight": False, "soft_wrap": True}),
+    ("trailing spaces   ", {"markup": False}),
+    ("a\ttab and a\rreturn", {"markup": False}),
+    ("ansi \x1b[31mred\x1b[0m", {"markup": False}),
+    ("two\nlines", {"markup": False}),
+    ("", {}),
+    ("wrapped when asked " + "y " * 80, {"soft_wrap": False}),
+]
+
+
+@pytest.mark.parametrize(("text", "options"), PRINTED)
+def test_the_plain_console_prints_what_rich_prints(text: str, options: dict[str, Any]) -> None:
+    """`make_console(plain=True)` writes plain strings itself: byte for byte what rich's plain console writes."""
+    ours = make_console(True)
+    ours.file = mine = io.StringIO()
+    ours.print(text, **options)
+    rich = Console(file=io.StringIO(), no_color=True, force_terminal=False, highlight=False, emoji=False,
+                   width=100, color_system=None, soft_wrap=True)  # fmt: skip
+    rich.print(text, **options)
+    assert mine.getvalue() == rich.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_a_plain_run_never_imports_rich(tmp_path: Path) -> None:
+    write_plan(tmp_path, CounterPlan(steps=[Step(), Step()]), name="p.md")
+    code = ("import sys, runpy; sys.argv = ['director', 'apply', 'p.md', '--plain', '--non-interactive']\n"
+            "try:\n    runpy.run_module('director', run_name='__main__')\n"
+            "except SystemExit as e:\n    code = e.code\n"
+            "print('RICH' if any(m.startswith('rich') for m in sys.modules) else 'NO RICH', code)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "apply completed" in r.stdout and r.stdout.rstrip().endswith("NO RICH 0"), r.stdout + r.stderr
 
 
 # ---------------------------------------------------------------------------------------------- no terminal

@@ -217,13 +217,16 @@ def _secret_values(names: list[str]) -> list[str]:
 
 def _target(name: str, p: Paths, plan: Plan, console: Console, plain: bool) -> tuple[Target, TargetEnv, bool]:
     """The target, the environment it gives the blocks, and whether the plan uses it at all."""
-    from rich.text import Text
-
     from director.targets import get_target
     from director.targets.base import TargetEnv
 
     def progress(msg: str) -> None:
-        console.print(Text(msg, style="" if plain else "dim"))
+        if plain:
+            console.print(msg, markup=False)
+            return
+        from rich.text import Text
+
+        console.print(Text(msg, style="dim"))
 
     tgt = get_target(name, p.state, progress=progress)
     if not tgt.needed_by(plan):
@@ -273,10 +276,10 @@ def _event_sinks(bus: Bus, events: str | None, closing: ExitStack) -> None:
 
 def _prompter(console: Console, live: LiveReporter | None, interactive: bool) -> Prompter | None:
     """Questions at the terminal (the live view steps aside while one is asked), or none."""
-    from director.ui.prompts import TerminalPrompter
-
     if not interactive:
         return None
+    from director.ui.prompts import TerminalPrompter
+
     tp = TerminalPrompter(console)
     if live is not None:
         tp.pause, tp.hold, tp.resume = live.pause, live.hold, live.resume

@@ -10,9 +10,8 @@ Two views subscribe to the event bus (`director.run.events`):
   resumes below the answer. When the run ends the board is the summary: every section with its outcome and
   time, and the last lines of each step that failed or waited for input.
 
-Only the cheap parts of rich are imported at module level: `Table`, `Panel`, `Live`, `Spinner`, `Prompt`
-and `Syntax` (which pulls in pygments) are imported where they are used, since `status`/`audit`/`diff` and
-every plain run import this module too.
+rich is imported where it is used, never at module level: a plain run imports this module and prints only
+plain lines (`make_console` gives it a `PlainConsole`, which imports rich only if something needs it).
 """
 
 from __future__ import annotations
@@ -23,18 +22,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-from rich.console import Console, Group, RenderableType
-from rich.text import Text
+from typing import TYPE_CHECKING, cast
 
 from director.ledger.cells import strip_ansi
 from director.plan.model import key_label
 from director.run.events import Flusher
+from director.ui.plainconsole import PlainConsole
 
 if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
     from rich.live import Live
     from rich.table import Table
+    from rich.text import Text
 
     from director.run.events import Event
 
@@ -142,6 +141,8 @@ def approval_words(ev: Event) -> str:
 
 def verdict_text(verdict: str) -> Text:
     """A section verdict as a short styled label."""
+    from rich.text import Text
+
     label, style = VERDICT_STYLE.get(verdict, (verdict, ""))
     return Text(label, style=style)
 
@@ -323,6 +324,7 @@ class LiveReporter:
 
     def _row_cell(self, row: _Row, now: float) -> RenderableType:
         from rich.spinner import Spinner
+        from rich.text import Text
 
         cur = self.current
         if self.waiting is not None and self.waiting[0] == row.key:
@@ -367,6 +369,7 @@ class LiveReporter:
 
     def _table(self, rows: list[_Row | str], now: float) -> Table:
         from rich.table import Table
+        from rich.text import Text
 
         width = self.c.size.width
         labels = [r.label for r in rows if isinstance(r, _Row)] or [""]
@@ -390,7 +393,9 @@ class LiveReporter:
         return table
 
     def _render_locked(self) -> RenderableType:
+        from rich.console import Group
         from rich.panel import Panel
+        from rich.text import Text
 
         now = self.clock()
         parts: list[RenderableType] = []
@@ -584,6 +589,8 @@ def make_console(plain: bool, stderr: bool = False) -> Console:
     """A plain console (no colour, no control sequences) without a terminal or with NO_COLOR/--plain."""
     stream = sys.stderr if stderr else sys.stdout
     if plain or os.environ.get("NO_COLOR") or not stream.isatty():
-        return Console(file=stream, no_color=True, force_terminal=False, highlight=False, emoji=False,
-                       width=max(100, Console(file=stream).width), color_system=None, soft_wrap=True)
+        # rich's plain console, imported when something needs more than a plain line (`PlainConsole`)
+        return cast("Console", PlainConsole(stream))
+    from rich.console import Console
+
     return Console(file=stream, highlight=False)

@@ -3,13 +3,13 @@ the realized values (outputs), and the console every command prints to."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.console import Console, RenderableType
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from director.plan.model import key_label
 from director.ui.render import VERDICT_STYLE, clean, is_plain, verdict_text
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
 
 
 def _caption(reports: list[Any]) -> str:
@@ -30,6 +30,8 @@ def summary_table(c: Console, reports: list[Any], title: str = "summary", *, liv
     console aligned lines (no box, no trailing space); else a table.
     """
     if live:
+        from rich.text import Text
+
         c.print(Text(_caption(reports), style="dim"))
         return
     timed = any(float(r.duration_s or 0.0) > 0 for r in reports)  # a preview times nothing: no column
@@ -54,6 +56,7 @@ def summary_table(c: Console, reports: list[Any], title: str = "summary", *, liv
         c.file.flush()
         return
     from rich.table import Table
+    from rich.text import Text
 
     t = Table(title=title, title_justify="left")
     t.add_column("section", overflow="ellipsis", max_width=48)
@@ -80,6 +83,12 @@ def print_outputs(c: Console, values: dict[str, str]) -> None:
     if not values:
         return
     w = max(len(k) for k in values)
+    if is_plain(c):
+        for plain in ("outputs:", *(f"  {k:<{w}} = {clean(v)}" for k, v in values.items())):
+            c.print(plain, markup=False, highlight=False, soft_wrap=True)
+        return
+    from rich.text import Text
+
     c.print(Text("outputs:", style="bold"), highlight=False)
     for k, v in values.items():
         line = Text(f"  {k:<{w}} = ")
