@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
@@ -232,6 +231,8 @@ def _is_literal(text: str, syntax: Syntax) -> bool:
         except ValueError:
             return False
     if syntax.family == "toml":
+        import tomllib  # only TOML templates need it (2 ms of every start-up otherwise)
+
         try:
             return not isinstance(tomllib.loads(f"v = {text}\n")["v"], str)
         except (tomllib.TOMLDecodeError, ValueError):

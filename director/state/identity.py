@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import os
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -25,7 +24,7 @@ from typing import Literal
 
 def host_name() -> str:
     """This process's host identity: `DIRECTOR_HOST`, else the host name."""
-    return os.environ.get("DIRECTOR_HOST") or socket.gethostname()
+    return os.environ.get("DIRECTOR_HOST") or os.uname().nodename  # gethostname(2), without `socket`
 
 
 @dataclass(frozen=True)
