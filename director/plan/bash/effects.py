@@ -184,6 +184,8 @@ _SESSION_BUILTINS = frozenset(
 _ASSIGNING = re.compile(r"(?<![=!<>])=(?!=)|<<=|>>=|\+\+|--")
 # `[[ ]]` evaluates the operands of these as arithmetic (`[[ n=5 -eq 5 ]]` assigns n), and `-v`'s subscript.
 _ARITH_TEST = re.compile(r"\s-(eq|ne|lt|le|gt|ge|v)\s")
+# What a block must hold for `_assigns_in_place` to have something to look at (`$x` never assigns).
+_EVALUATING = ("${", "$((", "$[", "((", "[[")
 # `{fd}>file` stores the descriptor it opens in a variable (the grammar reads it as a word).
 _NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}\s*[<>]")
 # In a heredoc body that expands: a `${…}` that may assign.
@@ -233,21 +235,8 @@ def _called_in_own_shell(text: str) -> frozenset[str] | None:
         if prog == "wait" and any(o is None or (o[:1] == "-" and "p" in o) for o in options):
             return None  # `wait -p NAME` assigns
         names.update((c.name, prog))
-    root, _ = analysed(text)
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        t = n.type
-        if t in SUBST:
-            continue
-        if t in ("expansion", "arithmetic_expansion") or (t == "compound_statement" and n.children
-                                                          and n.children[0].type == "(("):  # fmt: skip
-            if _ASSIGNING.search(node_text(n)):
-                return None
-            continue
-        if t == "test_command" and _ARITH_TEST.search(node_text(n)) and _ASSIGNING.search(node_text(n)):
-            return None
-        stack.extend(n.children)
+    if any(mark in text for mark in _EVALUATING) and _assigns_in_place(text):
+        return None
     return frozenset(names)
 
 
@@ -266,4 +255,27 @@ def _body_assigns(body: str) -> bool:
         if _ASSIGNING.search(body, start + 3, i):
             return True
         start = body.find("$((", i)
+    return False
+
+
+def _assigns_in_place(text: str) -> bool:
+    """Whether a `${…}`, `$((…))`, `(( ))` or `[[ ]]` the block evaluates in its own shell may assign."""
+    root, _ = analysed(text)
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t in SUBST:
+            continue  # a subshell's
+        if t in ("expansion", "arithmetic_expansion") or (
+            t == "compound_statement" and n.children and n.children[0].type == "(("
+        ):
+            if _ASSIGNING.search(node_text(n)):
+                return True  # `${x:=1}`, `$((n++))`, `(( n = 2 ))`, `${a[i++]}`
+            continue
+        if t == "test_command" and n.children and n.children[0].type == "[[":
+            e = node_text(n)
+            if _ARITH_TEST.search(e) and _ASSIGNING.search(e):
+                return True  # `[[ n=5 -eq 5 ]]`
+        stack.extend(n.children)
     return False
