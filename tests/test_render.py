@@ -388,6 +388,7 @@ PRINTED = [
     ("a\ttab and a\rreturn", {"markup": False}),
     ("ansi \x1b[31mred\x1b[0m", {"markup": False}),
     ("two\nlines", {"markup": False}),
+    ("ends with a newline\n", {"markup": False}),
     ("", {}),
     ("wrapped when asked " + "y " * 80, {"soft_wrap": False}),
 ]

@@ -5,10 +5,12 @@ Director). Each block is a forked subshell of it, a foreground job in its own pr
 `set -e` ends that subshell only, and a timeout or `stop()` kills the job's processes, never the server.
 Nothing of a block's shell outlives it except the session, which flows in document order as a
 `SessionState`: the block's setup (`director.exec.session.prelude`, sent through a pipe with the block)
-restores it, and an `EXIT` trap writes it back through another pipe. Nothing of the session is ever
-written to a file: requests, state and trace travel through pipes, and the per-block pipes Director
-creates are opened by the subshell through `/proc/<director>/fd/N` (Linux). As in a terminal session,
-`$$` is the session shell's pid in every block (`$BASHPID` is the block's).
+restores it, and an `EXIT` trap writes it back through another pipe -- only the block's status and
+directory when the caller says the block cannot change the session (`run(keeps_session=True)`, read by
+`director.plan.bash.keeps_session`), which spares bash dumping every variable and function after it.
+Nothing of the session is ever written to a file: requests, state and trace travel through pipes, and the
+per-block pipes Director creates are opened by the subshell through `/proc/<director>/fd/N` (Linux). As in
+a terminal session, `$$` is the session shell's pid in every block (`$BASHPID` is the block's).
 
 Each block has its own pseudo-terminal as stdout and stderr (merged, no CR/LF translation), opened by
 path; its `/dev/tty` is the session terminal (whatever a block writes there joins its output). When a
