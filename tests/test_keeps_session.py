@@ -7,6 +7,8 @@ capture the analyser allows and once with the full capture, and the sessions tha
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,3 +169,63 @@ def test_an_exported_function_of_the_operator_turns_the_skip_off(tmp_path: Path)
         assert keeps_session("setz")  # the analyser cannot know it; the shell does
         r = sh.run("setz", sh.initial_state(), keeps_session=True)
     assert r.ok and r.state.variables.get("Z") == "from-env", r
+
+
+LOGS_PLAN = """\
+# Rotate the app's logs
+
+> A runbook: make the log directory, define a stamping helper, use it, list, then write a report.
+
+## 0. Variables
+
+```bash
+LOGDIR="$PWD/logs"
+```
+
+## 1. Log directory and helper  🟢
+
+```bash
+mkdir -p "$LOGDIR"
+stamp() { STAMPED="at-$(date +%s)"; echo stamped; }
+```
+
+## 2. Stamp the rotation  🟢
+
+```bash
+stamp
+```
+
+## 3. List what is there  🟢
+
+```bash
+ls -la "$LOGDIR" | grep -c . >/dev/null
+```
+
+## 4. Report  🟢
+
+```bash
+echo "stamped=${STAMPED:+yes} dir=$(basename "$LOGDIR")" > "$LOGDIR/report.txt"
+```
+
+## Live State
+
+```yaml
+status:        not-created
+last_action:   —
+```
+"""
+
+
+def test_a_run_carries_the_session_through_kept_and_captured_blocks(tmp_path: Path) -> None:
+    """Through the CLI: §2 calls a function of the session (captured: it sets STAMPED), §3 and §4 keep the
+    session; the report §4 writes shows what reached it."""
+    plan = tmp_path / "logs.md"
+    plan.write_text(LOGS_PLAN, encoding="utf-8")
+    assert not keeps_session("stamp", {"stamp"}) and keeps_session('ls -la "$LOGDIR" | grep -c . >/dev/null')
+    r = subprocess.run(
+        [sys.executable, "-m", "director", "apply", str(plan), "--plain", "--non-interactive"],
+        cwd=tmp_path, env={**os.environ, "CI": "1", "NO_COLOR": "1"}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = next(tmp_path.rglob("report.txt"))
+    assert report.read_text(encoding="utf-8") == "stamped=yes dir=logs\n"
