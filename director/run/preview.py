@@ -66,8 +66,9 @@ class Preview:
         for b in section.verify_blocks:
             start = steps.block_session(self.session, b, self.session.cwd)
             r = self.shell.run(
-                texts[b.index], start, timeout_s=self.cfg.step_timeout_s, on_output=None, trace=True
-            )
+                texts[b.index], start, timeout_s=self.cfg.step_timeout_s, on_output=None, trace=True,
+                keeps_session=session.kept_by(start, texts[b.index]),
+            )  # fmt: skip
             self.session = r.state if b.cwd is None else replace(r.state, cwd=self.session.cwd)
             j = steps.judge_block(b, texts[b.index], r)
             for label, lr in j.labels.items():

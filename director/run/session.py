@@ -137,8 +137,8 @@ def learn_secrets(run: Run) -> None:
         run.pf.secret_values = [*run.pf.secret_values, *new]
 
 
-def kept_by(run: Run, text: str) -> bool:
-    """Whether block `text` cannot change the session (`bash.keeps_session`, the session's own functions
-    counted): the shell then skips capturing it after the block."""
-    functions = bash.function_names(run.session.functions) if run.session.functions else frozenset()
+def kept_by(state: SessionState, text: str) -> bool:
+    """Whether block `text` cannot change session `state` (`bash.keeps_session`, the session's own functions
+    counted): the shell then skips capturing the session after the block."""
+    functions = bash.function_names(state.functions) if state.functions else frozenset()
     return bash.keeps_session(text, functions)

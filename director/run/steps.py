@@ -182,7 +182,7 @@ def step(
             trace=judged,
             on_output=waits.output,
             on_waiting=waits.wait,
-            keeps_session=session.kept_by(run, text),
+            keeps_session=session.kept_by(run.session, text),
         )
         waits.done()
         if judged:
