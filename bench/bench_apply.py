@@ -185,24 +185,29 @@ def bench_trivial(n: int, repeat: int, ansible: bool) -> dict[str, float]:
         with tempfile.TemporaryDirectory(prefix="bench-apply-") as tmp:
             d = Path(tmp)
             bodies = make_plan(d / "p.md", n)
-            # side by side: each repetition runs all of them, one after the other, each after an untimed
-            # `sync`: Ansible leaves hundreds of temp files behind, and their writeback would otherwise
-            # land in the next run's fsyncs (ext4 commits them together)
+            # side by side: each repetition runs both, one after the other, each after an untimed `sync`
             os.sync()
             bash_walls.append(bash_loop(bodies, d))
             os.sync()
             rc, wall, _, out = director(d, "apply", "p.md", "--plain", "--non-interactive")
             assert rc == 0, out[-3000:]
             walls.append(wall)
-            if exe is not None:
-                os.sync()
-                ans_walls.append(ansible_run(exe, bodies, d))
             steps = [s for s in audit(d, "p.md")["steps"] if s["role"] == "act"]
             assert len(steps) == n, len(steps)
             blocks += [s["duration_s"] for s in steps]
             spans += [ts(s["finished_at"]) - ts(s["started_at"]) for s in steps]
             gaps += [ts(b["started_at"]) - ts(a["finished_at"]) for a, b in itertools.pairwise(steps)]
             in_run.append(ts(steps[-1]["finished_at"]) - ts(steps[0]["started_at"]))
+    # Ansible's repetitions run after Director's (same run, same bodies): interleaved, a minute of CPU-bound
+    # Ansible and its hundreds of temp files sat between every two Director repetitions; this way Director's
+    # figures are taken the same way with or without `--skip-ansible`.
+    for _ in range(repeat if exe is not None else 0):
+        assert exe is not None
+        with tempfile.TemporaryDirectory(prefix="bench-ansible-") as tmp:
+            d = Path(tmp)
+            bodies = make_plan(d / "p.md", n)
+            os.sync()
+            ans_walls.append(ansible_run(exe, bodies, d))
     print(f"\n== 1. {n} trivial blocks (`echo $i`, one 🟢 section each), {repeat} runs: median | best ==")
     rows = [
         ("bash loop (bash -c per block)", bash_walls),
