@@ -38,8 +38,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if os.environ.get("DIRECTOR_KEEP_TEST_TMP") == "1":
         return
-    # Once (out of many sessions) the directory outlived the removal, empty: a process a test started was
-    # still writing its last file there. Removed again until it is gone (at most 5 s).
+    # Once (out of many sessions) the directory outlived its removal, empty: something wrote into it while
+    # it was being removed (which, not found). Removed again until it is gone (at most 5 s).
     for _ in range(50):
         shutil.rmtree(_SESSION_TMP, ignore_errors=True)
         if not os.path.exists(_SESSION_TMP):

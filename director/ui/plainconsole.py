@@ -14,8 +14,8 @@ from typing import IO, TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-# What rich would change in a string it prints: a control character (other than the newline), or `[`, which
-# may open markup when markup is read.
+# What rich would change in a string it prints: a control character other than the newline (it strips or
+# expands them). A `[`, which may open markup, is looked for only when markup is read.
 _NOT_AS_IS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 
 
