@@ -299,6 +299,8 @@ def parse_declare_p(text: str) -> Iterator[tuple[str, str, str | None, str]]:
 
 def kept_cwd(raw: bytes) -> str | None:
     """The working directory a block that kept the session ended in (its capture says `KEPT`), else None."""
+    if not raw.endswith(b"\0" + STATE_KEPT + b"\0"):
+        return None  # a full capture (or none): not split here, `parse_state_file` reads it
     parts = raw.split(b"\0")
     return _dec(parts[1]) if len(parts) == 7 and parts[5] == STATE_KEPT else None
 

@@ -228,12 +228,12 @@ def _called_in_own_shell(text: str) -> frozenset[str] | None:
         prog = c.program
         if not c.name or not prog or c.name in _SESSION_BUILTINS or prog in _SESSION_BUILTINS:
             return None
-        first = c.args[0].static if c.args else ""
-        if prog == "printf" and (first is None or first.startswith("-v")):
-            return None  # `printf -v NAME` assigns (a computed first word may be `-v`)
-        options = [a.static for a in c.args]
-        if prog == "wait" and any(o is None or (o[:1] == "-" and "p" in o) for o in options):
-            return None  # `wait -p NAME` assigns
+        if prog in ("printf", "wait"):
+            words = [a.static for a in c.args]
+            if prog == "printf" and words and (words[0] is None or words[0].startswith("-v")):
+                return None  # `printf -v NAME` assigns (a computed first word may be `-v`)
+            if prog == "wait" and any(w is None or (w[:1] == "-" and "p" in w) for w in words):
+                return None  # `wait -p NAME` assigns
         names.update((c.name, prog))
     if any(mark in text for mark in _EVALUATING) and _assigns_in_place(text):
         return None
