@@ -68,7 +68,7 @@ CHANGES = [
     "sleep 0 & wait -p W",
     "exec {FD}>fd.out",
     "echo >&2 {FD2}>fd2.out",
-    "coproc cat </dev/null",
+    "coproc { read -r line; }",  # alive at the capture (its stdin is the shell's): COPROC is set both times
     'cmd=cd; $cmd sub',
     "command cd sub",
     "builtin cd sub",
