@@ -110,13 +110,18 @@ echo td >> "$CTR/td"
 
 
 def full_plan(idiom: Idiom, w: Path, ctr: Path, port: int | None) -> str:
-    head = HEADER.format(name=idiom.name, w=w, ctr=ctr, port=port or "")
+    return life_plan(idiom.name, idiom.block, idiom.fix, w, ctr, port)
+
+
+def life_plan(name: str, block: str, fix: str, w: Path, ctr: Path, port: int | None) -> str:
+    """The full plan of one check: §1 acts with `fix` and verifies with `block`, §2 checks it, teardown."""
+    head = HEADER.format(name=name, w=w, ctr=ctr, port=port or "")
     return "\n".join(
         [
             head,
-            THING.format(fix=idiom.fix, block=idiom.block),
+            THING.format(fix=fix, block=block),
             LIVE_STATE.format(row="thing holds"),
-            TEARDOWN.format(fix=idiom.fix, block=idiom.block),
+            TEARDOWN.format(fix=fix, block=block),
         ]
     )
 

@@ -15,7 +15,8 @@ from typing import Literal
 from tree_sitter import Node
 
 from director.plan.bash.grammar import analysed, descendants, parse
-from director.plan.bash.words import Script, Word, node_text, word_of
+from director.plan.bash.shape import flatten, group_exits, is_fail_exit, statements, unredirect
+from director.plan.bash.words import Script, Word
 
 # ---------------------------------------------------------------------------------------------------
 # Verify blocks: the checks they make, read by structure
@@ -168,7 +169,7 @@ class _VerifyBuilder:
         """Classify every statement of the block, then the bodies of its functions."""
         stmts = statements(root)
         for i, st in enumerate(stmts):
-            exits_after = any(_is_fail_exit(later) for later in stmts[i + 1 :])
+            exits_after = any(is_fail_exit(later) for later in stmts[i + 1 :])
             g = self.statement(st, False, exits_after, tail=i == len(stmts) - 1)
             if g is not None:
                 self.top.append(g)
@@ -198,7 +199,7 @@ class _VerifyBuilder:
     def walk_list(self, stmts: list[Node], fail: bool, tail: bool = False) -> None:
         """Classify a statement list (`fail`: it runs on a failure path)."""
         for i, st in enumerate(stmts):
-            exits_after = any(_is_fail_exit(later) for later in stmts[i + 1 :])
+            exits_after = any(is_fail_exit(later) for later in stmts[i + 1 :])
             self.statement(st, fail, exits_after, tail=tail and i == len(stmts) - 1)
 
     # -- statements; each returns the guard it *is* (a whole-statement precondition), if any
@@ -291,7 +292,7 @@ class _VerifyBuilder:
 
     def and_or(self, st: Node, fail: bool, exits_after: bool, tail: bool = False) -> int | None:
         """An and-or list: assertions (`cond && echo P`), preconditions (`cond && { checks }`), lines."""
-        elements, ops = _flatten(st)
+        elements, ops = flatten(st)
         whole: int | None = None
         passed_before = False  # a pass line after `&&` earlier in the chain: a later `|| echo` is its B
         for k, (el, op) in enumerate(zip(elements, ops, strict=True)):
@@ -300,7 +301,7 @@ class _VerifyBuilder:
             # After `||` is the failure path -- unless the `&&` branch before it exits non-zero
             # (`A && { echo bad; exit 1; } || echo C`): then C runs when A is false, the good outcome.
             el_fail = fail or (
-                op == "||" and not (k >= 2 and ops[k - 1] == "&&" and _group_exits(elements[k - 1]))
+                op == "||" and not (k >= 2 and ops[k - 1] == "&&" and group_exits(elements[k - 1]))
             )
             later = elements[k + 1 :]
             if (
@@ -317,7 +318,7 @@ class _VerifyBuilder:
                     cond = [p for e in elements[:k] for p in self.probes_under(e)]
                     body = self.probes_under(el)
                     new_lines = [ln for p, ln in self.lines.items() if p not in before]
-                    kind = self._body_kind(body, new_lines, _group_exits(_unredirect(el)))
+                    kind = self._body_kind(body, new_lines, group_exits(unredirect(el)))
                     if kind is not None and cond:
                         self.guards.append(
                             Guard(
@@ -335,7 +336,7 @@ class _VerifyBuilder:
                             whole = len(self.guards) - 1
                 continue
             # `A && { …; exit 1; } || C`, `A || echo F || exit 1`: a failure line whose chain ends in an exit.
-            hard = exits_after or (el_fail and any(_is_fail_exit(x) or _group_exits(x) for x in later))
+            hard = exits_after or (el_fail and any(is_fail_exit(x) or group_exits(x) for x in later))
             pid = self.report(el, el_fail, hard)
             if pid is not None and op == "||" and passed_before and el_fail:
                 self.lines[pid] = replace(self.lines[pid], alternative=True)
@@ -370,7 +371,7 @@ class _VerifyBuilder:
 
         def flush() -> None:
             for i, s in enumerate(branch):
-                ex = exits_after or any(_is_fail_exit(x) for x in branch[i + 1 :])
+                ex = exits_after or any(is_fail_exit(x) for x in branch[i + 1 :])
                 self.statement(s, fail, ex, tail and i == len(branch) - 1)
                 body.extend(self.probes_under(s))
             branch.clear()
@@ -402,7 +403,7 @@ class _VerifyBuilder:
         new_lines = [ln for p, ln in self.lines.items() if p not in before]
         if has_else:
             return None  # alternatives: one branch always runs
-        kind = self._body_kind(body, new_lines, _group_exits(st))
+        kind = self._body_kind(body, new_lines, group_exits(st))
         if kind == "precondition" and conds:
             self.guards.append(
                 Guard("precondition", st.start_point.row, tuple(conds), tuple(body),
@@ -410,84 +411,6 @@ class _VerifyBuilder:
             )  # fmt: skip
             return len(self.guards) - 1
         return None
-
-
-def statements(node: Node) -> list[Node]:
-    """The statements of a statement list (program, group, branch, loop body, case arm)."""
-    out = []
-    skip_first = node.type == "case_item"
-    for c in node.children:
-        if not c.is_named or c.type == "comment":
-            continue
-        if skip_first and c.type in ("word", "extglob_pattern", "string", "raw_string", "concatenation",
-                                     "simple_expansion", "expansion", "number"):
-            continue  # case patterns
-        skip_first = False
-        if c.type in ("do_group",):
-            out.extend(statements(c))
-            continue
-        out.append(c)
-    return out
-
-
-def _flatten(node: Node) -> tuple[list[Node], list[str]]:
-    """`a && b || c` (left-nested lists) as elements [a, b, c] and ops ["", "&&", "||"]."""
-    if node.type != "list":
-        return [node], [""]
-    kids = [c for c in node.children if c.type != "comment"]
-    left, op, right = kids[0], kids[1], kids[2] if len(kids) > 2 else None
-    els, ops = _flatten(left)
-    if right is not None:
-        r_els, r_ops = _flatten(right)
-        els.extend(r_els)
-        ops.extend([node_text(op), *r_ops[1:]])
-    return els, ops
-
-
-def _unredirect(node: Node) -> Node:
-    """The statement a redirection wraps (`{ …; } >&2` is the group)."""
-    if node.type == "redirected_statement":
-        return node.child_by_field_name("body") or node
-    return node
-
-
-def simple_name(node: Node) -> tuple[str, list[str]]:
-    """(command name, argument texts) of a simple `command` node."""
-    if node.type == "redirected_statement":
-        node = node.child_by_field_name("body") or node
-    if node.type != "command":
-        return "", []
-    name = ""
-    args: list[str] = []
-    for c in node.children:
-        if c.type == "command_name":
-            name = node_text(c)
-        elif c.is_named and c.type != "variable_assignment":
-            args.append(word_of(c).pattern)
-    return name, args
-
-
-def _is_fail_exit(node: Node) -> bool:
-    """`exit N`/`return N` with N ≠ 0 (a computed status counts), or `false`."""
-    name, args = simple_name(node)
-    if name in ("exit", "return"):
-        if not args:
-            return False
-        try:
-            return int(args[0]) != 0
-        except ValueError:
-            return True
-    return name == "false" and not args
-
-
-def _group_exits(node: Node) -> bool:
-    """A `{ …; exit N; }` / `( … )` / branch that ends the script on failure."""
-    if node.type in ("compound_statement", "subshell", "if_statement", "else_clause", "elif_clause"):
-        return any(_is_fail_exit(s) or _group_exits(s) for s in statements(node))
-    if node.type == "redirected_statement":
-        body = node.child_by_field_name("body")
-        return body is not None and _group_exits(body)
-    return _is_fail_exit(node)
 
 
 def verify_model(text: str, line_offset: int = 0) -> VerifyModel:

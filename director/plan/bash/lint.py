@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from director.plan.bash.checks import simple_name, statements, verify_model
+from director.plan.bash.checks import verify_model
 from director.plan.bash.grammar import analysed, descendants
+from director.plan.bash.shape import simple_name, statements
 
 _PASSTHROUGH = frozenset({"tail", "head", "cat", "tee", "sort", "uniq", "less", "more", "column", "nl"})
 
