@@ -79,14 +79,14 @@ def excerpt(text: str, limit: int = 80) -> str:
     return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
-def _printed(line: ReportLine, output: Sequence[str]) -> str | None:
+def printed_line(line: ReportLine, output: Sequence[str]) -> str | None:
     rx = message_regex(line.message.strip())
     return next((o for o in output if rx.fullmatch(o.strip())), None)
 
 
 def _ran_from_output(model: VerifyModel, output: Sequence[str]) -> dict[int, int]:
     """Without a trace: a report line ran when the output has a line it prints."""
-    return {ln.probe: 1 for ln in model.lines if _printed(ln, output) is not None}
+    return {ln.probe: 1 for ln in model.lines if printed_line(ln, output) is not None}
 
 
 def _guard_ran(g: Guard, ran: Mapping[int, int]) -> bool:
@@ -98,7 +98,7 @@ def _skipped(g: Guard, ran: Mapping[int, int]) -> bool:
     return g.kind == "precondition" and _guard_ran(g, ran) and not any(ran.get(p, 0) for p in g.body)
 
 
-def _assertion_failed(g: Guard, ran: Mapping[int, int]) -> bool:
+def assertion_failed(g: Guard, ran: Mapping[int, int]) -> bool:
     """Rule 3: the condition ran and its pass line did not print (on some iteration, in a for-each loop)."""
     if g.kind != "assertion" or not _guard_ran(g, ran):
         return False
@@ -124,10 +124,10 @@ def judge(model: VerifyModel, ev: Evidence) -> Judgement:
     fail_ran = [ln for ln in lines_ran if ln.polarity == "fail"]
     hard = [ln for ln in fail_ran if ln.hard]
     soft = [ln for ln in fail_ran if not ln.hard]
-    failed_asserts = [g for g in model.guards if traced and _assertion_failed(g, ran)]
+    failed_asserts = [g for g in model.guards if traced and assertion_failed(g, ran)]
     skipped = [g for g in model.guards if traced and _skipped(g, ran)]
-    printed_pass = tuple(p for ln in pass_ran if (p := _printed(ln, output)) is not None)
-    printed_fail = tuple(p for ln in fail_ran if (p := _printed(ln, output)) is not None)
+    printed_pass = tuple(p for ln in pass_ran if (p := printed_line(ln, output)) is not None)
+    printed_fail = tuple(p for ln in fail_ran if (p := printed_line(ln, output)) is not None)
     last = next((o for o in reversed(output) if o.strip()), "")
 
     exit_code = ev.exit_code
@@ -210,13 +210,13 @@ def _labels(
         fails = [ln for ln in mine if ln.polarity == "fail" and ran.get(ln.probe, 0)]
         passes = [ln for ln in mine if ln.polarity == "pass" and ran.get(ln.probe, 0)]
         if fails:
-            shown = _printed(fails[0], output) or fails[0].message
+            shown = printed_line(fails[0], output) or fails[0].message
             v = Verdict.FAILED if (fails[0].hard or exit_code != 0) else Verdict.INCONCLUSIVE
             out[label] = CheckResult(v, excerpt(shown))
         elif any(ln.probe in failed_lines for ln in mine):
             out[label] = CheckResult(Verdict.FAILED if exit_code != 0 else Verdict.INCONCLUSIVE, "")
         elif passes:
-            shown = _printed(passes[0], output) or passes[0].message
+            shown = printed_line(passes[0], output) or passes[0].message
             out[label] = CheckResult(Verdict.PASSED, excerpt(shown))
         elif traced and mine and all(ln.probe in skipped_lines for ln in mine if ln.polarity == "pass"):
             out[label] = CheckResult(Verdict.SKIPPED, "skipped: precondition false")

@@ -24,6 +24,7 @@ from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
 from director.run.reasons import Bases
+from director.run.worlds import Worlds
 from director.state.lifecycle import RunState
 from director.state.store import SectionSuccesses, StateStore
 from director.targets.base import Target
@@ -99,10 +100,12 @@ class Run:
     interrupted_by: str = "Ctrl-C"  # what interrupted the run: `Ctrl-C` (SIGINT) or `SIGTERM`
     bases: Bases = field(init=False)  # each section's latest basis (why it is not in sync), read once
     successes: SectionSuccesses = field(init=False)  # each section's latest success, read once
+    worlds: Worlds = field(init=False)  # the worlds each check was seen in (verdicts by contrast)
 
     def __post_init__(self) -> None:
         self.bases = Bases(self.journal)
         self.successes = SectionSuccesses(self.journal)
+        self.worlds = Worlds(self.journal)
 
     @property
     def interruption(self) -> str:

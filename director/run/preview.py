@@ -18,6 +18,7 @@ from director.run import approval, fingerprint, reasons, sections, session, step
 from director.run.config import RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import matches
+from director.run.worlds import Worlds, family_of
 from director.state.store import SectionSuccesses, StateStore
 
 
@@ -36,6 +37,10 @@ class Preview:
     session: SessionState
     by_ref: dict[str, CheckResult] = field(default_factory=dict)
     reports: list[SectionReport] = field(default_factory=list)
+    worlds: Worlds = field(init=False)  # read-only here: a preview learns nothing
+
+    def __post_init__(self) -> None:
+        self.worlds = Worlds(self.journal)
 
     def _verdict(self, section: Section, verdict: str, detail: str) -> None:
         label = section_label(section)
@@ -70,7 +75,9 @@ class Preview:
                 keeps_session=session.kept_by(start, texts[b.index]),
             )  # fmt: skip
             self.session = r.state if b.cwd is None else replace(r.state, cwd=self.session.cwd)
-            j = steps.judge_block(b, texts[b.index], r)
+            j, _ = steps.judge_block(
+                b, texts[b.index], r, self.worlds, family=family_of(section), phase="observe"
+            )
             for label, lr in j.labels.items():
                 self.by_ref[f"label:{label}"] = lr
             self.by_ref[f"section:{section.key}"] = CheckResult(j.verdict, j.observed)

@@ -16,6 +16,7 @@ from director.exec.shell import SessionState
 from director.files import remove_stale_temps, write_atomic
 from director.ledger import cells
 from director.plan import knobs, templates
+from director.plan.contrast import Phase
 from director.plan.model import Section, SectionKind
 from director.plan.verify import CheckResult, Judgement, Verdict
 from director.run import approval, fingerprint, reasons, session, steps
@@ -112,11 +113,13 @@ def observe(run: Run, section: Section, texts: dict[int, str]) -> Verdict:
     return seen
 
 
-def verify(run: Run, section: Section, texts: dict[int, str], *, memo: bool) -> list[str]:
-    """The verify blocks after the act: a failure stops the run; returns what is unconfirmed or skipped."""
+def verify(run: Run, section: Section, texts: dict[int, str], *, memo: bool, after_act: bool) -> list[str]:
+    """The verify blocks (after the act, or a ✔ section's checks): a failure stops the run; returns what is
+    unconfirmed or skipped. `after_act`: contrast each check with what it showed before the act."""
     notes: list[str] = []
     for b in section.verify_blocks:
-        res, j = steps.step(run, section, b, texts[b.index], "verify", memo=memo)
+        phase: Phase = "after-act" if after_act else "observe"
+        res, j = steps.step(run, section, b, texts[b.index], "verify", memo=memo, phase=phase)
         assert j is not None
         record(run, section, j)
         if j.verdict is Verdict.FAILED:
@@ -285,7 +288,7 @@ def apply_section(run: Run, section: Section) -> None:
             run.report(section, "in-sync", "verified earlier in this run", started)
             return
         write_templates(run, section, regenerated)
-        notes = verify(run, section, texts, memo=True)
+        notes = verify(run, section, texts, memo=True, after_act=False)
         done(run, section, fp, None)
         realize_observed(run, section)
         run.verified.append(label)
@@ -330,7 +333,7 @@ def apply_section(run: Run, section: Section) -> None:
     outputs = [steps.step(run, section, b, texts[b.index], "act", memo=memo, rerun=rerun)[0].output
                for b in section.act_blocks]  # fmt: skip
     realize_from_output(run, section, "\n".join(outputs))
-    notes = verify(run, section, texts, memo=False)
+    notes = verify(run, section, texts, memo=False, after_act=True)
     done(run, section, fp, before, basis=now_basis)
     realize_observed(run, section)
     run.applied.append(label)

@@ -14,23 +14,36 @@ from typing import Literal
 
 from director.exec.shell import BlockResult, SessionState
 from director.ledger.cells import strip_ansi
-from director.plan import bash
+from director.plan import bash, contrast
+from director.plan.contrast import Family, Learned, Phase
 from director.plan.fence import start_cwd
 from director.plan.model import Block, Section
 from director.plan.verify import Evidence, Judgement, Stopped, Verdict, judge
 from director.run import fingerprint, session
+from director.run import worlds as worlds_mod
 from director.run.config import Stop
 from director.run.context import Done, Run
+from director.run.worlds import Worlds
 from director.state.lifecycle import RunState, StepState
 
 Role = Literal["act", "verify", "observe"]
 
 
-def judge_block(block: Block, text: str, res: BlockResult) -> Judgement:
-    """A verify block's run read by its structure (docs/verify-semantics.md)."""
+def judge_block(
+    block: Block,
+    text: str,
+    res: BlockResult,
+    worlds: Worlds | None = None,
+    *,
+    family: Family = "apply",
+    phase: Phase = "observe",
+) -> tuple[Judgement, list[Learned]]:
+    """A verify block's run: by exit status and structure (docs/verify-semantics.md), then, for the checks
+    that exit 0 whatever they find, by contrast with the worlds `worlds` has seen it in; what it taught."""
     model = bash.verify_model(text, block.body_start)
     lines = [strip_ansi(ln).rstrip("\r") for ln in res.output.split("\n")]
-    ran = bash.executed(model, list(res.trace)) if res.trace is not None else None
+    entries = list(res.trace) if res.trace is not None else None
+    ran = bash.executed(model, entries) if entries is not None else None
     stopped: Stopped | None = (
         "timeout"
         if res.timed_out
@@ -40,7 +53,19 @@ def judge_block(block: Block, text: str, res: BlockResult) -> Judgement:
         if res.interrupted
         else None
     )
-    return judge(model, Evidence(res.exit_code, lines, ran, stopped))
+    j = judge(model, Evidence(res.exit_code, lines, ran, stopped))
+    if entries is None or ran is None or not model.traceable:
+        return j, []
+    paths = bash.unit_paths(model, entries)
+    key = worlds_mod.block_key(text)
+    known = worlds.baselines(key, family) if worlds is not None else {}
+    before = worlds.before(key, family) if worlds is not None and phase == "after-act" else None
+    j, _, learned = contrast.judge(
+        model, j, ran, paths, lines, known, phase=phase, family=family, before=before
+    )
+    if worlds is not None and phase == "observe":
+        worlds.saw(key, family, paths)
+    return j, learned
 
 
 def failure(what: str, block: Block, res: BlockResult, reason: str = "") -> str:
@@ -97,7 +122,7 @@ def _memo(
     run: Run, block: Block, text: str, prior: Done, judged: bool
 ) -> tuple[BlockResult, Judgement | None]:
     res = BlockResult(0, prior.output or "", 0.0, run.session)
-    return res, (judge_block(block, text, res) if judged else None)
+    return res, (judge_block(block, text, res)[0] if judged else None)
 
 
 def _refuse_withheld(run: Run, section: Section, block: Block, text: str) -> None:
@@ -133,12 +158,14 @@ def step(
     *,
     memo: bool = True,
     rerun: str | None = None,
+    phase: Phase = "observe",
 ) -> tuple[BlockResult, Judgement | None]:
     """Run one block as a durable step (journaled before and after), with its retry policy.
 
     Verify and observe blocks are traced and judged by their structure: the step succeeded unless the
     judgement is a failure (a false precondition's exit 1 is not one). `rerun` says why a section that
-    succeeded before runs its act again (journaled in the step's flags).
+    succeeded before runs its act again (journaled in the step's flags). `phase` says whether a verify
+    runs right after its section's act (its paths are contrasted with the observation before it).
     """
     judged = role in ("verify", "observe")
     key = f"{section.key}/{block.index}"
@@ -186,8 +213,11 @@ def step(
         )
         waits.done()
         if judged:
-            j = judge_block(block, text, res)
+            family = worlds_mod.family_of(section)
+            j, learned = judge_block(block, text, res, run.worlds, family=family, phase=phase)
             ok = j.verdict is not Verdict.FAILED and not (res.interrupted or run.interrupted)
+            if ok:
+                run.worlds.learn(run.run_id, worlds_mod.block_key(text), family, learned)
         else:
             ok = res.ok
         res = session.unless_unlearned(run, text, res)  # what is stored and said from here on

@@ -61,7 +61,7 @@ def teardown(run: Run) -> RunResult:
         steps.step(run, td, b, texts[b.index], "act")
         if present:
             upstream.recheck(run, td, b, present)
-    notes = sections.verify(run, td, texts, memo=False)
+    notes = sections.verify(run, td, texts, memo=False, after_act=True)
     sections.done(run, td, fp, None)
     verdict, detail = ("applied", "torn down") if not notes else ("unconfirmed", "; ".join(notes))
     whose = run.approved_with.pop(td.key, "")

@@ -85,7 +85,7 @@ def refuse_destroying_commands(run: Run, td: Section, texts: dict[int, str]) -> 
 def _probe(run: Run, block: Block, text: str) -> Judgement:
     """Run a read-only probe in a copy of the session (its state is not kept) and judge it."""
     r = run.shell.run(text, run.session, timeout_s=run.cfg.step_timeout_s, on_output=None, trace=True)
-    return steps.judge_block(block, text, r)
+    return steps.judge_block(block, text, r)[0]
 
 
 def observe(run: Run) -> list[Probe]:

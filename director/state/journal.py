@@ -4,17 +4,16 @@ One database per plan (the caller chooses the path, e.g. `.director/<plan>/journ
 Durability settings: `journal_mode=WAL`, `synchronous=FULL`, `busy_timeout` 10 s; every write is one
 `BEGIN IMMEDIATE` transaction that changes the row(s) and the audit event together, so a crash leaves
 either all or none of a transition. Structured columns hold JSON text (never pickle); timestamps come
-from an injectable clock (`director.state.records`). Opening a journal brings its schema up to date
-(`director.state.schema`). Measured on the development VM (virtio disk): median 0.26 ms per durable
-commit when idle, up to ~4 ms when the machine is busy (`python bench/bench_shell.py --journal`).
+from an injectable clock (`director.state.records`). Opening a journal brings its schema up to date. A
+durable commit: median 0.26 ms idle, ~4 ms busy (`python bench/bench_shell.py --journal`).
 
-Tables (DDL and migrations in `director.state.schema`): runs, transitions (per run, numbered), steps (one
-row per attempt; role 'section' marks a section's success; session_json the persistable shell state after
-it), approvals (receipts), events (the audit trail), lease_holder (one row), schema_version.
+Tables (DDL, migrations: `director.state.schema`): runs, transitions (per run, numbered), steps (one row per
+attempt; role 'section' marks a section's success; session_json the persistable shell state after it),
+approvals (receipts), events (audit), verify_paths (`director.state.worlds`), lease_holder, schema_version.
 
-Intent before effect: `step_started` commits before the block runs; a step still `started` after a
-crash is "outcome unknown" (`unfinished_steps`). Secret-named variables are dropped from session
-JSON here as a last line of defence (callers pass `SessionState.persistable(...)` already).
+Intent before effect: `step_started` commits before the block runs; a step still `started` after a crash
+is "outcome unknown" (`unfinished_steps`). Secret-named variables are dropped from session JSON here as a
+last line of defence (callers pass `SessionState.persistable(...)` already).
 """
 
 from __future__ import annotations
@@ -55,6 +54,7 @@ from director.state.records import (
     utc_now,
 )
 from director.state.store import ApprovalHow, RunKind
+from director.state.worlds import SqliteWorlds
 
 __all__ = [
     "SCHEMA_VERSION", "ApprovalHow", "ApprovalRecord", "EventRecord", "Journal", "LeaseHolder", "RunKind",
@@ -67,7 +67,7 @@ Clock = Callable[[], datetime]
 APPROVAL_POLL_S = 0.25  # `wait_for_approval` on SQLite: how often the file is read (no cross-process events)
 
 
-class Journal:
+class Journal(SqliteWorlds):
     """A plan's journal database. Not shared between threads; open one per process."""
 
     def __init__(

@@ -210,7 +210,7 @@ class PgBase:
         n = 0
         top = 0
         with self.tx() as db:
-            for table in ("events", "approvals", "steps", "transitions", "runs"):  # children first
+            for table in reversed(history_tables(pgschema.TABLES)):  # children first
                 db.execute(f"DELETE FROM {S}.{table} WHERE plan_key = %s", (self.key,))
             for table in history_tables(pgschema.TABLES):
                 cols = [

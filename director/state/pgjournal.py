@@ -33,13 +33,14 @@ from director.state.records import (
     scrub_session,
 )
 from director.state.store import ApprovalHow, RunKind
+from director.state.worlds import PgWorlds
 
 NEXT_ID = f"UPDATE {S}.plans SET last_id = last_id + 1 WHERE key = %(k)s RETURNING last_id"
 CHANNEL = "director_approval"
 WAKE_S = 60.0  # a waiting run re-reads at least this often, in case a notification was lost with a restart
 
 
-class PgJournal(PgBase):
+class PgJournal(PgBase, PgWorlds):
     """A plan's journal in a PostgreSQL database. Not shared between threads; one per process."""
 
     # -- runs ----------------------------------------------------------------------------------

@@ -144,12 +144,34 @@ class Migration:
     ddl: str
 
 
+V2_DDL = """
+CREATE TABLE director.verify_paths (
+    plan_key  TEXT NOT NULL REFERENCES director.plans(key),
+    block_key TEXT NOT NULL,
+    family    TEXT NOT NULL CHECK (family IN ('apply', 'teardown')),
+    unit      INTEGER NOT NULL,
+    path_json TEXT NOT NULL,
+    world     TEXT NOT NULL CHECK (world IN ('held', 'not-held')),
+    run_id    BIGINT,
+    seen_at   TEXT NOT NULL,
+    PRIMARY KEY (plan_key, block_key, family, unit, path_json),
+    FOREIGN KEY (plan_key, run_id) REFERENCES director.runs (plan_key, id)
+)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "plans, runs, transitions, steps, approvals, events, lease_holder (per-plan ids)", V1_DDL),
+    Migration(2, "verify_paths: the path each check took in the worlds seen (verdicts by contrast)", V2_DDL),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
-TABLES = ("runs", "transitions", "steps", "approvals", "events", "lease_holder")  # as the SQLite journal
-ORDER = {"transitions": "run_id, seq", "lease_holder": "plan_key"}  # export order; the rest by id
+# as the SQLite journal, parents first
+TABLES = ("runs", "transitions", "steps", "approvals", "events", "verify_paths", "lease_holder")
+# export order; the rest by id
+ORDER = {
+    "transitions": "run_id, seq",
+    "verify_paths": "block_key, family, unit, path_json",
+    "lease_holder": "plan_key",
+}
 
 
 def redact(url: str) -> str:

@@ -135,6 +135,24 @@ def _v2(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE runs DROP COLUMN progress_marker")
 
 
+def _v3(db: sqlite3.Connection) -> None:
+    _script(
+        db,
+        """
+        CREATE TABLE verify_paths (
+            block_key TEXT NOT NULL,     -- sha256 of the check's code (director.plan.contrast.block_key)
+            family    TEXT NOT NULL CHECK (family IN ('apply', 'teardown')),
+            unit      INTEGER NOT NULL,  -- the check unit (a top-level statement that prints or exits)
+            path_json TEXT NOT NULL,     -- the positions of the messages and exits that ran
+            world     TEXT NOT NULL CHECK (world IN ('held', 'not-held')),
+            run_id    INTEGER REFERENCES runs(id),
+            seen_at   TEXT NOT NULL,
+            PRIMARY KEY (block_key, family, unit, path_json)
+        )
+        """,
+    )
+
+
 @dataclass(frozen=True)
 class Migration:
     """One step of the schema: `apply` takes a journal at `version - 1` to `version`."""
@@ -147,9 +165,11 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, transitions, steps, approvals, events, lease_holder", _v1),
     Migration(2, "schema_version table; runs.progress_marker dropped (never written)", _v2),
+    Migration(3, "verify_paths: the path each check took in the worlds seen (verdicts by contrast)", _v3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
-TABLES = ("runs", "transitions", "steps", "approvals", "events", "lease_holder")  # the journal's data
+# the journal's data, parents first
+TABLES = ("runs", "transitions", "steps", "approvals", "events", "verify_paths", "lease_holder")
 
 
 def connect(path: Path, now: str) -> sqlite3.Connection:

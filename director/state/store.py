@@ -11,7 +11,7 @@ inspects and breaks its lease (`director.state.backends`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Literal, Protocol, Self
 
@@ -25,6 +25,7 @@ from director.state.records import (
     StepRecord,
     TransitionRecord,
 )
+from director.state.worlds import SeenPath
 
 RunKind = Literal["apply", "teardown"]
 ApprovalHow = Literal["prompt", "flag", "approve-command", "auto"]
@@ -113,6 +114,10 @@ class StateStore(Protocol):
         """Block until a receipt for this exact content with an id above `after_id` is recorded (by any
         process, on any machine), or `timeout_s` passes (None)."""
         ...
+
+    # the worlds each check was seen in (verdicts by contrast: `director.state.worlds`)
+    def seen_paths(self, block_key: str, family: str) -> list[SeenPath]: ...
+    def learn_paths(self, run_id: int, block_key: str, family: str, seen: Sequence[SeenPath]) -> None: ...
 
     # audit
     def record_event(self, run_id: int | None, kind: str, data: Mapping[str, Any] | None = None) -> int: ...

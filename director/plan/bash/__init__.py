@@ -52,7 +52,8 @@ from director.plan.bash.effects import (
 )
 from director.plan.bash.grammar import parse
 from director.plan.bash.lint import ShellIssue, verify_issues
-from director.plan.bash.trace import TRACE_PS4, TraceEntry, executed, message_regex, parse_trace
+from director.plan.bash.trace import TRACE_PS4, TraceEntry, executed, message_regex, parse_trace, unit_paths
+from director.plan.bash.units import Unit
 from director.plan.bash.words import Command, CommandKind, Redirect, Script, Word
 
 __all__ = [
@@ -70,6 +71,7 @@ __all__ = [
     "ShellIssue",
     "TopStatement",
     "TraceEntry",
+    "Unit",
     "VerifyModel",
     "Word",
     "assignments",
@@ -87,6 +89,7 @@ __all__ = [
     "parse",
     "parse_trace",
     "reads",
+    "unit_paths",
     "verify_issues",
     "verify_model",
 ]

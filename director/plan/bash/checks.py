@@ -16,6 +16,7 @@ from tree_sitter import Node
 
 from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.shape import flatten, group_exits, is_fail_exit, statements, unredirect
+from director.plan.bash.units import Unit, check_units, choice_lines
 from director.plan.bash.words import Script, Word
 
 # ---------------------------------------------------------------------------------------------------
@@ -100,6 +101,8 @@ class VerifyModel:
     traceable: bool  # False when the block turns tracing off itself (`set +x`)
     has_error: bool = False
     line_offset: int = 0  # plan line of the block's first body line (0-based)
+    units: tuple[Unit, ...] = ()  # the top-level statements that print or exit (`units.check_units`)
+    choices: frozenset[int] = frozenset()  # report lines whose structure cannot say pass or fail
 
     def line(self, probe: int) -> ReportLine | None:
         """The report line of a probe, if it is one."""
@@ -286,9 +289,11 @@ class _VerifyBuilder:
             and c.kind not in ("assign", "decl")
         ]
         has_pass = any(ln.polarity == "pass" for ln in new_lines)
+        if exits:
+            return None  # a branch that ends the block failed is a failure path: its condition asserts
         if not checks:
-            return "assertion" if has_pass and not exits else None
-        return "precondition" if (new_lines or exits) else None
+            return "assertion" if has_pass else None
+        return "precondition" if new_lines else None
 
     def and_or(self, st: Node, fail: bool, exits_after: bool, tail: bool = False) -> int | None:
         """An and-or list: assertions (`cond && echo P`), preconditions (`cond && { checks }`), lines."""
@@ -335,6 +340,10 @@ class _VerifyBuilder:
                         if kind == "precondition" and k == len(elements) - 1:
                             whole = len(self.guards) - 1
                 continue
+            # `A && echo F && exit 1`: a line the `&&` chain after it ends failed is a failure line (its
+            # condition asserts the opposite), never a pass line.
+            if not el_fail and _chain_exits(elements, ops, k):
+                el_fail = True
             # `A && { …; exit 1; } || C`, `A || echo F || exit 1`: a failure line whose chain ends in an exit.
             hard = exits_after or (el_fail and any(is_fail_exit(x) or group_exits(x) for x in later))
             pid = self.report(el, el_fail, hard)
@@ -413,6 +422,16 @@ class _VerifyBuilder:
         return None
 
 
+def _chain_exits(elements: list[Node], ops: list[str], k: int) -> bool:
+    """Whether element k of an and-or chain is followed, through `&&` only, by an `exit N≠0`."""
+    j = k + 1
+    while j < len(elements) and ops[j] == "&&":
+        if is_fail_exit(elements[j]) or group_exits(elements[j]):
+            return True
+        j += 1
+    return False
+
+
 def verify_model(text: str, line_offset: int = 0) -> VerifyModel:
     """The checks a verify block makes, classified by structure (see `docs/verify-semantics.md`)."""
     return _verify_model(text, line_offset)
@@ -437,6 +456,7 @@ def _verify_model(text: str, line_offset: int) -> VerifyModel:
         for c in script.commands
     )
     lines = tuple(sorted(vb.lines.values(), key=lambda ln: ln.probe))
+    reported = frozenset(vb.lines)
     traceable = not re.search(r"(?m)^\s*set\s+(?:[^#\n]*\s)?(\+[a-wyzA-Z]*x|\+o\s+xtrace)", text)
     return VerifyModel(
         probes=probes,
@@ -448,4 +468,6 @@ def _verify_model(text: str, line_offset: int) -> VerifyModel:
         traceable=traceable,
         has_error=script.has_error,
         line_offset=line_offset,
+        units=check_units(root, script, b.by_node, reported),
+        choices=choice_lines(root, script, b.by_node, reported),
     )

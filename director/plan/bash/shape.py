@@ -19,8 +19,16 @@ def statements(node: Node) -> list[Node]:
     for c in node.children:
         if not c.is_named or c.type == "comment":
             continue
-        if skip_first and c.type in ("word", "extglob_pattern", "string", "raw_string", "concatenation",
-                                     "simple_expansion", "expansion", "number"):
+        if skip_first and c.type in (
+            "word",
+            "extglob_pattern",
+            "string",
+            "raw_string",
+            "concatenation",
+            "simple_expansion",
+            "expansion",
+            "number",
+        ):
             continue  # case patterns
         skip_first = False
         if c.type in ("do_group",):

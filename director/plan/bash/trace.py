@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from director.plan.bash.checks import Probe, VerifyModel
@@ -92,14 +93,13 @@ def message_regex(message: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
-def executed(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, int]:
-    """Probe id -> how many times the trace shows it ran."""
+def _matched(model: VerifyModel, entries: list[TraceEntry]) -> Iterator[tuple[TraceEntry, list[Probe]]]:
+    """Each trace entry of this block with the probes it is (a function of an earlier block's are skipped)."""
     by_row: dict[int, list[Probe]] = {}
     for p in model.probes:
         for r in range(p.row, p.end_row + 1):
             by_row.setdefault(r, []).append(p)
     own_functions = set(model.functions)
-    counts: dict[int, int] = {}
     for e in entries:
         fn = e.function or None
         if fn is not None and fn not in own_functions:
@@ -112,6 +112,38 @@ def executed(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, int]:
             text = _unquote_trace(e.rest)
             matching = [p for p in named if message_regex(p.pattern).fullmatch(text)]
             named = matching or named[:1]
-        for p in named:
+        yield e, named
+
+
+def executed(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, int]:
+    """Probe id -> how many times the trace shows it ran."""
+    counts: dict[int, int] = {}
+    for e, probes in _matched(model, entries):
+        for p in probes:
             counts[p.id] = counts.get(p.id, 0) + e.count
     return counts
+
+
+def unit_paths(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, tuple[int, ...]]:
+    """Check unit -> the path its run took: which of its messages and exits ran, by position.
+
+    Never the words, and never how often: a loop that went round three times took the same path as one
+    that went round once. What a function prints counts where it was called (the unit running when the
+    function's lines ran). Units the run never reached are absent.
+    """
+    row_unit: dict[int, int] = {}
+    for u in model.units:
+        for r in range(u.row, u.end_row + 1):
+            row_unit[r] = u.index
+    ran: dict[int, set[int]] = {}
+    current: int | None = None
+    for e, probes in _matched(model, entries):
+        if not e.function:
+            current = row_unit.get(e.line - 1)
+            if current is not None:
+                ran.setdefault(current, set())
+        if current is None:
+            continue
+        unit = model.units[current]
+        ran[current].update(p.id for p in probes if p.id in unit.probes)
+    return {u: tuple(sorted(ids)) for u, ids in ran.items()}

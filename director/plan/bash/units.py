@@ -1,0 +1,325 @@
+"""A verify block's check units: the statements a run's *path* is read off, and whether each can fail.
+
+A unit is a top-level statement that prints a line or exits (with the functions it calls). The path a run
+took through a unit is which of those messages and exits ran, by position, never what they said
+(`director.plan.bash.trace.unit_paths`). Whether a unit *can fail* is read statically: a unit whose failure
+can never show in the block's exit status -- no `exit N≠0` on any of its paths, not the block's last
+status, no `set -e` -- can only be judged by contrast with the worlds Director has seen it in
+(`director.plan.contrast`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from director.plan.bash.shape import flatten, is_fail_exit, simple_name, statements, unredirect
+from director.plan.bash.words import Script
+
+# Commands whose status is 0 whatever they are given (for a statement's own status; `echo` to a closed
+# pipe aside).
+_ALWAYS_OK = frozenset(
+    {"echo", "printf", "true", ":", "export", "local", "declare", "typeset", "readonly", "set", "shopt",
+     "unset", "alias", "hash", "umask", "trap"}
+)  # fmt: skip
+_EXITS = frozenset({"exit", "return"})
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One top-level statement of a verify block that prints or exits.
+
+    `probes` are the observable probes a run of it may execute: its report lines and exits, and those of
+    the block's functions it calls. `can_fail` is False when no path through it can make the block exit
+    non-zero: its verdict then needs contrast. `lines` are its report lines (by probe), for naming it.
+    """
+
+    index: int
+    row: int
+    end_row: int
+    probes: tuple[int, ...]
+    can_fail: bool
+    lines: tuple[int, ...]
+
+
+def errexit(script: Script) -> bool:
+    """Whether the block turns on `set -e` (`set -e`, `set -euo pipefail`, `set -o errexit`)."""
+    for c in script.commands:
+        if c.program != "set":
+            continue
+        words = [a.static or "" for a in c.args]
+        for i, w in enumerate(words):
+            if w.startswith("-") and not w.startswith("--") and "e" in w[1:] and w != "-o":
+                return True
+            if w == "-o" and i + 1 < len(words) and words[i + 1] == "errexit":
+                return True
+    return False
+
+
+class _Statuses:
+    """Static answers about statements: can their status be non-zero, do they reach an `exit N≠0`."""
+
+    def __init__(self, script: Script, node_cmd: Mapping[int, int], functions: Mapping[str, Node]) -> None:
+        self.script = script
+        self.node_cmd = node_cmd
+        self.functions = functions
+        self._fn_fails: dict[str, bool] = {}
+
+    def called(self, node: Node) -> list[str]:
+        """The block's own functions a statement calls (directly)."""
+        out: list[str] = []
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "function_definition":
+                continue
+            cid = self.node_cmd.get(n.id)
+            if cid is not None:
+                name = self.script.commands[cid].name
+                if name in self.functions and name not in out:
+                    out.append(name)
+            stack.extend(n.children)
+        return out
+
+    def reaches_fail_exit(self, node: Node, seen: frozenset[str] = frozenset()) -> bool:
+        """An `exit N≠0` (or computed) under `node`, or in a function it calls: the block can end failed."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "function_definition":
+                continue
+            if n.type in ("command", "redirected_statement"):
+                name, _ = simple_name(n)
+                if name == "exit" and is_fail_exit(n):
+                    return True
+                if (
+                    name in self.functions
+                    and name not in seen
+                    and self.reaches_fail_exit(self.functions[name], seen | {name})
+                ):
+                    return True
+            stack.extend(n.children)
+        return False
+
+    def can_fail(self, node: Node, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether the status of `node` (as the block's last statement) can be non-zero."""
+        node = unredirect(node)
+        t = node.type
+        if t == "list":
+            els, ops = flatten(node)
+            fails = self.can_fail(els[0], seen)
+            for el, op in zip(els[1:], ops[1:], strict=True):
+                cf = self.can_fail(el, seen)
+                # `a && b`: a's failure is the list's, else b's; `a || b`: b's status, only when a failed
+                fails = (fails or cf) if op == "&&" else (fails and cf)
+            return fails
+        if t in ("compound_statement", "subshell", "do_group"):
+            stmts = statements(node)
+            return bool(stmts) and self.can_fail(stmts[-1], seen)
+        if t == "if_statement":
+            return any(self.can_fail(last, seen) for last in _branch_ends(node))
+        if t == "case_statement":
+            return any(
+                self.can_fail(body[-1], seen)
+                for item in node.children
+                if item.type == "case_item" and (body := statements(item))
+            )
+        if t in ("for_statement", "while_statement", "c_style_for_statement", "select_statement"):
+            loop = next((c for c in node.children if c.type in ("do_group", "compound_statement")), None)
+            return loop is not None and self.can_fail(loop, seen)
+        if t == "pipeline":
+            parts = [c for c in node.children if c.is_named]
+            return bool(parts) and self.can_fail(parts[-1], seen)
+        if t in ("variable_assignment", "variable_assignments"):
+            return any(c.type == "command_substitution" for c in _walk(node))  # `X=$(cmd)` is cmd's status
+        if t in ("declaration_command", "function_definition", "comment"):
+            return False
+        if t == "command":
+            name, _ = simple_name(node)
+            base = name.rsplit("/", 1)[-1]
+            if base in _EXITS:
+                return is_fail_exit(node)
+            if base in _ALWAYS_OK:
+                return False
+            if base in self.functions:
+                if base in seen:
+                    return True
+                fn_body = self.functions[base].child_by_field_name("body")
+                return fn_body is None or self.can_fail(fn_body, seen | {base}) or self._returns_fail(base)
+            return True
+        return True  # `[ ]`, `[[ ]]`, `(( ))`, `! cmd`, anything else
+
+    def _returns_fail(self, fn: str) -> bool:
+        if fn not in self._fn_fails:
+            self._fn_fails[fn] = any(
+                simple_name(n)[0] == "return" and is_fail_exit(n) for n in _walk(self.functions[fn])
+            )
+        return self._fn_fails[fn]
+
+
+def _walk(node: Node) -> list[Node]:
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
+
+
+_BRANCHING = frozenset(
+    {"list", "if_statement", "case_statement", "for_statement", "while_statement", "c_style_for_statement",
+     "select_statement"}
+)  # fmt: skip
+
+
+def _branches(node: Node) -> bool:
+    """Whether a statement can take more than one path (a condition, a chain, a loop)."""
+    return any(n.type in _BRANCHING for n in _walk(node))
+
+
+def _functions(root: Node) -> dict[str, Node]:
+    """The block's function definitions by name."""
+    out: dict[str, Node] = {}
+    for n in _walk(root):
+        if n.type == "function_definition":
+            name = n.child_by_field_name("name")
+            if name is not None and name.text:
+                out[name.text.decode("utf-8", "surrogateescape")] = n
+    return out
+
+
+def _branch_ends(node: Node) -> list[Node]:
+    """The last statement of each branch of an `if` (its `then`, `elif`s and `else`)."""
+    ends: list[Node] = []
+    current: list[Node] = []
+    mode = "cond"
+    for c in node.children:
+        if c.type == "then":
+            mode = "then"
+            continue
+        if c.type in ("elif_clause", "else_clause"):
+            if current:
+                ends.append(current[-1])
+            current = []
+            ends.extend(_branch_ends(c) if c.type == "elif_clause" else statements(c)[-1:])
+            mode = "done"
+            continue
+        if mode == "then" and c.is_named and c.type != "comment":
+            current.append(c)
+    if current:
+        ends.append(current[-1])
+    return ends
+
+
+def check_units(
+    root: Node, script: Script, node_cmd: Mapping[int, int], report_lines: frozenset[int]
+) -> tuple[Unit, ...]:
+    """The block's check units, in order (see `Unit`)."""
+    functions = _functions(root)
+    st = _Statuses(script, node_cmd, functions)
+    block_errexit = errexit(script)
+    observable = {
+        c.id for c in script.commands if c.id in report_lines or (c.name in _EXITS and not c.in_subst)
+    }
+    stmts = statements(root)
+    units: list[Unit] = []
+    for i, s in enumerate(stmts):
+        if s.type == "function_definition":
+            continue
+        mine = _probes_under(s, node_cmd)
+        fns = _closure(st, s)
+        for fn in fns:
+            mine.extend(c.id for c in script.commands if c.function == fn)
+        probes = tuple(sorted({p for p in mine if p in observable}))
+        if not probes or not (_branches(s) or any(_branches(functions[fn]) for fn in fns)):
+            continue  # it prints nothing, or always the same: a header line tells no world from another
+        can_fail = (
+            block_errexit
+            or st.reaches_fail_exit(s)
+            or (i == len(stmts) - 1 and st.can_fail(s))
+            or any(st._returns_fail(fn) for fn in fns if i == len(stmts) - 1)
+        )
+        lines = tuple(p for p in probes if p in report_lines)
+        units.append(Unit(len(units), s.start_point.row, s.end_point.row, probes, can_fail, lines))
+    return tuple(units)
+
+
+def _closure(st: _Statuses, node: Node) -> list[str]:
+    """The block's functions a statement calls, and those they call."""
+    out: list[str] = []
+    todo = st.called(node)
+    while todo:
+        fn = todo.pop(0)
+        if fn in out:
+            continue
+        out.append(fn)
+        body = st.functions[fn].child_by_field_name("body")
+        if body is not None:
+            todo.extend(st.called(body))
+    return out
+
+
+def _probes_under(node: Node, node_cmd: Mapping[int, int]) -> list[int]:
+    ids: list[int] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        cid = node_cmd.get(n.id)
+        if cid is not None:
+            ids.append(cid)
+        if n.type != "function_definition":
+            stack.extend(n.children)
+    return ids
+
+
+def _is_ok_exit(node: Node) -> bool:
+    """`exit 0`, a bare `exit` or `return 0`: the block (or function) ends here as a success."""
+    name, args = simple_name(node)
+    return name in _EXITS and (not args or args[0] == "0")
+
+
+def _statement_lists(root: Node) -> list[list[Node]]:
+    """Every statement list under `root`: the block, groups, loop bodies, `if` branches, `case` arms."""
+    out: list[list[Node]] = []
+    for n in _walk(root):
+        if n.type in ("program", "compound_statement", "subshell", "do_group", "else_clause", "case_item"):
+            out.append(statements(n))
+        elif n.type in ("if_statement", "elif_clause"):
+            branch: list[Node] = []
+            mode = "cond"
+            for c in n.children:
+                if c.type == "then":
+                    mode = "then"
+                elif c.type in ("elif_clause", "else_clause"):
+                    break
+                elif mode == "then" and c.is_named and c.type != "comment":
+                    branch.append(c)
+            out.append(branch)
+    return out
+
+
+def choice_lines(
+    root: Node, script: Script, node_cmd: Mapping[int, int], report_lines: frozenset[int]
+) -> frozenset[int]:
+    """Report lines whose structure cannot say whether they mean success or failure.
+
+    The branches of an `if … else` or a `case` of which none ends the block failed (each prints its own
+    line: which one is the good news is said only in words), and a line an early successful exit follows
+    (`echo "… not running"; exit 0`).
+    """
+    st = _Statuses(script, node_cmd, _functions(root))
+    out: set[int] = set()
+    for n in _walk(root):
+        alternatives = (n.type == "if_statement" and any(c.type == "else_clause" for c in _walk(n))) or (
+            n.type == "case_statement"
+        )
+        if alternatives and not st.reaches_fail_exit(n):
+            out.update(p for p in _probes_under(n, node_cmd) if p in report_lines)
+    for stmts in _statement_lists(root):
+        for i, s in enumerate(stmts):
+            if any(_is_ok_exit(later) for later in stmts[i + 1 :]):
+                out.update(p for p in _probes_under(s, node_cmd) if p in report_lines)
+    return frozenset(out)

@@ -1,0 +1,229 @@
+"""Verdicts by contrast: a check judged by the worlds Director has seen it in, never by its words (pure).
+
+Exit status and structure decide first (`director.plan.verify.judge`). A check unit whose failure cannot
+show in the block's exit status (`director.plan.bash.units`: no `exit N≠0` on any of its paths, not the
+block's last status, no `set -e`), or that printed an exit-0 alternative, is judged by the *path* its run
+took -- which of its messages and exits ran, by position -- against the paths Director has seen it take:
+
+- in a world where it held (right after a successful act; for a teardown's check, right after the teardown:
+  gone) and in one where it did not (before an act that was needed; before a teardown: present);
+- a path seen when it held → it holds; seen when it did not → it fails; never seen → the world changed
+  (drift for `check`, an act for `apply`, not known gone for `teardown`);
+- right after an act, with the path seen just before it: a different path means the act made it hold (and
+  both are learned), the same path means the check did not show the act's effect: inconclusive;
+- with nothing seen yet, structure is all there is: a pass line by position passes, an exit-0 alternative
+  is inconclusive, and lines that are alternatives of an `if`/`case` (or followed by an early `exit 0`)
+  cannot be told apart at all: inconclusive. A teardown is never "already gone" on structure alone.
+
+Baselines are kept per block content (`block_key`, comments ignored) and per family: a teardown's
+check and a section's check never share what they have seen, because "held" means "gone" for one and
+"present" for the other. The rules, with examples, are in `docs/verify-semantics.md`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from director.plan.bash import Unit, VerifyModel
+from director.plan.verify import CheckResult, Judgement, Verdict, assertion_failed, excerpt, printed_line
+
+Path = tuple[int, ...]
+World = Literal["held", "not-held"]
+Family = Literal["apply", "teardown"]
+Phase = Literal["observe", "after-act"]
+_Reading = Literal["pass", "soft", "undecided"]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The paths one check unit took in the worlds Director knows."""
+
+    held: frozenset[Path] = frozenset()
+    not_held: frozenset[Path] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.held or self.not_held)
+
+
+@dataclass(frozen=True)
+class Learned:
+    """A path to remember: unit `unit` took `path` in `world`."""
+
+    unit: int
+    world: World
+    path: Path
+
+
+@dataclass(frozen=True)
+class UnitVerdict:
+    """One contrast-judged unit: its verdict, why, the path it took, and the plan line it starts on."""
+
+    unit: int
+    verdict: Verdict
+    why: str
+    path: Path
+    line: int
+
+
+_COMMENT_LINE = re.compile(r"(?m)^[ \t]*#.*\n?")
+
+
+def block_key(text: str) -> str:
+    """The identity a check's baselines are kept under: its code, comment lines and blank lines aside.
+
+    The `# ✔ title` line and remarks do not change what runs, nor the positions of its commands.
+    """
+    code = "\n".join(ln.rstrip() for ln in _COMMENT_LINE.sub("", text).splitlines() if ln.strip())
+    return hashlib.sha256(code.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def contrast_units(model: VerifyModel, ran: Mapping[int, int]) -> list[Unit]:
+    """The units judged by contrast: those that cannot fail, and those that printed an exit-0 alternative."""
+    soft = {ln.probe for ln in model.lines if ln.polarity == "fail" and not ln.hard}
+    return [u for u in model.units if not u.can_fail or any(ran.get(p, 0) for p in u.lines if p in soft)]
+
+
+def _reading(model: VerifyModel, unit: Unit, ran: Mapping[int, int]) -> _Reading:
+    """What structure alone says of a unit's run (used only when no world has been seen)."""
+    mine = set(unit.lines)
+    printed = [ln for ln in model.lines if ln.probe in mine and ran.get(ln.probe, 0)]
+    if any(ln.polarity == "fail" and not ln.hard for ln in printed):
+        return "soft"
+    if any(g.kind == "assertion" and set(g.lines) <= mine and assertion_failed(g, ran) for g in model.guards):
+        return "soft"
+    if any(ln.probe in model.choices for ln in printed):
+        return "undecided"
+    return "pass"
+
+
+def _judge_unit(
+    path: Path, base: Baseline, reading: _Reading, *, phase: Phase, family: Family, before: Path | None
+) -> tuple[Verdict, str]:
+    present = "when present" if family == "teardown" else "before its act"
+    held = "once gone" if family == "teardown" else "when it held"
+    if path in base.held:
+        return Verdict.PASSED, f"took the path it took {held}"
+    if path in base.not_held:
+        return Verdict.FAILED, f"took the path it took {present}"
+    if phase == "after-act" and before is not None and before == path:
+        what = "the same path as when present: not shown gone" if family == "teardown" else (
+            "the same path before and after the act: it did not show the act's effect"
+        )  # fmt: skip
+        return Verdict.INCONCLUSIVE, f"took {what}"
+    if base:
+        return Verdict.INCONCLUSIVE, "took a path never seen before: the world changed"
+    if family == "teardown" and phase == "observe":
+        return Verdict.INCONCLUSIVE, "has never been seen in a torn-down world: not known gone"
+    if reading == "pass":
+        return Verdict.PASSED, "printed its pass line"
+    if reading == "soft":
+        return Verdict.INCONCLUSIVE, "printed its exit-0 alternative"
+    return Verdict.INCONCLUSIVE, "exits 0 whatever it finds, and has not been seen in a known world yet"
+
+
+def _canonical(model: VerifyModel) -> dict[int, int]:
+    """Unit -> the first unit with the same messages and exits (calls of one function share what they
+    learn: the path of `check a` and of `check b` mean the same)."""
+    first: dict[tuple[int, ...], int] = {}
+    return {u.index: first.setdefault(u.probes, u.index) for u in model.units}
+
+
+def _learn(
+    units: Sequence[Unit],
+    paths: Mapping[int, Path],
+    before: Mapping[int, Path],
+    canon: Mapping[int, int],
+    local: dict[int, Baseline],
+) -> list[Learned]:
+    """After an act: each unit whose path changed from the one seen before it shows the act's effect."""
+    learned: list[Learned] = []
+    for u in units:
+        c, b, p = canon[u.index], before.get(u.index), paths[u.index]
+        base = local.get(c, Baseline())
+        if b is None or b == p or b in base.held or p in base.not_held:
+            continue
+        learned += [Learned(c, "not-held", b), Learned(c, "held", p)]
+        local[c] = Baseline(base.held | {p}, (base.not_held | {b}) - {p})
+    return learned
+
+
+def judge(
+    model: VerifyModel,
+    j: Judgement,
+    ran: Mapping[int, int],
+    paths: Mapping[int, Path] | None,
+    output: Sequence[str],
+    baselines: Mapping[int, Baseline],
+    *,
+    phase: Phase,
+    family: Family,
+    before: Mapping[int, Path] | None = None,
+) -> tuple[Judgement, list[UnitVerdict], list[Learned]]:
+    """`j` (the verdict by exit status and structure) refined by contrast; what to learn from this run.
+
+    A failed or skipped `j` stands (exit status first); so does any run without a trace (`paths` None).
+    """
+    if paths is None or j.verdict in (Verdict.FAILED, Verdict.SKIPPED):
+        return j, [], []
+    units = [u for u in contrast_units(model, ran) if u.index in paths]
+    if not units:
+        return j, [], []
+    canon = _canonical(model)
+    local = dict(baselines)
+    learned = _learn(units, paths, before, canon, local) if phase == "after-act" and before else []
+    verdicts: list[UnitVerdict] = []
+    for u in units:
+        v, why = _judge_unit(
+            paths[u.index],
+            local.get(canon[u.index], Baseline()),
+            _reading(model, u, ran),
+            phase=phase,
+            family=family,
+            before=None if before is None else before.get(u.index),
+        )
+        verdicts.append(UnitVerdict(u.index, v, why, paths[u.index], model.line_offset + u.row + 1))
+    judged_lines = {p for u in units for p in u.lines}
+    # structure's own doubts outside the judged units (an exit-0 alternative elsewhere) still count
+    rest_doubt = j.verdict is Verdict.INCONCLUSIVE and any(
+        ln.polarity == "fail" and not ln.hard and ran.get(ln.probe, 0) and ln.probe not in judged_lines
+        for ln in model.lines
+    )
+    worst = next(
+        (uv for v in (Verdict.FAILED, Verdict.INCONCLUSIVE) for uv in verdicts if uv.verdict is v), None
+    )
+    printed = {uv.unit: _printed(model, model.units[uv.unit], output) for uv in verdicts}
+    if worst is not None:
+        verdict, reason = worst.verdict, f"the check at plan line {worst.line} {worst.why}"
+        observed = printed[worst.unit] or reason
+    elif rest_doubt:
+        verdict, reason, observed = j.verdict, j.reason, j.observed
+    else:
+        verdict, reason = (
+            Verdict.PASSED,
+            "exit 0; " + "; ".join(f"the check at plan line {uv.line} {uv.why}" for uv in verdicts),
+        )
+        observed = " · ".join(p for p in (printed[uv.unit] for uv in verdicts) if p) or j.observed
+    labels = dict(j.labels)
+    for uv in verdicts:
+        for ln in model.lines:
+            if ln.label and ln.probe in model.units[uv.unit].lines and ln.label in labels:
+                labels[ln.label] = CheckResult(uv.verdict, labels[ln.label].observed)
+    if verdict is Verdict.FAILED:
+        learned = []  # an act after which a check fails was not a successful act: nothing held
+    refined = replace(j, verdict=verdict, reason=reason, observed=excerpt(observed), labels=labels)
+    return refined, verdicts, learned
+
+
+def _printed(model: VerifyModel, unit: Unit, output: Sequence[str]) -> str:
+    """The lines a unit printed in this run (by its messages' shapes), joined."""
+    found: list[str] = []
+    for ln in model.lines:
+        if ln.probe in unit.lines:
+            hit = printed_line(ln, output)
+            if hit is not None and hit not in found:
+                found.append(hit)
+    return " · ".join(found)
