@@ -181,9 +181,12 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-def code_lines(text: str, syntax: Syntax) -> list[tuple[int, str, Split | None]]:
+def code_lines(
+    text: str, syntax: Syntax, comments: dict[int, str] | None = None
+) -> list[tuple[int, str, Split | None]]:
     """Every line with its split, or None for a line that is all comment, blank, or the content of a
-    `/* … */` comment or of a YAML block scalar (`key: |`), where a `#` is text."""
+    `/* … */` comment or of a YAML block scalar (`key: |`), where a `#` is text. `comments`, when given,
+    receives the text of each line that is one whole comment (line offset -> text without its mark)."""
     out: list[tuple[int, str, Split | None]] = []
     in_block = False
     scalar_indent = -1  # indentation of the line that opened a YAML block scalar
@@ -201,6 +204,8 @@ def code_lines(text: str, syntax: Syntax) -> list[tuple[int, str, Split | None]]
         in_block = sp.opens_block
         if syntax.family == "yaml" and _YAML_BLOCK_SCALAR.search(sp.code):
             scalar_indent = _indent(line)
+        if comments is not None and not sp.code.strip() and sp.comment and not sp.opens_block:
+            comments[off] = sp.text
         out.append((off, line, sp if sp.code.strip() else None))
     return out
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from director.plan import bash, checkrows, markers
 from director.plan.markers import MarkerRule
 from director.plan.model import BlockRole, Plan, Section, SectionKind, section_label
-from director.plan.templates import target_variables, unlocated_rules
+from director.plan.templates import stray_rules, target_variables, unlocated_rules
 
 
 class Severity(enum.StrEnum):
@@ -58,8 +58,10 @@ RULES: dict[str, tuple[Severity, str]] = {
     "contract-without-row": (_WARN, "an acceptance item without a Live State check row"),
     "multiple-templates": (_WARN, "two file templates for one target in a section"),
     "template-target-ambiguous": (_WARN, "a template path that two variables could name"),
+    "template-rule-annotates-nothing": (_WARN, "a rule alone on a comment line with no value right below it"),
     "realized-without-hint": (_INFO, "a realized value whose section has no `→ Live State:` hint for it"),
     "unknown-fence-attribute": (_INFO, "a fence attribute Director does not use (ignored; e.g. Runme's)"),
+    "judged-by-contrast": (_INFO, "a check that exits 0 whatever it finds: judged by the worlds seen"),
 }
 
 
@@ -320,7 +322,7 @@ def _verify_blocks(plan: Plan, out: list[Finding]) -> None:
     contract = {c.number for c in plan.contract}
     for s in plan.sections:
         for b in s.verify_blocks:
-            for issue in bash.verify_issues(b.text):
+            for issue in bash.verify_issues(b.text, b.context):
                 out.append(Finding(b.body_start + issue.line + 1, issue.code, issue.message))
             reported: set[str] = set()
             for c in b.checks:
@@ -414,6 +416,15 @@ def _templates(plan: Plan, out: list[Finding]) -> None:
                         "template-target-ambiguous",
                         f"`{b.template_target}` could be {' or '.join('$' + n for n in names)}; "
                         "the run stops if they name different files",
+                    )
+                )
+            for off in stray_rules(b.text, b.lang):
+                out.append(
+                    Finding(
+                        b.body_start + off + 1,
+                        "template-rule-annotates-nothing",
+                        "this rule stands alone on its comment line, but the line below it holds no value: "
+                        "it rewrites nothing (a rule above a value must sit directly above it)",
                     )
                 )
             for off, what in unlocated_rules(b):

@@ -176,6 +176,8 @@ class Block:
     verify: VerifyModel | None = field(default=None, compare=False, repr=False)  # verify blocks: its checks
     # The fence's `{key=value …}` attributes as written (retry policy, Runme's name/cwd/…): fence.py
     attributes: tuple[tuple[str, str], ...] = ()
+    # Verify blocks: the definitions of session functions (from earlier blocks) the block calls
+    context: str = field(default="", compare=False, repr=False)
 
     @property
     def fence(self) -> FenceAttributes:

@@ -118,6 +118,7 @@ class PlanParser:
     ) -> None:
         self.text = text
         self.path = path
+        self.session_functions: dict[str, str] = {}  # name -> definition, as blocks so far define them
         if lines is None:
             lines = plan_lines(text)
         self.ctx = Source(lines, path)
@@ -441,11 +442,15 @@ class PlanParser:
         if role in (BlockRole.ACT, BlockRole.VERIFY):
             realizations = _realizations(text, body_start)
             hints = _block_hints(text)
+            # the functions this block leaves in the session, for the verify blocks after it
+            self.session_functions.update(bash.function_sources(text))
+        context = ""
         if role is BlockRole.VERIFY:
             first = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
             vm = _VERIFY_LINE.match(first)
             verify_title = vm.group(1) if vm else ""
-            vmodel = bash.verify_model(text, body_start)
+            context = bash.calls_functions(text, self.session_functions) if self.session_functions else ""
+            vmodel = bash.verify_model(text, body_start, context)
             block_checks = tuple(
                 CheckLine(
                     ln.message,
@@ -482,6 +487,7 @@ class PlanParser:
             verify_title=verify_title,
             verify=vmodel,
             attributes=attrs.items if attrs is not None else (),
+            context=context,
         )
 
     def _check_realizations(self, sections: Sequence[Section]) -> None:

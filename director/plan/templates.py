@@ -135,16 +135,28 @@ def parse_rules(comment: str) -> tuple[TemplateRule, ...]:
 
 
 def template_lines(text: str, lang: str) -> tuple[TemplateLine, ...]:
-    """The lines of a template body that carry rules; whole-line and commented-out lines carry none."""
+    """The lines of a template body that carry rules: in their trailing comment, or -- where the language
+    allows no comment after a value (libpq's `pg_service.conf`, many `.env` readers) -- alone on the comment
+    line directly above (`# = ${APP_DB}` then `dbname=appdb_dev`). Commented-out lines carry none."""
     syntax = syntax_for(lang)
     out: list[TemplateLine] = []
-    for off, _line, sp in code_lines(text, syntax):
-        if sp is None or not sp.comment or sp.opens_block:
-            continue
-        rules = parse_rules(sp.text)
-        if rules:
-            out.append(TemplateLine(off, rules))
+    comments: dict[int, str] = {}
+    lines = code_lines(text, syntax, comments)
+    for off, _line, sp in lines:
+        above = parse_rules(comments[off - 1]) if off - 1 in comments else ()
+        trailing = parse_rules(sp.text) if sp is not None and sp.comment and not sp.opens_block else ()
+        if sp is not None and (above or trailing):
+            out.append(TemplateLine(off, above + trailing))
     return tuple(out)
+
+
+def stray_rules(text: str, lang: str) -> list[int]:
+    """Line offsets of rule comments that annotate nothing: alone on a line, with no value right below."""
+    syntax = syntax_for(lang)
+    comments: dict[int, str] = {}
+    lines = code_lines(text, syntax, comments)
+    has_code = {off for off, _line, sp in lines if sp is not None}
+    return [off for off, c in comments.items() if parse_rules(c) and off + 1 not in has_code]
 
 
 def heading_target(title: str) -> str | None:

@@ -177,6 +177,17 @@ def judge(model: VerifyModel, ev: Evidence) -> Judgement:
     return Judgement(verdict, reason, excerpt(observed), labels, printed_pass, printed_fail)
 
 
+def _not_chosen(probes: set[int], model: VerifyModel, ran: Mapping[int, int]) -> bool:
+    """Whether these lines all stand in one branch of an if/case, none of them ran, and another branch did."""
+    if any(ran.get(p, 0) for p in probes):
+        return False
+    for branches in model.alternatives:
+        mine = [i for i, b in enumerate(branches) if probes <= b]
+        if mine and any(ran.get(p, 0) for i, b in enumerate(branches) if i != mine[0] for p in b):
+            return True
+    return False
+
+
 def _only_skips(model: VerifyModel, ran: Mapping[int, int], skipped: list[Guard]) -> bool:
     """Rule 7: every top-level statement was inert or a skipped precondition (nothing was checked)."""
     if not skipped:
@@ -207,6 +218,8 @@ def _labels(
     failed_lines = {p for g in failed_asserts for p in g.lines}
     for label in labels:
         mine = [ln for ln in model.lines if ln.label == label]
+        if _not_chosen({ln.probe for ln in mine}, model, ran):
+            continue  # rule 5: the branch its lines stand in did not run, another did
         fails = [ln for ln in mine if ln.polarity == "fail" and ran.get(ln.probe, 0)]
         passes = [ln for ln in mine if ln.polarity == "pass" and ran.get(ln.probe, 0)]
         if fails:

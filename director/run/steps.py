@@ -40,7 +40,7 @@ def judge_block(
 ) -> tuple[Judgement, list[Learned]]:
     """A verify block's run: by exit status and structure (docs/verify-semantics.md), then, for the checks
     that exit 0 whatever they find, by contrast with the worlds `worlds` has seen it in; what it taught."""
-    model = bash.verify_model(text, block.body_start)
+    model = bash.verify_model(text, block.body_start, block.context)
     lines = [strip_ansi(ln).rstrip("\r") for ln in res.output.split("\n")]
     entries = list(res.trace) if res.trace is not None else None
     ran = bash.executed(model, entries) if entries is not None else None

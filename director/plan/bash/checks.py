@@ -16,7 +16,7 @@ from tree_sitter import Node
 
 from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.shape import flatten, group_exits, is_fail_exit, statements, unredirect
-from director.plan.bash.units import Unit, check_units, choice_lines
+from director.plan.bash.units import Unit, alternatives, check_units, choice_lines
 from director.plan.bash.words import Script, Word
 
 # ---------------------------------------------------------------------------------------------------
@@ -103,6 +103,8 @@ class VerifyModel:
     line_offset: int = 0  # plan line of the block's first body line (0-based)
     units: tuple[Unit, ...] = ()  # the top-level statements that print or exit (`units.check_units`)
     choices: frozenset[int] = frozenset()  # report lines whose structure cannot say pass or fail
+    alternatives: tuple[tuple[frozenset[int], ...], ...] = ()  # each if/else, case: its branches' probes
+    context_row: int | None = None  # rows from here on are session functions' definitions (`context`)
 
     def line(self, probe: int) -> ReportLine | None:
         """The report line of a probe, if it is one."""
@@ -432,14 +434,19 @@ def _chain_exits(elements: list[Node], ops: list[str], k: int) -> bool:
     return False
 
 
-def verify_model(text: str, line_offset: int = 0) -> VerifyModel:
-    """The checks a verify block makes, classified by structure (see `docs/verify-semantics.md`)."""
-    return _verify_model(text, line_offset)
+def verify_model(text: str, line_offset: int = 0, context: str = "") -> VerifyModel:
+    """The checks a verify block makes, classified by structure (see `docs/verify-semantics.md`).
+
+    `context` holds the definitions of session functions the block calls (from earlier blocks): what
+    they print counts where they are called. They are read after the block's own text.
+    """
+    return _verify_model(text, line_offset, context)
 
 
 @functools.lru_cache(maxsize=1024)
-def _verify_model(text: str, line_offset: int) -> VerifyModel:
-    """`verify_model`, cached by text and offset."""
+def _verify_model(block: str, line_offset: int, context: str) -> VerifyModel:
+    """`verify_model`, cached by text, offset and context."""
+    text = f"{block}\n{context}" if context else block
     script = parse(text)
     root, b = analysed(text)
     vb = _VerifyBuilder(script, b.by_node)
@@ -458,6 +465,7 @@ def _verify_model(text: str, line_offset: int) -> VerifyModel:
     lines = tuple(sorted(vb.lines.values(), key=lambda ln: ln.probe))
     reported = frozenset(vb.lines)
     traceable = not re.search(r"(?m)^\s*set\s+(?:[^#\n]*\s)?(\+[a-wyzA-Z]*x|\+o\s+xtrace)", text)
+    own_rows = block.count("\n") + 1 if context else None
     return VerifyModel(
         probes=probes,
         lines=lines,
@@ -470,4 +478,6 @@ def _verify_model(text: str, line_offset: int) -> VerifyModel:
         line_offset=line_offset,
         units=check_units(root, script, b.by_node, reported),
         choices=choice_lines(root, script, b.by_node, reported),
+        alternatives=alternatives(root, b.by_node),
+        context_row=own_rows,
     )

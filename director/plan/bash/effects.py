@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from director.plan.bash.grammar import analysed, parse
+from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.words import NAME_RE, SUBST, Word, node_text
 
 # ---------------------------------------------------------------------------------------------------
@@ -168,6 +168,34 @@ def creates(text: str) -> frozenset[str]:
 def function_names(text: str) -> frozenset[str]:
     """Shell functions a block defines."""
     return frozenset(parse(text).functions)
+
+
+def function_sources(text: str) -> dict[str, str]:
+    """Each shell function a block defines, as its definition's source text (the last one of a name)."""
+    if "(" not in text and "function" not in text:
+        return {}
+    root, _ = analysed(text)
+    out: dict[str, str] = {}
+    for n in descendants(root, frozenset({"function_definition"})):
+        name = n.child_by_field_name("name")
+        if name is not None:
+            out[node_text(name)] = node_text(n)
+    return out
+
+
+def calls_functions(text: str, known: Mapping[str, str]) -> str:
+    """The definitions (from `known`) of the functions a block calls and does not define, and of those
+    they call in turn: the context a check needs to read what a session function prints for it."""
+    own = parse(text).functions
+    todo = [c.name for c in parse(text).commands if c.name in known and c.name not in own]
+    seen: list[str] = []
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.append(name)
+        todo.extend(c.name for c in parse(known[name]).commands if c.name in known and c.name not in seen)
+    return "\n".join(known[n] for n in seen)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -11,6 +11,16 @@ from director.plan.bash.checks import verify_model
 from director.plan.bash.grammar import analysed, descendants
 from director.plan.bash.shape import simple_name, statements
 
+# How a check whose exit status cannot fail is judged (docs/verify-semantics.md, "Verdicts by contrast").
+_SEEN = (
+    "Director compares which of its lines and exits run with what it did before and after an act it saw "
+    "succeed; until it has seen both it reads the check as inconclusive, and `check` reports a path never "
+    "seen as drift"
+)
+_CONTRAST = (
+    f"this check exits 0 whatever it finds, and its structure cannot say which line is the good news: "
+    f"{_SEEN}. To make its exit status say it, end its failure branch with `exit 1`"
+)
 _PASSTHROUGH = frozenset({"tail", "head", "cat", "tee", "sort", "uniq", "less", "more", "column", "nl"})
 
 
@@ -23,9 +33,9 @@ class ShellIssue:
     message: str
 
 
-def verify_issues(text: str) -> list[ShellIssue]:
+def verify_issues(text: str, context: str = "") -> list[ShellIssue]:
     """Checks whose failure the block's exit status does not show, and how Director reads them."""
-    model = verify_model(text)
+    model = verify_model(text, 0, context)
     out: list[ShellIssue] = []
     pipefail = bool(re.search(r"\bpipefail\b", text))
     root, _ = analysed(text)
@@ -54,9 +64,8 @@ def verify_issues(text: str) -> list[ShellIssue]:
                 ShellIssue(
                     ln.row,
                     "soft-alternative",
-                    f"`{ln.message}` is an exit-0 alternative: the block succeeds either way, so "
-                    "Director reads it, when printed, as an inconclusive check (never a pass) and the "
-                    "run ends with exit 10; add `exit 1` to its branch to make it a failure",
+                    f"`{ln.message}` is an exit-0 alternative: the block succeeds either way, so only "
+                    f"contrast can judge it ({_SEEN}); add `exit 1` to its branch to make it a failure",
                 )
             )
         else:
@@ -64,8 +73,8 @@ def verify_issues(text: str) -> list[ShellIssue]:
                 ShellIssue(
                     ln.row,
                     "fail-without-exit",
-                    f"`{ln.message}` reports a failure but the block goes on (no `exit 1`); Director "
-                    "reads it, when printed, as an inconclusive check",
+                    f"`{ln.message}` reports a failure but the block goes on (no `exit 1`): only "
+                    f"contrast can judge it ({_SEEN})",
                 )
             )
     for g in model.guards:
@@ -78,9 +87,13 @@ def verify_issues(text: str) -> list[ShellIssue]:
                     g.row,
                     "unenforced-check",
                     f"if this condition fails, `{msgs[0].message}` is just not printed and the block goes "
-                    "on; Director reads that as an inconclusive check; add `|| { echo \"…\"; exit 1; }`",
+                    f"on: only contrast can judge it ({_SEEN}); add `|| {{ echo \"…\"; exit 1; }}`",
                 )
             )
+    warned = {i.line for i in out}
+    for u in model.units:
+        if not u.can_fail and not any(u.row <= line <= u.end_row for line in warned):
+            out.append(ShellIssue(u.row, "judged-by-contrast", _CONTRAST))
     return sorted(out, key=lambda i: (i.line, i.code))
 
 

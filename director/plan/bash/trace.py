@@ -100,11 +100,18 @@ def _matched(model: VerifyModel, entries: list[TraceEntry]) -> Iterator[tuple[Tr
         for r in range(p.row, p.end_row + 1):
             by_row.setdefault(r, []).append(p)
     own_functions = set(model.functions)
+    ctx = model.context_row
+    # Session functions from earlier blocks (the model's context): bash numbers their lines from where
+    # they were defined, not as rows here, so their commands are told apart by name and words alone.
+    context_fns = {p.function for p in model.probes if p.function and ctx is not None and p.row >= ctx}
     for e in entries:
         fn = e.function or None
         if fn is not None and fn not in own_functions:
-            continue  # a function of an earlier block: its lines are not this block's
-        cands = [p for p in by_row.get(e.line - 1, ()) if p.function == fn]
+            continue  # a function of an earlier block the model was not given: its lines are not this block's
+        if fn in context_fns:
+            cands = [p for p in model.probes if p.function == fn]
+        else:
+            cands = [p for p in by_row.get(e.line - 1, ()) if p.function == fn]
         named = [p for p in cands if p.name == e.name or (p.name == "" and e.name not in ("=",))]
         if e.name == "=":
             named = [p for p in cands if p.name in ("=", "")] or named

@@ -323,3 +323,51 @@ def choice_lines(
             if any(_is_ok_exit(later) for later in stmts[i + 1 :]):
                 out.update(p for p in _probes_under(s, node_cmd) if p in report_lines)
     return frozenset(out)
+
+
+def alternatives(root: Node, node_cmd: Mapping[int, int]) -> tuple[tuple[frozenset[int], ...], ...]:
+    """The branches of every `if … else` / `elif` chain and `case`: the probes of each branch's body.
+
+    Exactly one branch of each runs; a check in a branch that did not run was not chosen, which is
+    neither evidence nor its absence (its row is fed by the branch that ran).
+    """
+    out: list[tuple[frozenset[int], ...]] = []
+    for n in _walk(root):
+        branches: list[list[Node]] = []
+        if n.type == "if_statement" and any(c.type in ("else_clause", "elif_clause") for c in n.children):
+            current: list[Node] = []
+            mode = "cond"
+            for c in n.children:
+                if c.type == "then":
+                    mode = "then"
+                elif c.type in ("elif_clause", "else_clause"):
+                    if mode == "then":
+                        branches.append(current)
+                    current, mode = [], "done"
+                    if c.type == "else_clause":
+                        branches.append(statements(c))
+                    else:
+                        branches.extend(_elif_bodies(c))
+                elif mode == "then" and c.is_named and c.type != "comment":
+                    current.append(c)
+            if mode == "then":
+                branches.append(current)
+        elif n.type == "case_statement":
+            branches = [statements(item) for item in n.children if item.type == "case_item"]
+        if len(branches) > 1:
+            out.append(
+                tuple(frozenset(p for s in body for p in _probes_under(s, node_cmd)) for body in branches)
+            )
+    return tuple(out)
+
+
+def _elif_bodies(clause: Node) -> list[list[Node]]:
+    """The body of an `elif` clause (tree-sitter nests each `elif` as a sibling clause of the `if`)."""
+    body: list[Node] = []
+    mode = "cond"
+    for c in clause.children:
+        if c.type == "then":
+            mode = "then"
+        elif mode == "then" and c.is_named and c.type != "comment":
+            body.append(c)
+    return [body]
