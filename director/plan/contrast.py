@@ -138,14 +138,17 @@ def _learn(
     before: Mapping[int, Path],
     canon: Mapping[int, int],
     local: dict[int, Baseline],
+    changed: set[int],
 ) -> list[Learned]:
-    """After an act: each unit whose path changed from the one seen before it shows the act's effect."""
+    """After an act: each unit whose path changed from the one seen before it shows the act's effect (its
+    index goes into `changed`)."""
     learned: list[Learned] = []
     for u in units:
         c, b, p = canon[u.index], before.get(u.index), paths[u.index]
         base = local.get(c, Baseline())
         if b is None or b == p or b in base.held or p in base.not_held:
             continue
+        changed.add(u.index)
         learned += [Learned(c, "not-held", b), Learned(c, "held", p)]
         local[c] = Baseline(base.held | {p}, (base.not_held | {b}) - {p})
     return learned
@@ -174,7 +177,8 @@ def judge(
         return j, [], []
     canon = _canonical(model)
     local = dict(baselines)
-    learned = _learn(units, paths, before, canon, local) if phase == "after-act" and before else []
+    changed: set[int] = set()
+    learned = _learn(units, paths, before, canon, local, changed) if phase == "after-act" and before else []
     verdicts: list[UnitVerdict] = []
     for u in units:
         v, why = _judge_unit(
@@ -185,6 +189,8 @@ def judge(
             family=family,
             before=None if before is None else before.get(u.index),
         )
+        if u.index in changed:
+            why = "changed its path with the act"
         verdicts.append(UnitVerdict(u.index, v, why, paths[u.index], model.line_offset + u.row + 1))
     judged_lines = {p for u in units for p in u.lines}
     # structure's own doubts outside the judged units (an exit-0 alternative elsewhere) still count
@@ -197,7 +203,8 @@ def judge(
     )
     printed = {uv.unit: _printed(model, model.units[uv.unit], output) for uv in verdicts}
     if worst is not None:
-        verdict, reason = worst.verdict, f"the check at plan line {worst.line} {worst.why}"
+        said = f" (`{excerpt(printed[worst.unit], 60)}`)" if printed[worst.unit] else ""
+        verdict, reason = worst.verdict, f"the check at plan line {worst.line}{said} {worst.why}"
         observed = printed[worst.unit] or reason
     elif rest_doubt:
         verdict, reason, observed = j.verdict, j.reason, j.observed

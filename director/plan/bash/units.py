@@ -94,11 +94,8 @@ class _Statuses:
                 name, _ = simple_name(n)
                 if name == "exit" and is_fail_exit(n):
                     return True
-                if (
-                    name in self.functions
-                    and name not in seen
-                    and self.reaches_fail_exit(self.functions[name], seen | {name})
-                ):
+                body = self.functions[name].child_by_field_name("body") if name in self.functions else None
+                if body is not None and name not in seen and self.reaches_fail_exit(body, seen | {name}):
                     return True
             stack.extend(n.children)
         return False
