@@ -21,6 +21,56 @@ _APT = sh(r"""
     chmod +x "$W/bin/apt-get"
 """) + "\n"
 
+_SYSTEMCTL = sh(r"""
+    mkdir -p "$W/bin" "$W/units"
+    cat > "$W/bin/systemctl" <<'EOF'
+    #!/bin/sh
+    U="$(dirname "$0")/../units"
+    cmd=$1; shift
+    [ "$1" = --quiet ] && { quiet=1; shift; }
+    case $cmd in
+      show) n=${3%.service}; echo "SubState=$(sed -n 2p "$U/$n" 2>/dev/null)" ;;
+      is-active) n=${1%.service}; s=$(sed -n 1p "$U/$n" 2>/dev/null); s=${s:-inactive}
+        [ -n "$quiet" ] || echo "$s"; [ "$s" = active ] ;;
+      status) n=${1%.service}; s=$(sed -n 1p "$U/$n" 2>/dev/null); s=${s:-inactive}
+        echo "* $n.service"; echo "     Active: $s ($(sed -n 2p "$U/$n" 2>/dev/null)) since Mon 2024-05-06 09:00:00 UTC"
+        [ "$s" = active ] || exit 3 ;;
+    esac
+    EOF
+    chmod +x "$W/bin/systemctl"
+""") + "\n"
+
+_NGINX = sh(r"""
+    mkdir -p "$W/bin"
+    cat > "$W/bin/nginx" <<EOF
+    #!/bin/sh
+    c=$W/etc/nginx/nginx.conf; p=
+    while [ \$# -gt 0 ]; do case \$1 in -c) c=\$2; shift;; -p) p=\$2/; shift;; esac; shift; done
+    case \$c in /*) f=\$c;; *) f=\$p\$c;; esac
+    grep -q '^events' "\$f" 2>/dev/null || { echo "nginx: [emerg] unexpected end of file in \$f" >&2; exit 1; }
+    echo "nginx: the configuration file \$f syntax is ok" >&2
+    EOF
+    chmod +x "$W/bin/nginx"
+""") + "\n"
+
+_GIT_REPO = sh(r"""
+    mkdir -p "$W/repo"; git -C "$W/repo" init -q; echo '# app' > "$W/repo/README.md"
+    git -C "$W/repo" add -A; git -C "$W/repo" -c user.name=ci -c user.email=ci@example.org commit -qm init
+""") + "\n"
+
+_GIT_CLEAN = sh(r"""
+    [ -d "$W/repo/.git" ] || { mkdir -p "$W/repo"; git -C "$W/repo" init -q; echo '# app' > "$W/repo/README.md"; }
+    git -C "$W/repo" add -A
+    git -C "$W/repo" diff --cached --quiet || git -C "$W/repo" -c user.name=ci -c user.email=ci@example.org commit -qm wip
+""")
+
+_DOCKER = sh(r"""
+    mkdir -p "$W/bin"
+    printf '#!/bin/sh\necho " ✔ Container app-web-1  Started"\n' > "$W/bin/docker"
+    printf '#!/bin/sh\necho "Creating app_web_1 ... done"\n' > "$W/bin/docker-compose"
+    chmod +x "$W/bin/docker" "$W/bin/docker-compose"
+""") + "\n"
+
 _EC_CERT = (
     "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=example.org "
     "-keyout /dev/null"
@@ -770,19 +820,14 @@ IDIOMS: tuple[Mined, ...] = (
         cd "$W"
         find backup.tar.gz -mtime -1 -type f -print &> null
 
-
         if [ $? -eq 0 ]
 
-
         then
-
 
         echo ====================Backup was created====================================
         else
 
-
         echo Backup failed
-
 
         fi
         """,
@@ -1165,16 +1210,12 @@ IDIOMS: tuple[Mined, ...] = (
         status() {
             if [ -f $PIDFILE ]; then
                 PID=$(cat $PIDFILE)
-                if [ ! -x /proc/${PID} ]; then
-                    return 1
-                else
-                    return 0
+                if [ ! -x /proc/${PID} ]; then return 1
+                else return 0
                 fi
-            else
-                return 1
+            else return 1
             fi
         }
-
         status
         RETVAL=$?
         if [ $RETVAL -eq 0 ]; then
@@ -1562,6 +1603,1101 @@ IDIOMS: tuple[Mined, ...] = (
         p="\x1b[32;1m✔ \x1b[0;32m.zshrc\x1b[0m",
         f="\x1b[31;1m✗ \x1b[0;31m.zshrc\x1b[0m",
         note="~ became $W/home (cd there, so the printed names are relative); three of the five links are left out",
+    ),
+    # ---------------------------------------------------------------- services through systemctl (a world tool)
+    m(
+        "systemctl-status-grep-awk-prints-1-or-0",
+        "Emerson89/scripts:state_service.sh",
+        "message",
+        "symbols",
+        r"""
+        PATH="$W/bin:$PATH"
+        SERVICE=cron
+        STATE=`systemctl status $SERVICE | grep active | awk '{print $2}'`
+        if [ $STATE == "active" ]
+           then
+              echo "1"
+        elif [ $STATE == "inactive" ]
+           then
+              echo "0"
+        fi
+        """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/cron" """,
+        _SYSTEMCTL + r"""printf 'inactive\ndead\n' > "$W/units/cron" """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/cron" """,
+        p="1",
+        f="0",
+        note="systemctl is a world tool first on PATH, reading unit states from $W/units; $1 is cron",
+    ),
+    m(
+        "systemctl-is-active-quiet-loop-per-service",
+        "GorleJansi/shell-Scripts:devops-scripts/service.sh",
+        "message",
+        "en",
+        r"""
+        PATH="$W/bin:$PATH"
+        services=("apache2" "mysql" "ssh")
+        for service in "${services[@]}"
+        do
+            if systemctl is-active --quiet "$service";
+            then
+                echo "Service $service is running"
+            else
+                echo "Service $service is not running"
+                # Restart service or send alert here
+            fi
+        done
+        """,
+        _SYSTEMCTL + r"""for u in apache2 mysql ssh; do printf 'active\nrunning\n' > "$W/units/$u"; done""",
+        _SYSTEMCTL
+        + r"""for u in apache2 ssh; do printf 'active\nrunning\n' > "$W/units/$u"; done; printf 'failed\nfailed\n' > "$W/units/mysql" """,
+        _SYSTEMCTL + r"""for u in apache2 mysql ssh; do printf 'active\nrunning\n' > "$W/units/$u"; done""",
+        p="Service mysql is running",
+        f="Service mysql is not running",
+        note="systemctl is a world tool first on PATH, reading unit states from $W/units",
+    ),
+    m(
+        "systemctl-active-then-substate-nested-if",
+        "tripeshdhoriya/Important-Tips-and-Tools:Shell-Scripts/servicestatus.sh",
+        "message",
+        "en",
+        r"""
+        PATH="$W/bin:$PATH"
+        service=nginx
+        echo "Checking $service status"
+        STATUS="$(systemctl is-active $service)"
+        RUNNING="$(systemctl show -p SubState $service | cut -d'=' -f2)"
+        if [ "${STATUS}" = "active" ]; then
+        echo "$service Service is Active"
+        if [ "${RUNNING}" = "running" ]; then
+        echo "$service Service is Running"
+        else
+        echo "$service Service Not Running"
+        fi
+        else
+        echo "$service Service not Active "
+        exit 1
+        fi
+        """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/nginx" """,
+        _SYSTEMCTL + r"""printf 'active\nexited\n' > "$W/units/nginx" """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/nginx" """,
+        p="nginx Service is Running",
+        f="nginx Service Not Running",
+        note="systemctl is a world tool first on PATH; $1 is nginx. Active but not running takes the inner "
+        "else, which does not exit: only `not Active` exits 1",
+    ),
+    m(
+        "systemctl-status-awk-inactive-or-my-status",
+        "reason2/Hello-world2:test_status.sh",
+        "message",
+        "en",
+        r"""
+        PATH="$W/bin:$PATH"
+        status=$(systemctl status sshd | grep Active | awk '{print $2}')
+        inactive="inactive"
+
+        if [ $status == $inactive ]; then
+            echo "Nooooo it is turned off"
+        else
+            echo "My status is $status"
+        fi
+        """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/sshd" """,
+        _SYSTEMCTL + r"""printf 'inactive\ndead\n' > "$W/units/sshd" """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/sshd" """,
+        p="My status is active",
+        f="Nooooo it is turned off",
+        note="systemctl is a world tool first on PATH; $1 is sshd (the usage check on it is left out)",
+    ),
+    m(
+        "systemctl-status-glob-ok-ko-no-newline",
+        "BGeometrics/BCubium-web:scripts/rtl_status.sh",
+        "message",
+        "en",
+        r"""
+        PATH="$W/bin:$PATH"
+        SERVICE=rtl
+
+        STATUS=$(systemctl status $SERVICE | grep Active)
+
+        if [[ $STATUS == *" active"* ]]; then
+          echo -n "OK. $STATUS"
+        else
+          echo -n "KO. $STATUS"
+        fi
+        """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/rtl" """,
+        _SYSTEMCTL + r"""printf 'inactive\ndead\n' > "$W/units/rtl" """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/rtl" """,
+        p="OK.      Active: active (running) since Mon 2024-05-06 09:00:00 UTC",
+        f="KO.      Active: inactive (dead) since Mon 2024-05-06 09:00:00 UTC",
+        note="systemctl is a world tool first on PATH",
+    ),
+    m(
+        "systemctl-is-active-green-red-circle",
+        "miguelfranca/Automations:Linux_Baterry_Monitor/argos/battery_monitor_icon.5m+.sh",
+        "message",
+        "symbols",
+        r"""
+        PATH="$W/bin:$PATH"
+        SERVICE_NAME="battery_monitor.service"
+
+        if systemctl is-active --quiet $SERVICE_NAME; then
+            echo "🟢"
+        else
+            echo "🔴"
+        fi
+
+        echo "---"
+        echo "Restart Service | bash='systemctl restart $SERVICE_NAME' terminal=false"
+        """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/battery_monitor" """,
+        _SYSTEMCTL + r"""printf 'failed\nfailed\n' > "$W/units/battery_monitor" """,
+        _SYSTEMCTL + r"""printf 'active\nrunning\n' > "$W/units/battery_monitor" """,
+        p="🟢",
+        f="🔴",
+        note="systemctl is a world tool first on PATH; one of the two menu lines is kept",
+    ),
+    m(
+        "ps-ax-grep-v-grep-nagios-exits",
+        "jjasghar/nagios-check-template:check_service_template.sh",
+        "exit",
+        "en",
+        r"""
+        SERVICE=postgres
+        if cat "$W/ps-ax.txt" | grep -v grep | grep $SERVICE > /dev/null
+        then
+            echo "OK, $SERVICE service is running"
+                exit 0
+        else
+            echo "CRITICAL , $SERVICE service is not running"
+                exit 2
+        fi
+        """,
+        r"""printf '    1 ?        Ss     0:01 /sbin/init\n  812 ?        Ss     0:00 postgres -D /var/lib/postgresql\n' > "$W/ps-ax.txt" """,
+        r"""printf '    1 ?        Ss     0:01 /sbin/init\n  901 pts/0    S+     0:00 grep postgres\n' > "$W/ps-ax.txt" """,
+        r"""printf '    1 ?        Ss     0:01 /sbin/init\n  812 ?        Ss     0:00 postgres -D /var/lib/postgresql\n' > "$W/ps-ax.txt" """,
+        p="OK, postgres service is running",
+        f="CRITICAL , postgres service is not running",
+        note="`ps ax` became the process table the world writes (broken: only the grep itself matches); "
+        "the author greps for $1 but prints $SERVICE, set here to the same name",
+    ),
+    # ---------------------------------------------------------------- nginx config tests (nginx is a world tool)
+    m(
+        "nginx-t-under-set-e-then-negated-test",
+        "lancachenet/monolithic:overlay/hooks/supervisord-pre.d/99_config_check.sh",
+        "exit",
+        "en",
+        r"""
+        set -e
+        echo "Checking nginx config"
+        "$W/bin/nginx" -t
+
+         [ $? -ne 0 ] || echo "Config check successful"
+        """,
+        _NGINX + r"""mkdir -p "$W/etc/nginx"; printf 'events {}\nhttp {}\n' > "$W/etc/nginx/nginx.conf" """,
+        _NGINX + r"""mkdir -p "$W/etc/nginx"; printf 'http {\n' > "$W/etc/nginx/nginx.conf" """,
+        _NGINX + r"""mkdir -p "$W/etc/nginx"; printf 'events {}\nhttp {}\n' > "$W/etc/nginx/nginx.conf" """,
+        p="Config check successful",
+        note="nginx is a world tool that accepts a config with an events block; the getconfig dump is left out",
+    ),
+    m(
+        "nginx-t-echo-status-then-malformed-test-chinese",
+        "suxin2017/ng-m:script/test-nginx.sh",
+        "message",
+        "zh",
+        r"""
+        echo "跳到nginx配置目录"
+        "$W/bin/nginx" -t -c nginx.conf -p "$W/ng-config"
+        echo $?
+        if test -e $? -eq 0
+        then
+            echo "成功"
+        else
+            echo "失败"
+        fi
+        """,
+        _NGINX + r"""mkdir -p "$W/ng-config"; printf 'events {}\nhttp {}\n' > "$W/ng-config/nginx.conf" """,
+        _NGINX + r"""mkdir -p "$W/ng-config"; printf 'http {\n' > "$W/ng-config/nginx.conf" """,
+        _NGINX + r"""mkdir -p "$W/ng-config"; printf 'events {}\nhttp {}\n' > "$W/ng-config/nginx.conf" """,
+        p="0",
+        f="1",
+        note="`test -e $? -eq 0` is a syntax error, so 失败 prints in both worlds: only the echoed status "
+        "differs; nginx is a world tool, the `cd ..` is left out",
+    ),
+    # ---------------------------------------------------------------- release / deploy gates
+    m(
+        "package-versions-vs-github-ref-two-ifs",
+        "douglasnaphas/aws-github-oidc:GitHubOIDCRoleStack/pre-release.sh",
+        "failure-branch",
+        "en",
+        r"""
+        GITHUB_REF=refs/tags/v1.4.0
+        PACKAGE_JSON_VERSION=refs/tags/v$(cat "$W/package.json" | jq --raw-output '.version')
+        if [[ "${PACKAGE_JSON_VERSION}" != "${GITHUB_REF}" ]]
+        then
+          echo -n "error: PACKAGE_JSON_VERSION ${PACKAGE_JSON_VERSION} mismatches "
+          echo    "GITHUB_REF ${GITHUB_REF}"
+          exit 1
+        fi
+        PACKAGE_LOCK_JSON_VERSION=refs/tags/v$(cat "$W/package-lock.json" | jq --raw-output '.version')
+        if [[ "${PACKAGE_LOCK_JSON_VERSION}" != "${GITHUB_REF}" ]]
+        then
+          echo -n "error: PACKAGE_LOCK_JSON_VERSION ${PACKAGE_LOCK_JSON_VERSION} mismatches "
+          echo    "GITHUB_REF ${GITHUB_REF}"
+          exit 1
+        fi
+        """,
+        r"""echo '{"name": "oidc", "version": "1.4.0"}' > "$W/package.json"; echo '{"name": "oidc", "version": "1.4.0"}' > "$W/package-lock.json" """,
+        r"""echo '{"name": "oidc", "version": "1.4.0"}' > "$W/package.json"; echo '{"name": "oidc", "version": "1.3.9"}' > "$W/package-lock.json" """,
+        r"""echo '{"name": "oidc", "version": "1.4.0"}' > "$W/package.json"; echo '{"name": "oidc", "version": "1.4.0"}' > "$W/package-lock.json" """,
+        f="error: PACKAGE_LOCK_JSON_VERSION refs/tags/v1.3.9 mismatches GITHUB_REF refs/tags/v1.4.0",
+        tools=("jq",),
+        note="GITHUB_REF (set by the CI runner) is set by the block",
+    ),
+    m(
+        "node-p-require-versions-if-elif-exit",
+        "nationalarchives/tna-frontend:tasks/validate-version.sh",
+        "failure-branch",
+        "en",
+        r"""
+        set -e
+        set -- 1.4.0
+        cd "$W"
+        CURRENT_VERSION=$(node -p "require('./package.json').version")
+        PACKAGE_LOCK_VERSION=$(node -p "require('./package-lock.json').version")
+        if [ "$CURRENT_VERSION" != "$PACKAGE_LOCK_VERSION" ]; then
+          echo "Version $CURRENT_VERSION in package.json doesn't match version $PACKAGE_LOCK_VERSION in package-lock.json."
+          exit 1
+        elif [ "$CURRENT_VERSION" != "$1" ]; then
+          echo "The git tag $1 doesn't match the version in package.json."
+          exit 1
+        fi
+        """,
+        r"""echo '{"version": "1.4.0"}' > "$W/package.json"; echo '{"version": "1.4.0"}' > "$W/package-lock.json" """,
+        r"""echo '{"version": "1.4.0"}' > "$W/package.json"; echo '{"version": "1.3.9"}' > "$W/package-lock.json" """,
+        r"""echo '{"version": "1.4.0"}' > "$W/package.json"; echo '{"version": "1.4.0"}' > "$W/package-lock.json" """,
+        f="Version 1.4.0 in package.json doesn't match version 1.3.9 in package-lock.json.",
+        tools=("node",),
+        note="the git tag (the script's $1) is set with `set --`; the files are read from $W",
+    ),
+    m(
+        "drush-config-status-grep-q-exit-0-or-1",
+        "unb-libraries/docker-drupal:build/scripts/check_config_diff.sh",
+        "exit",
+        "en",
+        r"""
+        DRUSH="$W/bin/drush"
+        DIFF_OUTPUT=$($DRUSH config:status)
+        if echo "$DIFF_OUTPUT" | grep -q "No differences"; then
+          echo "No differences between DB and sync directory"
+          exit 0
+        else
+          echo "$DIFF_OUTPUT"
+          exit 1
+        fi
+        """,
+        r"""
+        mkdir -p "$W/bin" "$W/config/active" "$W/config/sync"
+        echo 'name: Library' | tee "$W/config/active/system.site.yml" > "$W/config/sync/system.site.yml"
+        cat > "$W/bin/drush" <<EOF
+        #!/bin/sh
+        if diff -rq "$W/config/active" "$W/config/sync" >/dev/null 2>&1; then
+          echo " [notice] No differences between DB and sync directory."
+        else
+          echo "  Name             State"; echo "  system.site      Different"
+        fi
+        EOF
+        chmod +x "$W/bin/drush"
+        """,
+        r"""
+        mkdir -p "$W/bin" "$W/config/active" "$W/config/sync"
+        echo 'name: Library' > "$W/config/active/system.site.yml"; echo 'name: Libraries' > "$W/config/sync/system.site.yml"
+        cat > "$W/bin/drush" <<EOF
+        #!/bin/sh
+        if diff -rq "$W/config/active" "$W/config/sync" >/dev/null 2>&1; then
+          echo " [notice] No differences between DB and sync directory."
+        else
+          echo "  Name             State"; echo "  system.site      Different"
+        fi
+        EOF
+        chmod +x "$W/bin/drush"
+        """,
+        r"""
+        mkdir -p "$W/bin" "$W/config/active" "$W/config/sync"
+        echo 'name: Library' | tee "$W/config/active/system.site.yml" > "$W/config/sync/system.site.yml"
+        cat > "$W/bin/drush" <<EOF
+        #!/bin/sh
+        if diff -rq "$W/config/active" "$W/config/sync" >/dev/null 2>&1; then
+          echo " [notice] No differences between DB and sync directory."
+        else
+          echo "  Name             State"; echo "  system.site      Different"
+        fi
+        EOF
+        chmod +x "$W/bin/drush"
+        """,
+        p="No differences between DB and sync directory",
+        f="system.site      Different",
+        note="drush is a world tool comparing $W/config/active (the DB) with $W/config/sync",
+    ),
+    m(
+        "diff-r-node-vs-local-error-var",
+        "sesam-io/sesam-config-sync-tools:sesam-status",
+        "exit",
+        "en",
+        r"""
+        diff -r "$W/node" "$W/local"
+        error=$?
+        if [ $error -eq 0 ]
+        then
+           echo "Node config is up-to-date with local config."
+        else
+           echo "Node config is NOT in sync with local config."
+           exit 1
+        fi
+        """,
+        r"""mkdir -p "$W/node" "$W/local"; echo '{"_id": "orders"}' | tee "$W/node/orders.conf.json" > "$W/local/orders.conf.json" """,
+        r"""mkdir -p "$W/node" "$W/local"; echo '{"_id": "orders"}' > "$W/node/orders.conf.json"; echo '{"_id": "orders2"}' > "$W/local/orders.conf.json" """,
+        r"""mkdir -p "$W/node" "$W/local"; echo '{"_id": "orders"}' | tee "$W/node/orders.conf.json" > "$W/local/orders.conf.json" """,
+        p="Node config is up-to-date with local config.",
+        f="Node config is NOT in sync with local config.",
+        note="the node's config (curl of its zip, unzipped) is the directory $W/node; the zip/unzip/rm steps "
+        "are left out",
+    ),
+    m(
+        "health-not-ok-with-exit-commented-out",
+        "rostskadat/AWSSAPC01:CodeDeploy/DeployToASG/scripts/ValidateService.sh",
+        "message",
+        "en",
+        r"""
+        echo "Running $0 ..."
+        curl "http://127.0.0.1:$HTTP_PORT/health"
+        health=$(curl -qs "http://127.0.0.1:$HTTP_PORT/health")
+        if [ "${health}" != "OK" ]; then
+            echo "Health is not OK. Failing deployment"
+            # exit 1
+        fi
+        echo "$0 OK"
+        """,
+        r"""echo OK > "$W/health" """,
+        r"""echo DEGRADED > "$W/health" """,
+        r"""echo OK > "$W/health" """,
+        p="OK",
+        f="Health is not OK. Failing deployment",
+        server=True,
+        tools=("curl",),
+        note="localhost:80 became the loopback server; the author commented the exit out",
+    ),
+    m(
+        "smoke-two-curls-under-pipefail",
+        "REDDNoC/cryptobeam-exchange:scripts/smoke.sh",
+        "exit",
+        "en",
+        r"""
+        set -euo pipefail
+        curl -fsS "http://127.0.0.1:$HTTP_PORT/health" >/dev/null
+        curl -fsS "http://127.0.0.1:$HTTP_PORT/ready"  >/dev/null
+        echo "smoke: ok"
+        """,
+        r"""echo ok > "$W/health"; echo ok > "$W/ready" """,
+        r"""echo ok > "$W/health" """,
+        r"""echo ok > "$W/health"; echo ok > "$W/ready" """,
+        p="smoke: ok",
+        server=True,
+        tools=("curl",),
+    ),
+    m(
+        "colon-parameter-guard-then-curl-check-mark",
+        "t1l4n0/timedify:scripts/post-deploy-smoke.sh",
+        "exit",
+        "en",
+        r"""
+        set -euo pipefail
+        APP_URL="http://127.0.0.1:$HTTP_PORT"
+        : "${APP_URL:?Set APP_URL}"
+        curl -fsSL "$APP_URL/health" >/dev/null
+        echo "✓ Post-deploy smoke tests passed"
+        """,
+        r"""echo ok > "$W/health" """,
+        r""":""",
+        r"""echo ok > "$W/health" """,
+        p="✓ Post-deploy smoke tests passed",
+        server=True,
+        tools=("curl",),
+        note="APP_URL (set by the deploy environment) is set by the block",
+    ),
+    m(
+        "for-five-attempts-fail-only-on-the-last",
+        "woowacourse-teams/2024-devel-up:backend/scripts/healthcheck.sh",
+        "exit",
+        "en",
+        r"""
+        for i in {1..5}; do
+        response=$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$HTTP_PORT/health")
+        echo "Attempt $i: Response Code $response"
+
+        if [ "$i" -eq 5 ] && [ "$response" -ne 200 ]; then
+        echo "Health check failed after 10 attempts."
+        exit 1
+        fi
+
+        sleep 0.2
+        done
+        echo "Health check passed."
+        """,
+        r"""echo UP > "$W/health" """,
+        r""":""",
+        r"""echo UP > "$W/health" """,
+        p="Health check passed.",
+        f="Health check failed after 10 attempts.",
+        server=True,
+        tools=("curl",),
+        note="localhost/health became the loopback server; sleep 5 became 0.2. The loop never breaks: only the "
+        "fifth answer counts",
+    ),
+    m(
+        "for-ten-attempts-exit-0-on-200",
+        "KTB-7/PinPung:scripts/health_check.sh",
+        "exit",
+        "en",
+        r"""
+        HEALTH_CHECK_URL="http://127.0.0.1:$HTTP_PORT/health"
+
+        for i in {1..10}; do
+            RESPONSE=$(curl -s -o /dev/null -w "%{http_code}" ${HEALTH_CHECK_URL})
+            if [ "$RESPONSE" == "200" ]; then
+                echo "Health check successful"
+                exit 0
+            fi
+            echo "Health check failed. Retrying in 10 seconds..."
+            sleep 0.1
+        done
+
+        echo "Health check failed after multiple attempts"
+        exit 1
+        """,
+        r"""echo UP > "$W/health" """,
+        r""":""",
+        r"""echo UP > "$W/health" """,
+        p="Health check successful",
+        f="Health check failed after multiple attempts",
+        server=True,
+        tools=("curl",),
+        note="localhost:8080 became the loopback server; sleep 10 became 0.1 (the message still says 10 seconds)",
+    ),
+    m(
+        "until-command-substitution-of-curl-max-attempts",
+        "mendix/widgets-resources:scripts/test/projectup.sh",
+        "exit",
+        "en",
+        r"""
+        URL="http://127.0.0.1:$HTTP_PORT/index.html"
+        attempt_counter=0
+        max_attempts=5
+
+        echo "Booting up" $URL
+        until $(curl --output /dev/null --silent --head --fail $URL); do
+            if [ ${attempt_counter} -eq ${max_attempts} ];then
+              echo "Max attempts reached"
+              exit 1
+            fi
+
+            printf '.'
+            attempt_counter=$(($attempt_counter+1))
+            sleep 0.2
+        done
+        echo $URL " is up"
+        """,
+        r"""echo '<html>app</html>' > "$W/index.html" """,
+        r""":""",
+        r"""echo '<html>app</html>' > "$W/index.html" """,
+        f=".....Max attempts reached",
+        server=True,
+        tools=("curl",),
+        note="$URL (the environment's) is set to the loopback server; sleep 5 became 0.2",
+    ),
+    m(
+        "wait-loop-breaks-but-never-fails",
+        "kumahq/kuma-demo:vagrant/control-plane/kuma/check_kuma-cp.sh",
+        "message",
+        "en",
+        r"""
+        set -e
+
+        # Wait for service to start
+        for i in `seq 1 3`; do
+            echo "try #$i: "
+            if curl --silent --show-error --fail "http://127.0.0.1:$HTTP_PORT/status" ; then
+                break
+            fi
+            sleep 0.2
+        done
+        """,
+        r"""echo 'kuma-cp: ready' > "$W/status" """,
+        r""":""",
+        r"""echo 'kuma-cp: ready' > "$W/status" """,
+        p="kuma-cp: ready",
+        f="try #3:",
+        server=True,
+        tools=("curl",),
+        note="localhost:5681 became the loopback server's /status; 60 tries of 1 s became 3 of 0.2 s. After the "
+        "last try the loop just ends: the block exits 0 either way",
+    ),
+    # ---------------------------------------------------------------- files: identical? users present?
+    m(
+        "cmp-s-mirror-if-else-exit",
+        "tianhaoz95/mirror-action:entrypoint.sh",
+        "exit",
+        "en",
+        r"""
+        set -o pipefail
+        cd "$W"
+        ORIGINAL_FILE=README.md
+        MIRROR_FILE=docs/README.md
+
+        if cmp -s "$ORIGINAL_FILE" "$MIRROR_FILE"
+        then
+          echo "Content in $ORIGINAL_FILE and $MIRROR_FILE are the same. Done."
+        else
+          echo "ERROR: content in $ORIGINAL_FILE and $MIRROR_FILE are different."
+          exit 1
+        fi
+        """,
+        r"""mkdir -p "$W/docs"; echo '# Project' | tee "$W/README.md" > "$W/docs/README.md" """,
+        r"""mkdir -p "$W/docs"; echo '# Project' > "$W/README.md"; echo '# Project (old)' > "$W/docs/README.md" """,
+        r"""mkdir -p "$W/docs"; cp "$W/README.md" "$W/docs/README.md" 2>/dev/null || echo '# Project' | tee "$W/README.md" > "$W/docs/README.md" """,
+        p="Content in README.md and docs/README.md are the same. Done.",
+        f="ERROR: content in README.md and docs/README.md are different.",
+        note="the two files (the action's $1 $2) are paths relative to $W",
+    ),
+    m(
+        "cmp-s-then-dollar-question-eq-1",
+        "cirosantilli/linux-cheat:cmp.md",
+        "message",
+        "en",
+        r"""
+        F="$W/app.conf"
+        G="$W/app.conf.deployed"
+        cmp -s "$F" "$G"
+        if [ $? -eq 1 ]; then
+          echo neq
+        else
+          echo eq
+        fi
+        """,
+        r"""echo 'workers 4' | tee "$W/app.conf" > "$W/app.conf.deployed" """,
+        r"""echo 'workers 4' > "$W/app.conf"; echo 'workers 2' > "$W/app.conf.deployed" """,
+        r"""echo 'workers 4' > "$W/app.conf"; cp "$W/app.conf" "$W/app.conf.deployed" """,
+        p="eq",
+        f="neq",
+    ),
+    m(
+        "cmp-in-function-exit-from-function",
+        "storj/gateway-st:testsuite/integration/require.sh",
+        "exit",
+        "en",
+        r"""
+        require_equal_files_content () {
+            name=$(basename $2)
+            if cmp "$1" "$2"
+            then
+                echo "$name matches uploaded file"
+            else
+                echo "$name does not match uploaded file"
+                exit 1
+            fi
+        }
+        require_equal_files_content "$W/upload/report.bin" "$W/download/report.bin"
+        """,
+        r"""mkdir -p "$W/upload" "$W/download"; printf 'Q1 numbers\n' | tee "$W/upload/report.bin" > "$W/download/report.bin" """,
+        r"""mkdir -p "$W/upload" "$W/download"; printf 'Q1 numbers\n' > "$W/upload/report.bin"; printf 'Q1 numb\n' > "$W/download/report.bin" """,
+        r"""mkdir -p "$W/upload" "$W/download"; printf 'Q1 numbers\n' | tee "$W/upload/report.bin" > "$W/download/report.bin" """,
+        p="report.bin matches uploaded file",
+        f="report.bin does not match uploaded file",
+        note="the function is called once, on an uploaded file and its download",
+    ),
+    m(
+        "awk-passwd-user-exists-function",
+        "eagleblade/alpine_functions:users.sh",
+        "message",
+        "en",
+        r"""
+        check_user() {
+          local USER=$(awk -v val=$1 -F ":" '$1==val{print $1}' "$W/etc/passwd")
+            if [ "$USER" = "$1" ]; then
+              echo "user: $USER exist"; else
+              echo "user: $1 does not exist"
+            fi
+        }
+        check_user deploy
+        """,
+        r"""mkdir -p "$W/etc"; printf 'root:x:0:0:root:/root:/bin/sh\ndeploy:x:1000:1000::/home/deploy:/bin/sh\n' > "$W/etc/passwd" """,
+        r"""mkdir -p "$W/etc"; printf 'root:x:0:0:root:/root:/bin/sh\n' > "$W/etc/passwd" """,
+        r"""
+        mkdir -p "$W/etc"; touch "$W/etc/passwd"
+        grep -q '^deploy:' "$W/etc/passwd" || echo 'deploy:x:1000:1000::/home/deploy:/bin/sh' >> "$W/etc/passwd"
+        """,
+        p="user: deploy exist",
+        f="user: deploy does not exist",
+        note="/etc/passwd became $W/etc/passwd",
+    ),
+    m(
+        "passwd-grep-wc-awk-count",
+        "laxmansinghrathore1/demo_script:check_if_user_exists.sh",
+        "message",
+        "en",
+        r"""
+        username=deploy
+
+        count=$(cat "$W/etc/passwd" |grep $username | wc | awk '{print $1}')
+
+        if [ $count == 0 ];
+        then
+            echo "user does not exist"
+        else
+            echo "user exists"
+        fi
+        """,
+        r"""mkdir -p "$W/etc"; printf 'root:x:0:0:root:/root:/bin/sh\ndeploy:x:1000:1000::/home/deploy:/bin/sh\n' > "$W/etc/passwd" """,
+        r"""mkdir -p "$W/etc"; printf 'root:x:0:0:root:/root:/bin/sh\n' > "$W/etc/passwd" """,
+        r"""
+        mkdir -p "$W/etc"; touch "$W/etc/passwd"
+        grep -q '^deploy:' "$W/etc/passwd" || echo 'deploy:x:1000:1000::/home/deploy:/bin/sh' >> "$W/etc/passwd"
+        """,
+        p="user exists",
+        f="user does not exist",
+        note="`read -p` for the name became an assignment; /etc/passwd became $W/etc/passwd",
+    ),
+    # ---------------------------------------------------------------- release gates on a git work tree
+    m(
+        "git-porcelain-nonempty-printf-exit",
+        "AnteWall/action-git:action-git/entrypoint.sh",
+        "failure-branch",
+        "en",
+        r"""
+        cd "$W/repo"
+        if [[ -n $(git status --porcelain) ]]; then
+          printf "Release: Working tree is not clean (git status)\n"
+          exit 1
+        fi
+        """,
+        _GIT_REPO,
+        _GIT_REPO + r"""echo 'TODO' > "$W/repo/notes.txt" """,
+        _GIT_CLEAN,
+        f="Release: Working tree is not clean (git status)",
+        tools=("git",),
+        note="the repository is $W/repo",
+    ),
+    m(
+        "git-porcelain-wc-l-negated-eq",
+        "runtimeverification/haskell-backend:scripts/git-assert-clean.sh",
+        "failure-branch",
+        "en",
+        r"""
+        cd "$W/repo"
+        if [ ! $(git status --porcelain | wc -l) -eq 0 ]; then
+            echo "Found dirty files:"
+            git status --porcelain
+            exit 1
+        fi
+        """,
+        _GIT_REPO,
+        _GIT_REPO + r"""echo '# app, edited' > "$W/repo/README.md" """,
+        _GIT_CLEAN,
+        f="Found dirty files:",
+        tools=("git",),
+        note="the repository is $W/repo",
+    ),
+    m(
+        "git-status-var-clean-or-dirty-diff",
+        "cri-o/cri-o:hack/tree_status.sh",
+        "exit",
+        "en",
+        r"""
+        set -e
+        cd "$W/repo"
+
+        STATUS=$(git status --porcelain)
+        if [[ -z $STATUS ]]
+        then
+            echo "tree is clean"
+        else
+            echo "tree is dirty, please commit all changes"
+            echo ""
+            echo "$STATUS"
+            echo ""
+            git diff | cat
+            exit 1
+        fi
+        """,
+        _GIT_REPO,
+        _GIT_REPO + r"""echo '# app, edited' > "$W/repo/README.md" """,
+        _GIT_CLEAN,
+        p="tree is clean",
+        f="tree is dirty, please commit all changes",
+        tools=("git",),
+        note="the repository is $W/repo",
+    ),
+    # ---------------------------------------------------------------- deploy scripts: guards before compose
+    m(
+        "dotenv-guard-if-exit-then-compose-up",
+        "climate-ethos/ethos-server:prod_start_server.sh",
+        "failure-branch",
+        "en",
+        r"""
+        cd "$W"
+        # Check if .env file exists
+        if [ ! -f .env ]; then
+          echo ".env file not found! Please create a .env file in the root directory."
+          exit 1
+        fi
+
+        "$W/bin/docker" compose up --build -d --restart unless-stopped
+        """,
+        _DOCKER + r"""echo 'APP_ENV=production' > "$W/.env" """,
+        _DOCKER,
+        _DOCKER + r"""[ -f "$W/.env" ] || echo 'APP_ENV=production' > "$W/.env" """,
+        p="✔ Container app-web-1  Started",
+        f=".env file not found! Please create a .env file in the root directory.",
+        note="docker is a world tool that reports the container started",
+    ),
+    m(
+        "dotenv-guard-source-then-compose",
+        "theic/dobby:scripts/run-local.sh",
+        "failure-branch",
+        "en",
+        r"""
+        cd "$W"
+        # Check if .env file exists
+        if [ ! -f .env ]; then
+            echo "Error: .env file not found!"
+            exit 1
+        fi
+
+        # Load environment variables
+        source .env
+
+        # Build and run using docker-compose
+        "$W/bin/docker-compose" up --build
+        """,
+        _DOCKER + r"""echo 'COMPOSE_PROJECT_NAME=dobby' > "$W/.env" """,
+        _DOCKER,
+        _DOCKER + r"""[ -f "$W/.env" ] || echo 'COMPOSE_PROJECT_NAME=dobby' > "$W/.env" """,
+        p="Creating app_web_1 ... done",
+        f="Error: .env file not found!",
+        note="docker-compose is a world tool",
+    ),
+    m(
+        "env-file-set-a-source-or-does-not-exist",
+        "HannuKarstu/pose_estimation_full_stack_project_2:prod_build_and_start_services.sh",
+        "message",
+        "en",
+        r"""
+        cd "$W"
+        FILE=my_env.env
+
+        if [ -f "$FILE" ]; then
+            set -a
+            source $FILE
+            "$W/bin/docker-compose" -f docker-compose.prod.yml up --build
+        else
+            echo "$FILE does not exist. Create the file and add REPOSITORY=<REPOSITORY=<your Docker Hub repository> to it."
+        fi
+        """,
+        _DOCKER + r"""echo 'REPOSITORY=hannu/pose' > "$W/my_env.env" """,
+        _DOCKER,
+        _DOCKER + r"""[ -f "$W/my_env.env" ] || echo 'REPOSITORY=hannu/pose' > "$W/my_env.env" """,
+        p="Creating app_web_1 ... done",
+        f="my_env.env does not exist. Create the file and add REPOSITORY=<REPOSITORY=<your Docker Hub repository> to "
+        "it.",
+        note="docker-compose is a world tool",
+    ),
+    m(
+        "sql-dump-exists-then-import",
+        "pratirupm/WPDocker:import.sh",
+        "message",
+        "en",
+        r"""
+        cd "$W"
+        FILE=./content/backup.sql
+        if [ -f "$FILE" ]; then
+            echo "$FILE exists."
+            "$W/bin/docker-compose" run --rm wpcli db import $FILE
+        else
+            echo "$FILE does not exist."
+        fi
+        """,
+        _DOCKER + r"""mkdir -p "$W/content"; echo 'CREATE TABLE wp_posts (id int);' > "$W/content/backup.sql" """,
+        _DOCKER,
+        _DOCKER + r"""mkdir -p "$W/content"; [ -f "$W/content/backup.sql" ] || echo 'CREATE TABLE wp_posts (id int);' > "$W/content/backup.sql" """,
+        p="./content/backup.sql exists.",
+        f="./content/backup.sql does not exist.",
+        note="docker-compose (wp-cli in a container) is a world tool",
+    ),
+    m(
+        "restore-sql-nested-if-portuguese",
+        "BetoPS93/aulas_de_shell:restore_amazon.sh",
+        "message",
+        "pt",
+        r"""
+        set -- mutillidae
+        CAMINHO_RESTORE="$W/restore"
+
+        cd $CAMINHO_RESTORE
+        if [ -f $1.sql ]
+        then
+            sqlite3 "$W/mutillidae.db" < $1.sql
+            if [ $? -eq 0 ]
+            then
+                echo "O restore foi realizado com sucesso"
+            fi
+        else
+            echo "O arquivo não existe!"
+        fi
+        """,
+        r"""
+        mkdir -p "$W/restore"
+        echo "create table if not exists accounts(cid integer primary key, username text); insert or replace into accounts values (1, 'admin');" > "$W/restore/mutillidae.sql"
+        """,
+        r"""mkdir -p "$W/restore" """,
+        r"""
+        mkdir -p "$W/restore"
+        echo "create table if not exists accounts(cid integer primary key, username text); insert or replace into accounts values (1, 'admin');" > "$W/restore/mutillidae.sql"
+        """,
+        p="O restore foi realizado com sucesso",
+        f="O arquivo não existe!",
+        tools=("sqlite3",),
+        note="`aws s3 sync` (the download) is the world; mysql became sqlite3; the dump's name ($1) is set "
+        "with `set --`",
+    ),
+    m(
+        "backup-source-dir-if-not-exit-then-tar",
+        "medsuet/Xcelerium-IC-Design-Training:Masooma/lab3/backup.sh",
+        "failure-branch",
+        "en",
+        r"""
+        cd "$W"
+        backup_dir="masoom"
+        dest_dir="dest"
+        # Check if backup directory exists
+        if [ ! -d "$backup_dir" ]; then #This line checks if $backup_dir does not exist
+            echo "Error: Directory $backup_dir does not exist or is not accessible."
+            exit 1
+        fi
+        backup_file="backup_$(date +'%Y-%m-%d').tar.gz"
+        tar -czf "$dest_dir/$backup_file" -C "$backup_dir" .
+        """,
+        r"""mkdir -p "$W/masoom" "$W/dest"; echo 'notes' > "$W/masoom/notes.txt" """,
+        r"""mkdir -p "$W/dest" """,
+        r"""mkdir -p "$W/masoom" "$W/dest"; [ -f "$W/masoom/notes.txt" ] || echo 'notes' > "$W/masoom/notes.txt" """,
+        f="Error: Directory masoom does not exist or is not accessible.",
+        note="the home directories became relative paths under $W",
+    ),
+    m(
+        "find-size-exec-du-if-nonempty-exit",
+        "phytec/doc-bsp-yocto:scripts/check_filesize.sh",
+        "failure-branch",
+        "en",
+        r"""
+        MAX_SIZE=300k
+        DIR="$W/source"
+
+        large_files=$(find $DIR -type f -size +"$MAX_SIZE" -exec du -h {} \;)
+
+        if [ -n "$large_files" ]; then
+          echo -e "Error: Large files were found: \n$large_files"
+          exit 1
+        fi
+        """,
+        r"""mkdir -p "$W/source"; echo 'Welcome' > "$W/source/index.rst" """,
+        r"""mkdir -p "$W/source"; echo 'Welcome' > "$W/source/index.rst"; head -c 400000 /dev/zero > "$W/source/board.png" """,
+        r"""mkdir -p "$W/source"; find "$W/source" -type f -size +300k -delete; echo 'Welcome' > "$W/source/index.rst" """,
+        f="Error: Large files were found:",
+        note="the documentation tree is $W/source",
+    ),
+    # ---------------------------------------------------------------- install scripts: docker and guards
+    m(
+        "needed-commands-loop-if-not-exit-silent",
+        "sharkzeeh/crypto:healthcheck.sh",
+        "failure-branch",
+        "en",
+        r"""
+        NEEDED_COMMANDS="docker"
+
+        for cmd in ${NEEDED_COMMANDS} ; do
+            if ! command -v "$W/bin/${cmd}" &> /dev/null
+            then
+                echo "Please install ${cmd}!"
+                exit 1
+            fi
+        done
+        """,
+        _DOCKER,
+        r""":""",
+        _DOCKER,
+        f="Please install docker!",
+        note="the commands are probed by path in $W/bin",
+    ),
+    m(
+        "which-then-version-grep-nested-else-to-stderr",
+        "ShyamKodali/My_First_Repo:Shell_Scripting_POC/POC/learn-shell-script/print_docker_version.sh",
+        "message",
+        "en",
+        r"""
+        which "$W/bin/docker"
+
+        if [ $? -eq 0 ]
+        then
+            "$W/bin/docker" --version | grep "Docker version"
+            if [ $? -eq 0 ]
+            then
+                echo "docker existing"
+            else
+                echo "install docker"
+            fi
+        else
+            echo "install docker" >&2
+        fi
+        """,
+        r"""mkdir -p "$W/bin"; printf '#!/bin/sh\necho "Docker version 24.0.7, build afdd53b"\n' > "$W/bin/docker"; chmod +x "$W/bin/docker" """,
+        r"""mkdir -p "$W/bin"; printf '#!/bin/sh\necho "podman version 4.9.3"\n' > "$W/bin/docker"; chmod +x "$W/bin/docker" """,
+        r"""mkdir -p "$W/bin"; printf '#!/bin/sh\necho "Docker version 24.0.7, build afdd53b"\n' > "$W/bin/docker"; chmod +x "$W/bin/docker" """,
+        p="docker existing",
+        f="install docker",
+        note="docker is the world's $W/bin/docker (broken: podman's docker alias); when it is missing "
+        "altogether the message goes to stderr",
+    ),
+    m(
+        "command-v-exit-0-early-else-exit-1",
+        "CloudGod93/Pop_Setup:scripts/check_docker.sh",
+        "exit",
+        "en",
+        r"""
+        set -euo pipefail
+
+        if command -v "$W/bin/docker" >/dev/null 2>&1; then
+          echo "Docker already installed"
+          exit 0
+        fi
+
+        echo "Docker not found"
+        exit 1
+        """,
+        _DOCKER,
+        r""":""",
+        _DOCKER,
+        p="Docker already installed",
+        f="Docker not found",
+        note="docker is probed by path in $W/bin",
+    ),
+    m(
+        "guard-function-abort-confirm-or-exit",
+        "basecamp/omarchy:install/preflight/guard.sh",
+        "failure-branch",
+        "en",
+        r"""
+        PATH="$W/bin:$PATH"
+        abort() {
+          echo -e "\e[31mOmarchy install requires: $1\e[0m"
+          echo
+          gum confirm "Proceed anyway on your own accord and without assistance?" || exit 1
+        }
+
+        # Must be an Arch distro
+        if [[ ! -f "$W/etc/arch-release" ]]; then
+          abort "Vanilla Arch"
+        fi
+
+        # Must have limine installed
+        command -v "$W/bin/limine" &>/dev/null || abort "Limine bootloader"
+
+        # Cleared all guards
+        echo "Guards: OK"
+        """,
+        r"""
+        mkdir -p "$W/bin" "$W/etc"; touch "$W/etc/arch-release"
+        printf '#!/bin/sh\nexit 1\n' > "$W/bin/gum"; printf '#!/bin/sh\n' > "$W/bin/limine"; chmod +x "$W/bin/gum" "$W/bin/limine"
+        """,
+        r"""
+        mkdir -p "$W/bin" "$W/etc"
+        printf '#!/bin/sh\nexit 1\n' > "$W/bin/gum"; printf '#!/bin/sh\n' > "$W/bin/limine"; chmod +x "$W/bin/gum" "$W/bin/limine"
+        """,
+        r"""
+        mkdir -p "$W/bin" "$W/etc"; touch "$W/etc/arch-release"
+        printf '#!/bin/sh\nexit 1\n' > "$W/bin/gum"; printf '#!/bin/sh\n' > "$W/bin/limine"; chmod +x "$W/bin/gum" "$W/bin/limine"
+        """,
+        p="Guards: OK",
+        f="\x1b[31mOmarchy install requires: Vanilla Arch\x1b[0m",
+        note="gum (an interactive confirm) is a world tool that declines, as it does with no terminal; /etc and "
+        "limine moved into $W; four of the guards are left out",
+    ),
+    m(
+        "node-installed-command-substitution-in-echo",
+        "Lecoeurdelest/dotfiles:lang/node/install.sh",
+        "message",
+        "en",
+        r"""
+        set -e
+
+        echo "📦 Setting up Node.js..."
+
+        # Check if node is installed
+        if command -v "$W/bin/node" &> /dev/null; then
+            echo "Node.js is installed: $("$W/bin/node" --version)"
+            echo "NPM version: $("$W/bin/npm" --version)"
+        else
+            echo "Node.js not found"
+            echo "Install Node.js with:"
+        fi
+
+        echo "Node.js setup complete"
+        """,
+        r"""
+        mkdir -p "$W/bin"; printf '#!/bin/sh\necho v22.3.0\n' > "$W/bin/node"; printf '#!/bin/sh\necho 10.8.1\n' > "$W/bin/npm"
+        chmod +x "$W/bin/node" "$W/bin/npm"
+        """,
+        r""":""",
+        r"""
+        mkdir -p "$W/bin"; printf '#!/bin/sh\necho v22.3.0\n' > "$W/bin/node"; printf '#!/bin/sh\necho 10.8.1\n' > "$W/bin/npm"
+        chmod +x "$W/bin/node" "$W/bin/npm"
+        """,
+        p="Node.js is installed: v22.3.0",
+        f="Node.js not found",
+        note="node and npm are world tools probed by path; the install hints are cut to one line and the yarn "
+        "check is left out",
+    ),
+    m(
+        "node-npm-if-not-exit-then-npm-install-status",
+        "prodbyichigo/PerfectRed:install.sh",
+        "failure-branch",
+        "en",
+        r"""
+        if ! command -v "$W/bin/node" >/dev/null 2>&1; then
+          echo "!Node.js is not installed! Please install it first:"
+          echo "👉 https://nodejs.org/"
+          exit 1
+        fi
+
+        if ! command -v "$W/bin/npm" >/dev/null 2>&1; then
+          echo "❌ !npm is not installed. Please install Node.js (npm comes with it)!"
+          exit 1
+        fi
+
+        echo "Node.js and npm are installed."
+        """,
+        r"""
+        mkdir -p "$W/bin"; printf '#!/bin/sh\necho v22.3.0\n' > "$W/bin/node"; printf '#!/bin/sh\necho 10.8.1\n' > "$W/bin/npm"
+        chmod +x "$W/bin/node" "$W/bin/npm"
+        """,
+        r"""mkdir -p "$W/bin"; printf '#!/bin/sh\necho v22.3.0\n' > "$W/bin/node"; chmod +x "$W/bin/node" """,
+        r"""
+        mkdir -p "$W/bin"; printf '#!/bin/sh\necho v22.3.0\n' > "$W/bin/node"; printf '#!/bin/sh\necho 10.8.1\n' > "$W/bin/npm"
+        chmod +x "$W/bin/node" "$W/bin/npm"
+        """,
+        p="Node.js and npm are installed.",
+        f="❌ !npm is not installed. Please install Node.js (npm comes with it)!",
+        note="node and npm are world tools probed by path; the npm install that follows is left out",
     ),
 )
 
