@@ -128,3 +128,49 @@ def test_without_a_trace_only_printed_lines_count() -> None:
 def test_stopped_blocks_fail() -> None:
     model = bash.verify_model('echo "ok"')
     assert judge(model, Evidence(0, ["ok"], {}, stopped="timeout")).verdict is Verdict.FAILED
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        'command -v python3 >/dev/null && echo "ok: $(python3 -c "print(1); print(2)")" || { echo "py missing"; exit 1; }\necho next',
+        'command -v bash >/dev/null && echo "ok: $(printf "it\'s %s" x)" || { echo "missing"; exit 1; }\necho next',
+        'test -x /bin/sh && echo "ok: sh at $(command -v sh) ($(ls -l /bin/sh | wc -c) bytes)" \\\n  || { echo "no sh"; exit 1; }\necho next',
+    ],
+)
+def test_a_command_substitution_is_part_of_its_message(shell: Shell, block: str) -> None:
+    """`A && echo "ok: $(tool --version)" || { …; exit 1; }`: the pass line printed, whatever the tool said."""
+    verdict, _, why = run(shell, block)
+    assert verdict is Verdict.PASSED, why
+    model = bash.verify_model(block)
+    assert [ln.polarity for ln in model.lines][:2] == ["pass", "fail"]
+
+
+@pytest.mark.parametrize(
+    ("block", "world"),
+    [
+        (
+            'if [ ! -f "$W/schema.sql" ]; then echo "Error: schema missing"; tail -3 "$W/log" 2>/dev/null; exit 1; fi\necho next',
+            "present",
+        ),
+        (
+            '[[ $(find "$W" -name "*.partial") ]] && echo "partial uploads left" && exit 1\necho "clean"',
+            "present",
+        ),
+        (
+            'F="$W/present"\n[ ! -f "$F" ] && echo "Error: $F missing" && exit 1\necho "archive present"',
+            "present",
+        ),
+    ],
+)
+def test_a_failure_branch_is_never_a_precondition(shell: Shell, w: Path, block: str, world: str) -> None:
+    """A branch or chain that ends in `exit N≠0` is a failure path: when its condition is false, the check
+    passed (silently), never 'skipped' nor 'the condition did not hold'."""
+    (w / "schema.sql").write_text("create table t(a);\n")
+    verdict, _, why = run(shell, block, W=str(w))
+    assert verdict is Verdict.PASSED, why
+    assert not bash.verify_model(block).guards
+    (w / "schema.sql").unlink()
+    (w / "x.partial").write_text("")
+    (w / "present").unlink()
+    assert run(shell, block, W=str(w))[0] is Verdict.FAILED
