@@ -91,6 +91,69 @@ def _tool(name: str, version: str) -> str:
     return f"mkdir -p \"$W/bin\"\nprintf '#!/bin/sh\\necho {version}\\n' > \"$W/bin/{name}\"\nchmod +x \"$W/bin/{name}\""
 
 
+# `docker ps -a --filter "name=^N$" --format …` (N's status), `docker ps --format …` (the names), `docker inspect
+# --format … N` (N's health) and `docker restart N`, over $W/containers/N.status and N.health.
+_FAKE_DOCKER = sh(
+    r"""
+    mkdir -p "$W/bin" "$W/containers"
+    cat > "$W/bin/docker" <<'EOF'
+    #!/bin/sh
+    d="$(dirname "$0")/../containers"
+    case "$1" in
+      ps) if [ "$3" = --filter ]; then n=${4#name=^}; cat "$d/${n%\$}.status" 2>/dev/null
+          else ls "$d" | sed -n 's/\.status$//p'; fi ;;
+      inspect) for n; do :; done
+          cat "$d/$n.health" 2>/dev/null || { echo "Error: No such object: $n" >&2; exit 1; } ;;
+      restart) echo "$2" ;;
+    esac
+    EOF
+    chmod +x "$W/bin/docker"
+    """
+)
+
+# A `verify.py` that audits $W/audit.json (the world says yes or no in it).
+_VERIFY_PY = sh(
+    r"""
+    cat > "$W/verify.py" <<'EOF'
+    import json, os, sys
+    audit = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "audit.json")))
+    sys.exit(0 if audit["ssh_root_login"] == "no" else 1)
+    EOF
+    """
+)
+
+# An executable `healthcheck.py` that checks the flag $W/flag.txt.
+_HEALTHCHECK_PY = sh(
+    r"""
+    cat > "$W/healthcheck.py" <<'EOF'
+    #!/usr/bin/env python3
+    import os, sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.exit(0 if open(os.path.join(here, "flag.txt")).read().startswith("cr3{") else 1)
+    EOF
+    chmod +x "$W/healthcheck.py"
+    """
+)
+
+_CYRIL_STATUS = r"""
+    service=nginx
+    echo "Contrôle du service : $service"
+    STATUS="$("$W/bin/systemctl" is-active $service)"
+    RUNNING="$("$W/bin/systemctl" show -p SubState $service | cut -d'=' -f2)"
+    if [ "${STATUS}" = "active" ]; then
+    echo "$service : Le service est actif"
+    if [ "${RUNNING}" = "running" ]; then
+    echo "$service : Le service est en fontion"
+    else
+    echo "$service : Le service n'est pas en fontion"
+    fi
+    else
+    echo "$service : Le service n'est pas actif "
+    exit 1
+    fi
+"""
+
+
 IDIOMS: tuple[Mined, ...] = (
     # ================================================================ container health checks
     m(
@@ -857,6 +920,871 @@ IDIOMS: tuple[Mined, ...] = (
         f="Differences found.",
         tools=("git",),
         note="`./scripts/regenerate_all.sh` dropped: the world's working tree is what it left behind",
+    ),
+    # ================================================================ status scripts that speak only through messages
+    m(
+        "process-count-if-eq-0-not-running-else-running",
+        "bergmann-max/simple-bash-scripting-examples:is_something_running.sh",
+        "message",
+        "en",
+        r"""
+        PROCESS="example_script.sh"
+
+        RESULT=$(grep --ignore-case "$PROCESS" "$W/processes" | grep --count --invert-match "grep" )
+        if [ "$RESULT" -eq 0 ] ; then
+                echo "${PROCESS} is not running"
+        else
+                echo "${PROCESS} is running"
+        fi
+        """,
+        r"""echo "4242 bash example_script.sh" > "$W/processes" """,
+        r"""echo "1 /sbin/init" > "$W/processes" """,
+        r"""echo "4242 bash example_script.sh" > "$W/processes" """,
+        p="example_script.sh is running",
+        f="example_script.sh is not running",
+        note="`pgrep --ignore-case` became a grep over the process list $W/processes",
+    ),
+    m(
+        "ps-grep-result-nonempty-running-else-not-running",
+        "Gaxpert/dotfiles:scripts/checkRunningProcess.sh",
+        "message",
+        "en",
+        r"""
+        set -o nounset
+        SVC=nginx
+        ps_out=`cat "$W/ps-ef" | grep $SVC | grep -v 'grep'`
+        result=$(echo $ps_out | grep "$SVC")
+        if [[ "$result" != "" ]];then
+            echo "Running"
+        else
+            echo "Not Running"
+        fi
+        """,
+        r"""echo "root 4242 1 0 09:00 ? 00:00:00 nginx: master process" > "$W/ps-ef" """,
+        r"""echo "root 1 0 0 09:00 ? 00:00:01 /sbin/init" > "$W/ps-ef" """,
+        r"""echo "root 4242 1 0 09:00 ? 00:00:00 nginx: master process" > "$W/ps-ef" """,
+        p="Running",
+        f="Not Running",
+        note="`ps -ef` became $W/ps-ef; `$1` became SVC; `grep -v $0` dropped (under Director $0 is the shell)",
+    ),
+    m(
+        "sed-n-match-default-null-not-running",
+        "egaoneko/til:Server/bash-script-to-check-running-process.md",
+        "message",
+        "en",
+        r"""
+        SERVICE="nginx"
+        RESULT=`cat "$W/ps-a" | sed -n /${SERVICE}/p`
+
+        if [ "${RESULT:-null}" = null ]; then
+            echo "not running"
+        else
+            echo "running"
+        fi
+        """,
+        r"""echo " 4242 pts/0    00:00:00 nginx" > "$W/ps-a" """,
+        r"""echo " 4300 pts/0    00:00:00 bash" > "$W/ps-a" """,
+        r"""echo " 4242 pts/0    00:00:00 nginx" > "$W/ps-a" """,
+        p="running",
+        f="not running",
+        note="`ps -a` became $W/ps-a; `$1` became SERVICE",
+    ),
+    m(
+        "if-pgrep-process-start-else-not-start",
+        "tima297/Works_BMSTU:Labworks/Bash/check_process.sh",
+        "message",
+        "en",
+        r"""
+        process_name=nginx
+        if "$W/bin/pgrep" "$process_name";
+        then
+        echo "Process start"
+        else
+        echo "Process is not start"
+        fi
+        """,
+        _FAKE_PGREP + '\necho "4242 nginx" > "$W/procs"',
+        _FAKE_PGREP + '\necho "1 init" > "$W/procs"',
+        _FAKE_PGREP + '\necho "4242 nginx" > "$W/procs"',
+        p="Process start",
+        f="Process is not start",
+        note="pgrep is a stand-in over $W/procs; the usage guard on $# dropped",
+    ),
+    m(
+        "python-verify-then-dollar-question-message",
+        "binpash/benchmarks:vps-audit/verify.sh",
+        "message",
+        "en",
+        r"""
+        # run the Python script
+        python3 "$W/verify.py"
+
+        # check if the script ran successfully
+        if [ $? -eq 0 ]; then
+          echo "verify.py ran successfully."
+        else
+          echo "verify.py encountered an error."
+        fi
+        """,
+        _VERIFY_PY + """\necho '{"ssh_root_login": "no"}' > "$W/audit.json\"""",
+        _VERIFY_PY + """\necho '{"ssh_root_login": "yes"}' > "$W/audit.json\"""",
+        _VERIFY_PY + """\necho '{"ssh_root_login": "no"}' > "$W/audit.json\"""",
+        p="verify.py ran successfully.",
+        f="verify.py encountered an error.",
+        tools=("python3",),
+        note="verify.py is written by the world and audits $W/audit.json",
+    ),
+    m(
+        "roboshop-head-stat-functions-echo-n-literal-escapes",
+        "Nandi1989/DEVOPS:Roboshop/components/Common.sh",
+        "message",
+        "en",
+        r"""
+        HEAD() { echo -n "\e[32m $1 \e[0m \t\t"; }
+        STAT() {
+          if [ $? -eq 0 ];  then
+            echo -e "\e[31m done \e[0m"
+          else
+            echo -e "\e[31m fail \e[0m"
+          fi
+        }
+        HEAD "nginx config"
+        grep -q '^ *listen 80;' "$W/nginx.conf"
+        STAT $?
+        HEAD "html root"
+        test -f "$W/html/index.html"
+        STAT $?
+        """,
+        r"""mkdir -p "$W/html" && printf 'server {\n  listen 80;\n}\n' > "$W/nginx.conf" && echo hi > "$W/html/index.html" """,
+        r"""printf 'server {\n  listen 8080;\n}\n' > "$W/nginx.conf" """,
+        r"""mkdir -p "$W/html" && printf 'server {\n  listen 80;\n}\n' > "$W/nginx.conf" && echo hi > "$W/html/index.html" """,
+        p="\\e[32m nginx config \\e[0m \\t\\t\x1b[31m done \x1b[0m",
+        f="\\e[32m nginx config \\e[0m \\t\\t\x1b[31m fail \x1b[0m",
+        note="the author's steps were `yum install`, `unzip`…; here each HEAD/STAT pair wraps a probe. "
+        "`echo -n` prints its `\\e` literally; STAT reads $? and never exits",
+    ),
+    m(
+        "ready-check-command-only-last-return-counts",
+        "utisam/ready:lib/ready/output.sh",
+        "message",
+        "en",
+        r"""
+        out_title () { echo -n "$* ... "; }
+        out_ok () { echo -e "\033[32mOK\033[00m"; }
+        out_ng () { echo -e "\033[41mNG\033[00m"; READY_RESULT=1; }
+        check_command() {
+            out_title "Command: $1"
+            if command -v "$W/bin/$1" > /dev/null; then
+                out_ok
+                return 0
+            else
+                out_ng
+                return 1
+            fi
+        }
+        check_command hugo
+        check_command git
+        """,
+        _tool("hugo", "hugo v0.121.0") + "\n" + _tool("git", "git version 2.43.0"),
+        _tool("git", "git version 2.43.0"),
+        _tool("hugo", "hugo v0.121.0") + "\n" + _tool("git", "git version 2.43.0"),
+        p="Command: hugo ... \x1b[32mOK\x1b[00m",
+        f="Command: hugo ... \x1b[41mNG\x1b[00m",
+        note="out_* from lib/ready/output.sh, check_command from lib/ready/check_command.sh (its function bodies "
+        "folded on one line); only the last call's return reaches the block's status",
+    ),
+    m(
+        "sha256-ternary-ok-or-fail",
+        "Rayen-JN/holbertonschool-cyber_security:cybersecurity_basics/0x00_introduction_cybersecurity/2-sha256_validator.sh",
+        "message",
+        "en",
+        r"""
+        cd "$W"
+        set -- release.tar.gz "$(cat release.sha256)"
+        [ "$(sha256sum $1 | awk '{print $1}')" == "$2" ] && echo "$1: OK" || echo "$1: FAIL"
+        """,
+        r"""cd "$W" && printf v1 > release.tar.gz && sha256sum release.tar.gz | awk '{print $1}' > release.sha256""",
+        r"""cd "$W" && printf v1 > release.tar.gz && sha256sum release.tar.gz | awk '{print $1}' > release.sha256 && printf v2 > release.tar.gz""",
+        r"""cd "$W" && printf v1 > release.tar.gz && sha256sum release.tar.gz | awk '{print $1}' > release.sha256""",
+        p="release.tar.gz: OK",
+        f="release.tar.gz: FAIL",
+        note="the arguments $1 $2 became `set -- file \"$(cat its .sha256)\"` in $W",
+    ),
+    m(
+        "check-service-zh-if-elif-restart-message",
+        "TheSmurfs/shellscripts:check_service.sh",
+        "message",
+        "zh",
+        r"""
+        check_service() {
+        for i in $@; do
+            if "$W/bin/service" $i status &>/dev/null
+            then
+                echo "$i状态正常"
+            elif "$W/bin/chkconfig" --list $i &> /dev/null
+            then
+                "$W/bin/service" $i restart &>/dev/null
+                (($?==0)) && echo "$i重启后已经ok" || echo "$i服务有问题"
+            else
+                echo "$i服务不存在"
+            fi
+        done
+        }
+        check_service nginx
+        """,
+        _FAKE_SERVICE + '\necho active > "$W/units/nginx" && touch "$W/init.d/nginx"',
+        _FAKE_SERVICE + '\necho failed > "$W/units/nginx" && touch "$W/init.d/nginx"',
+        _FAKE_SERVICE + '\necho active > "$W/units/nginx" && touch "$W/init.d/nginx"',
+        p="nginx状态正常",
+        f="nginx服务有问题",
+        note="service/chkconfig are stand-ins over $W/units and $W/init.d; the restart is refused (no root)",
+    ),
+    m(
+        "dingdong-check-zh-ps-grep-awk-pid",
+        "gordonyellow/dingdong:server/shell/check.sh",
+        "message",
+        "zh",
+        r"""
+        pid=`cat "$W/ps-ef" | grep -v grep | grep "python3" | grep "dingdong.py" | awk '{print $2}'`
+        if [ "$pid" = "" ]; then
+            echo "服务未启动"
+            sh "$W/start.sh"
+        else
+          echo "服务已启动...,pid=${pid}"
+        fi
+        """,
+        r"""echo 'echo starting dingdong' > "$W/start.sh" && echo "root 4242 1 0 09:00 ? 00:00:03 python3 /opt/dingdong/dingdong.py" > "$W/ps-ef" """,
+        r"""echo 'echo starting dingdong' > "$W/start.sh" && echo "root 1 0 0 09:00 ? 00:00:01 /sbin/init" > "$W/ps-ef" """,
+        r"""echo 'echo starting dingdong' > "$W/start.sh" && echo "root 4242 1 0 09:00 ? 00:00:03 python3 /opt/dingdong/dingdong.py" > "$W/ps-ef" """,
+        p="服务已启动...,pid=4242",
+        f="服务未启动",
+        note="`ps -ef` became $W/ps-ef; the author's start.sh is the world's (it only says it starts)",
+    ),
+    m(
+        "systemctl-is-active-es-alerta-then-log",
+        "ErnestoJuarez2708/Practica-BASH---Primer-Parcial-Dev-Ops:level_1/check_service.sh",
+        "message",
+        "es",
+        r"""
+        SERVICE=nginx
+        STATUS=$("$W/bin/systemctl" is-active $SERVICE)
+
+        if [ "$STATUS" == "active" ]; then
+            echo "El servicio $SERVICE está activo."
+            RESULT="activo"
+        else
+            echo "ALERTA: El servicio $SERVICE no está activo!"
+            RESULT="inactivo"
+        fi
+
+        # Guardar en log
+        echo "$SERVICE: $RESULT" >> "$W/service_status.log"
+        """,
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx"',
+        _FAKE_SYSTEMCTL + '\necho failed > "$W/units/nginx"',
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx"',
+        p="El servicio nginx está activo.",
+        f="ALERTA: El servicio nginx no está activo!",
+        note="systemctl is a stand-in over $W/units; `$1` became SERVICE",
+    ),
+    m(
+        "systemctl-status-hr-nije-pokrenut",
+        "nnizic/OS_Vjezbe:Vjezba_5/Zadatak_5/start_service.sh",
+        "message",
+        "hr",
+        r"""
+        set -- nginx
+        "$W/bin/systemctl" status $1
+        if [ $? -ne 0 ]; then
+          echo "Servis $1 nije pokrenut."
+        else
+          echo "Servis $1 je pokrenut."
+        fi
+        """,
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx"',
+        _FAKE_SYSTEMCTL + '\necho inactive > "$W/units/nginx"',
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx"',
+        p="Servis nginx je pokrenut.",
+        f="Servis nginx nije pokrenut.",
+        note="systemctl is a stand-in over $W/units; the argument became `set -- nginx`",
+    ),
+    m(
+        "head-status-line-substring-success-deploy",
+        "vadim8kiselev/isodenv:scripts/lib/health_check.sh",
+        "message",
+        "en",
+        r"""
+        HEALTHCHECK_URL="http://127.0.0.1:$HTTP_PORT/health"
+
+        success=$(curl -Is $HEALTHCHECK_URL | head -n 1)
+
+        if [ "$success" != "" ]
+        then
+          success=${success: -3:-1}
+        fi
+
+        if [ "$success" = "OK" ]
+        then
+            echo "Success deploy."
+        else
+            echo "Failed deploy."
+        fi
+        """,
+        r"""echo up > "$W/health" """,
+        r""":""",
+        r"""echo up > "$W/health" """,
+        p="Success deploy.",
+        f="Failed deploy.",
+        server=True,
+        tools=("curl",),
+        note="`${success: -3:-1}` cuts 'OK' out of 'HTTP/1.0 200 OK\\r'",
+    ),
+    m(
+        "service-status-fr-active-exits-1",
+        "Cyril29M/linux-scripts:status.sh",
+        "exit",
+        "fr",
+        _CYRIL_STATUS,
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx" && echo running > "$W/units/nginx.sub"',
+        _FAKE_SYSTEMCTL + '\necho inactive > "$W/units/nginx" && echo dead > "$W/units/nginx.sub"',
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx" && echo running > "$W/units/nginx.sub"',
+        p="nginx : Le service est en fontion",
+        f="nginx : Le service n'est pas actif",
+        note="systemctl is a stand-in over $W/units; `$1` became service=nginx",
+    ),
+    m(
+        "service-status-fr-inner-substate-only-speaks",
+        "Cyril29M/linux-scripts:status.sh",
+        "message",
+        "fr",
+        _CYRIL_STATUS,
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx" && echo running > "$W/units/nginx.sub"',
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx" && echo exited > "$W/units/nginx.sub"',
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx" && echo running > "$W/units/nginx.sub"',
+        p="nginx : Le service est en fontion",
+        f="nginx : Le service n'est pas en fontion",
+        note="the same block as service-status-fr-active-exits-1: its inner if on SubState never exits",
+    ),
+    m(
+        "lab-check-return-outside-function-or-true",
+        "avinash-ingle-sre/docker_demo_avi:check_service.sh",
+        "message",
+        "en",
+        r"""
+        echo "🔍 Service Status Check"
+        echo "======================"
+
+        service_name="web-api"
+        echo "Checking $service_name..."
+
+        if [ "$(cat "$W/web-api.status" 2>/dev/null)" != "up" ]; then
+            echo "❌ $service_name: DOWN"
+            # In lab environment, don't exit - just return error
+            return 1 2>/dev/null || true
+        else
+            echo "✅ $service_name: UP"
+            return 0 2>/dev/null || true
+        fi
+        """,
+        r"""echo up > "$W/web-api.status" """,
+        r"""echo down > "$W/web-api.status" """,
+        r"""echo up > "$W/web-api.status" """,
+        p="✅ web-api: UP",
+        f="❌ web-api: DOWN",
+        note="`$((RANDOM % 3)) -eq 0` (a simulated check) became a status file; `return` outside a function fails "
+        "and `|| true` makes the block exit 0",
+    ),
+    m(
+        "launchctl-loop-three-marks",
+        "buddhacoder/med-translate:status.sh",
+        "message",
+        "en",
+        r"""
+        for svc in backend frontend tunnel; do
+          STATUS=$(cat "$W/launchctl-list" | grep "medtranslate-${svc}" | awk '{print $1}')
+          if [ -n "$STATUS" ]; then
+            if [ "$STATUS" = "-" ] || [ "$STATUS" = "0" ]; then
+              echo "  ✅ ${svc}: running"
+            else
+              echo "  ❌ ${svc}: error (code: $STATUS)"
+            fi
+          else
+            echo "  ⚫ ${svc}: not loaded"
+          fi
+        done
+        """,
+        sh(
+            r"""
+            printf '%s\t%s\t%s\n' - 0 com.user.medtranslate-backend - 0 com.user.medtranslate-frontend \
+              - 0 com.user.medtranslate-tunnel > "$W/launchctl-list"
+            """
+        ),
+        sh(
+            r"""
+            printf '%s\t%s\t%s\n' - 0 com.user.medtranslate-backend - 0 com.user.medtranslate-frontend \
+              78 1 com.user.medtranslate-tunnel > "$W/launchctl-list"
+            """
+        ),
+        sh(
+            r"""
+            printf '%s\t%s\t%s\n' - 0 com.user.medtranslate-backend - 0 com.user.medtranslate-frontend \
+              - 0 com.user.medtranslate-tunnel > "$W/launchctl-list"
+            """
+        ),
+        p="✅ tunnel: running",
+        f="❌ tunnel: error (code: 78)",
+        note="`launchctl list` became $W/launchctl-list",
+    ),
+    m(
+        "zimbra-status-awk-nr1-last-field",
+        "kzltp/grafana_zimbra:checkzimbrastatus.sh",
+        "message",
+        "en",
+        r"""
+        set -- mailbox
+        status=$(cat "$W/status.tmp" | grep $1| grep -v Host | awk 'NR==1{print $NF}')
+
+        if [[ $status == Running ]];
+        then
+          echo "Running"
+        else
+         echo "Stopped"
+        fi
+        """,
+        r"""printf 'Host mail.example.org\n\tmailbox                 Running\n\tmta                     Running\n' > "$W/status.tmp" """,
+        r"""printf 'Host mail.example.org\n\tmailbox                 Stopped\n\tmta                     Running\n' > "$W/status.tmp" """,
+        r"""printf 'Host mail.example.org\n\tmailbox                 Running\n\tmta                     Running\n' > "$W/status.tmp" """,
+        p="Running",
+        f="Stopped",
+        note="/tmp/status.tmp (a saved `zmcontrol status`) became $W/status.tmp; the argument became `set -- mailbox`",
+    ),
+    m(
+        "disk-usage-lt-threshold-message",
+        "devopsdelivery/yoda:shell/students/helena-pereira/lab4.sh",
+        "message",
+        "en",
+        r"""
+        USAGE=$(cat "$W/df.out" | grep / | awk '{ print $5 }' | sed 's/%//')
+        THRESHOLD=80
+
+        if [ "$USAGE" -lt "$THRESHOLD" ]; then
+            echo "Disk usage ok. Current usage: $USAGE"
+        else
+            echo "Warning: Disk usage is above $THRESHOLD. Current usage: $USAGE"
+        fi
+        """,
+        r"""printf 'Filesystem 1K-blocks Used Available Use%% Mounted on\n/dev/sda1 100 42 58 42%% /\n' > "$W/df.out" """,
+        r"""printf 'Filesystem 1K-blocks Used Available Use%% Mounted on\n/dev/sda1 100 91 9 91%% /\n' > "$W/df.out" """,
+        r"""printf 'Filesystem 1K-blocks Used Available Use%% Mounted on\n/dev/sda1 100 42 58 42%% /\n' > "$W/df.out" """,
+        p="Disk usage ok. Current usage: 42",
+        f="Warning: Disk usage is above 80. Current usage: 91",
+        note="`df /` became the saved output $W/df.out",
+    ),
+    m(
+        "disk-capacity-gt-threshold-message-cut",
+        "Ehsan-ES/DevOps:system-monitor/disk_check.sh",
+        "message",
+        "en",
+        r"""
+        THRESHOLD=80
+
+        USAGE=$(cat "$W/df-h.out" | grep -v Filesystem | awk '{print $5}' | cut -d'%' -f1)
+
+        if [ $USAGE -gt $THRESHOLD ];then
+            echo "WARNING: DISK CAPACITY IS $USAGE% !!"
+        else
+            echo "DISK CAPACITY HAS NOT PROBLEM : $USAGE%"
+        fi
+        """,
+        r"""printf 'Filesystem Size Used Avail Use%% Mounted on\n/dev/sda1 20G 8.4G 12G 42%% /\n' > "$W/df-h.out" """,
+        r"""printf 'Filesystem Size Used Avail Use%% Mounted on\n/dev/sda1 20G 18G 2G 91%% /\n' > "$W/df-h.out" """,
+        r"""printf 'Filesystem Size Used Avail Use%% Mounted on\n/dev/sda1 20G 8.4G 12G 42%% /\n' > "$W/df-h.out" """,
+        p="DISK CAPACITY HAS NOT PROBLEM : 42%",
+        f="WARNING: DISK CAPACITY IS 91% !!",
+        note="`df -h /` became the saved output $W/df-h.out",
+    ),
+    m(
+        "backup-compare-find-mmin-du-function",
+        "GihFernandes/verify-backup-sh:verify_backup-daily.sh",
+        "message",
+        "en",
+        r"""
+        cd "$W/backup-daily/"
+        new_backup_name=$(find . -mmin -480 -name "*.tar.gz" | sort -nr | sed '1!d' | awk {'print $1'} | sed 's|^./||')
+        old_backup_name=$(find . -mmin -480 -name "*.tar.gz" | sort -nr | sed '2!d' | awk {'print $1'} | sed 's|^./||')
+        new_backup_size=$(find . -name $new_backup_name -exec du {} + | awk {'print $1'})
+        old_backup_size=$(find . -name $old_backup_name -exec du {} + | awk {'print $1'})
+        function backup_compare(){
+            if [ $new_backup_size -gt $old_backup_size ]
+            then
+                   echo "sucess"
+            else
+                    echo "error"
+            fi
+        }
+        backup_compare
+        """,
+        r"""mkdir -p "$W/backup-daily" && head -c 20000 /dev/urandom > "$W/backup-daily/backup-01.tar.gz" && head -c 60000 /dev/urandom > "$W/backup-daily/backup-02.tar.gz" """,
+        r"""mkdir -p "$W/backup-daily" && head -c 20000 /dev/urandom > "$W/backup-daily/backup-01.tar.gz" && head -c 4000 /dev/urandom > "$W/backup-daily/backup-02.tar.gz" """,
+        r"""mkdir -p "$W/backup-daily" && head -c 20000 /dev/urandom > "$W/backup-daily/backup-01.tar.gz" && head -c 60000 /dev/urandom > "$W/backup-daily/backup-02.tar.gz" """,
+        p="sucess",
+        f="error",
+        note="/home/backup-daily became $W/backup-daily: the newest backup must be bigger than the one before it",
+    ),
+    m(
+        "ps-ax-grep-service-running-everything-fine",
+        "cybernet/linux:sh/nginx.sh",
+        "message",
+        "en",
+        r"""
+        SERVICE=nginx
+        if cat "$W/ps-ax" | grep -v grep | grep $SERVICE > /dev/null
+        then
+            echo "$SERVICE service running, everything is fine"
+        else
+            echo "$SERVICE is not running"
+        fi
+        """,
+        r"""echo " 4242 ?        Ss     0:00 nginx: master process /usr/sbin/nginx" > "$W/ps-ax" """,
+        r"""echo "    1 ?        Ss     0:01 /sbin/init" > "$W/ps-ax" """,
+        r"""echo " 4242 ?        Ss     0:00 nginx: master process /usr/sbin/nginx" > "$W/ps-ax" """,
+        p="nginx service running, everything is fine",
+        f="nginx is not running",
+        note="`ps ax` became $W/ps-ax; `grep -v $0` dropped (under Director $0 is the shell)",
+    ),
+    m(
+        "ports-loop-pt-aberta-fechada",
+        "PhilipeeX/shell_script:door_check.sh",
+        "message",
+        "pt",
+        r"""
+        host="127.0.0.1"
+        portas=("80" "22" "443")
+
+        for porta in "${portas[@]}"; do
+                grep -qx "$porta" "$W/listening" > /dev/null 2>&1
+                if [ $? -eq 0 ]; then
+                        echo "porta $porta esta aberta em $host"
+                else
+                        echo "porta $porta está fechada em $host"
+                fi
+        done
+        """,
+        r"""printf '22\n80\n443\n' > "$W/listening" """,
+        r"""printf '22\n80\n' > "$W/listening" """,
+        r"""printf '22\n80\n443\n' > "$W/listening" """,
+        p="porta 443 esta aberta em 127.0.0.1",
+        f="porta 443 está fechada em 127.0.0.1",
+        note="`nc -zv $host $porta` became a lookup in the world's list of listening ports $W/listening",
+    ),
+    m(
+        "verify-install-ternaries-with-version-substitution",
+        "madhusudan1026/data-extraction-tool:verify-install.sh",
+        "message",
+        "en",
+        r"""
+        echo "🔍 Verifying installations..."
+
+        command -v "$W/bin/node" >/dev/null 2>&1 && echo "✅ Node.js: $("$W/bin/node" --version)" || echo "❌ Node.js not found"
+        command -v "$W/bin/npm" >/dev/null 2>&1 && echo "✅ npm: $("$W/bin/npm" --version)" || echo "❌ npm not found"
+        command -v "$W/bin/git" >/dev/null 2>&1 && echo "✅ Git: $("$W/bin/git" --version)" || echo "❌ Git not found"
+
+        echo ""
+        echo "🎯 All required tools installed!"
+        """,
+        "\n".join((_tool("node", "v20.11.1"), _tool("npm", "10.2.4"), _tool("git", "git version 2.43.0"))),
+        "\n".join((_tool("node", "v20.11.1"), _tool("git", "git version 2.43.0"))),
+        "\n".join((_tool("node", "v20.11.1"), _tool("npm", "10.2.4"), _tool("git", "git version 2.43.0"))),
+        p="✅ npm: 10.2.4",
+        f="❌ npm not found",
+        note="each tool is a stand-in in $W/bin; the docker/code/brew lines dropped",
+    ),
+    m(
+        "copy-check-de-errors-counter",
+        "kindkains/skripte:Spielwiese/fehlerkontrolle_bei_kopierbefehl.sh",
+        "message",
+        "de",
+        r"""
+        errors=0
+        fehler="ERROR: Es gab einen Fehler während des Kopiervorgangs!"
+        erfolg="Kopiervorgang war erfolgreich!"
+
+        cp "$W"/tmp/*.jpg "$W"/tmp/foobar/ || { echo "" && echo "${fehler}"; \
+        ((errors++)); }
+
+        echo ""
+
+        if [ $errors -eq 0 ]
+        then
+        echo "${erfolg}"
+        echo ""
+        fi
+        """,
+        r"""mkdir -p "$W/tmp/foobar" && echo jpeg > "$W/tmp/a.jpg" """,
+        r"""mkdir -p "$W/tmp" && echo jpeg > "$W/tmp/a.jpg" """,
+        r"""mkdir -p "$W/tmp/foobar" && echo jpeg > "$W/tmp/a.jpg" """,
+        p="Kopiervorgang war erfolgreich!",
+        f="ERROR: Es gab einen Fehler während des Kopiervorgangs!",
+        note="~/tmp became $W/tmp; the tput colour variables were dropped (they depend on $TERM)",
+    ),
+    m(
+        "findstring-ok-fail-brackets",
+        "cjh3579/ShellProgramming:scripts/findstring.sh",
+        "message",
+        "symbols",
+        r"""
+        PATTERN="^listen 443 ssl"
+        FILENAME="$W/nginx.conf"
+
+        if grep "$PATTERN" "$FILENAME" >/dev/null 2>&1 ; then
+             echo "[ OK ]"
+        else
+             echo "[ FAIL ]"
+        fi
+        """,
+        r"""echo 'listen 443 ssl;' > "$W/nginx.conf" """,
+        r"""echo 'listen 80;' > "$W/nginx.conf" """,
+        r"""echo 'listen 443 ssl;' > "$W/nginx.conf" """,
+        p="[ OK ]",
+        f="[ FAIL ]",
+        note="the arguments became PATTERN/FILENAME; the usage guard on $# dropped",
+    ),
+    m(
+        "minimon-services-marks-accumulated-literal-backslash-n",
+        "Alexandre-Kerello/MiniMon:modules/services.sh",
+        "message",
+        "symbols",
+        r"""
+        set -euo pipefail
+        SERVICES=(nginx)
+        check_services() {
+         local ouput=""
+         for service in "${SERVICES[@]}"; do
+          if "$W/bin/systemctl" is-active --quiet "$service"; then
+           output+="  ▶ $service ✅\n"
+          else
+           output+="  ▶ $service ❌\n"
+          fi
+         done
+         echo "$output"
+        }
+        check_services
+        """,
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx"',
+        _FAKE_SYSTEMCTL + '\necho failed > "$W/units/nginx"',
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/nginx"',
+        p="▶ nginx ✅\\n",
+        f="▶ nginx ❌\\n",
+        note="systemctl is a stand-in over $W/units; SERVICES came from the tool's config. The author's `local ouput` "
+        "typo and `echo` without -e are kept (the line ends in a literal \\n)",
+    ),
+    m(
+        "statuser-containers-green-red-accumulated",
+        "zefixed/statuser:usr/local/bin/check_containers_status.sh",
+        "message",
+        "symbols",
+        r"""
+        CONTAINERS=("web" "db")
+        message=""
+        for container in "${CONTAINERS[@]}"
+        do
+            container_status=$("$W/bin/docker" ps -a --filter "name=^$container\$" --format "{{.Status}}")
+            if echo "$container_status" | grep -i "up" >/dev/null 2>&1; then
+            message+="🟢 $container    $container_status\n"
+            else
+            message+="🔴 $container    $container_status\n"
+            fi
+        done
+        if (( ${#message} != 0)); then
+            echo -e "${message::-2}"
+        fi
+        """,
+        _FAKE_DOCKER + '\necho "Up 2 hours" > "$W/containers/web.status" && echo "Up 2 hours" > "$W/containers/db.status"',
+        _FAKE_DOCKER + '\necho "Up 2 hours" > "$W/containers/web.status" && echo "Exited (1) 3 minutes ago" > "$W/containers/db.status"',
+        _FAKE_DOCKER + '\necho "Up 2 hours" > "$W/containers/web.status" && echo "Up 2 hours" > "$W/containers/db.status"',
+        p="🟢 db    Up 2 hours",
+        f="🔴 db    Exited (1) 3 minutes ago",
+        note="docker is a stand-in over $W/containers",
+    ),
+    m(
+        "docker-health-ko-restart-in-failure-arm",
+        "junghyun13/order-payment-pipeline:infra/monitoring/docker-health-check.sh",
+        "message",
+        "ko",
+        r"""
+        echo "====== Docker Container Health Check ======"
+
+        containers=$("$W/bin/docker" ps --format "{{.Names}}")
+
+        for container in $containers; do
+            status=$("$W/bin/docker" inspect --format='{{.State.Health.Status}}' $container 2>/dev/null)
+
+            if [[ "$status" == "healthy" ]]; then
+                echo "🟢 $container : HEALTHY"
+            elif [[ "$status" == "unhealthy" ]]; then
+                echo "🔴 $container : UNHEALTHY — 재시작"
+                "$W/bin/docker" restart $container
+            else
+                echo "🟡 $container : No Healthcheck"
+            fi
+        done
+        """,
+        _FAKE_DOCKER + '\necho Up > "$W/containers/orders.status" && echo healthy > "$W/containers/orders.health"',
+        _FAKE_DOCKER + '\necho Up > "$W/containers/orders.status" && echo unhealthy > "$W/containers/orders.health"',
+        _FAKE_DOCKER + '\necho Up > "$W/containers/orders.status" && echo healthy > "$W/containers/orders.health"',
+        p="🟢 orders : HEALTHY",
+        f="🔴 orders : UNHEALTHY — 재시작",
+        note="docker is a stand-in over $W/containers (its restart only prints the name, as docker does)",
+    ),
+    m(
+        "services-array-loop-running-marks",
+        "Daarwin5/devops:sys.sh",
+        "message",
+        "en",
+        r"""
+        services=(postgres ssh cron)
+
+        for svc in "${services[@]}"; do
+            if "$W/bin/systemctl" is-active --quiet  "$svc"; then
+            echo "$svc is running ✅"
+          else
+            echo "$svc is NOT running ❌"
+          fi
+        done
+        """,
+        _FAKE_SYSTEMCTL + '\nfor u in postgres ssh cron; do echo active > "$W/units/$u"; done',
+        _FAKE_SYSTEMCTL + '\nfor u in postgres ssh; do echo active > "$W/units/$u"; done; echo failed > "$W/units/cron"',
+        _FAKE_SYSTEMCTL + '\nfor u in postgres ssh cron; do echo active > "$W/units/$u"; done',
+        p="cron is running ✅",
+        f="cron is NOT running ❌",
+        note="systemctl is a stand-in over $W/units",
+    ),
+    m(
+        "files-loop-test-f-ternary",
+        "MxNxPx/zarf-skeleton-test:scripts-example/scripts/test.sh",
+        "message",
+        "en",
+        r"""
+        cd "$W"
+        files=( test1.txt test2.txt test3.txt )
+        for file in "${files[@]}"; do
+          test -f $file && echo "$file exists" || echo "$file doesn't exist"
+        done
+        """,
+        r"""cd "$W" && touch test1.txt test2.txt test3.txt""",
+        r"""cd "$W" && touch test1.txt test2.txt""",
+        r"""cd "$W" && touch test1.txt test2.txt test3.txt""",
+        p="test3.txt exists",
+        f="test3.txt doesn't exist",
+        note="`cd $W` first: the author's paths are relative",
+    ),
+    m(
+        "file-exists-pt-checking-done",
+        "ruimachado23/SO:p3/ex03a.sh",
+        "message",
+        "pt",
+        r"""
+        cd "$W"
+        set -- dados.csv
+        [[ $# = 1 ]] || { echo "Erro: Indique ficheiro" >&2; exit 1; }
+            echo "Checking..."
+        if [[ -f $1 ]] ; then
+            echo "$1 existe."
+        else
+            echo "$1 não existe"
+        fi
+
+        echo "...done."
+        """,
+        r"""echo "id;valor" > "$W/dados.csv" """,
+        r""":""",
+        r"""echo "id;valor" > "$W/dados.csv" """,
+        p="dados.csv existe.",
+        f="dados.csv não existe",
+        note="the argument became `set -- dados.csv` after `cd $W`",
+    ),
+    m(
+        "file-exists-success-fail-and-inverse",
+        "Aleks-Ya/yaal_examples:Bash+/files/isFileExists.sh",
+        "message",
+        "en",
+        r"""
+        cd "$W"
+        file="hosts"
+        if [ -f "$file" ]
+        then
+            echo "SUCCESS: $file found."
+        else
+            echo "FAIL: $file not found."
+        fi
+        file="not-exists-file"
+        if [ -f "$file" ]
+        then
+            echo "FAIL:  $file found."
+        else
+            echo "SUCCESS: $file not found."
+        fi
+        """,
+        r"""echo "127.0.0.1 localhost" > "$W/hosts" """,
+        r""":""",
+        r"""echo "127.0.0.1 localhost" > "$W/hosts" """,
+        p="SUCCESS: hosts found.",
+        f="FAIL: hosts not found.",
+        note="/etc/hosts became $W/hosts; the second check (a file that must not exist) passes in both worlds",
+    ),
+    m(
+        "ctf-healthcheck-loop-body-ok-err-tee",
+        "cr3mov/cr3ctf-2024:challenges/web/pp-size/healthcheck/healthcheck_loop.sh",
+        "message",
+        "en",
+        r"""
+        set -Eeuo pipefail
+
+        TIMEOUT=20
+
+        if timeout "${TIMEOUT}" "$W/healthcheck.py"; then
+          echo 'ok' | tee "$W/healthz"
+        else
+          echo -n "$? "
+          echo 'err' | tee "$W/healthz"
+        fi
+        """,
+        _HEALTHCHECK_PY + '\necho "cr3{flag}" > "$W/flag.txt"',
+        _HEALTHCHECK_PY + '\necho "maintenance" > "$W/flag.txt"',
+        _HEALTHCHECK_PY + '\necho "cr3{flag}" > "$W/flag.txt"',
+        p="ok",
+        f="1 err",
+        tools=("python3",),
+        note="one round of the author's `while true; … sleep ${PERIOD}; done`, without its `[$(date)]` prefix; "
+        "/tmp/healthz became $W/healthz",
+    ),
+    m(
+        "grep-rl-ru-function-echoes-status",
+        "dvsp-itransition/devops:1.Linux/1.12/README.md",
+        "message",
+        "ru",
+        r"""
+        set -euo pipefail
+        function check {
+            grep -Rl "error" "$W/log/" > /dev/null
+            echo $?
+        }
+        RETVAL=$(check)
+        if [ "$RETVAL" != 0 ]
+        then
+            echo "Файла не существует"
+        else
+            count=$(grep -Rl "error" "$W/log/" | wc -l)
+            echo "Найдено $count файлов"
+        fi
+        """,
+        r"""mkdir -p "$W/log" && echo "kernel: error on sda" > "$W/log/syslog" """,
+        r"""mkdir -p "$W/log" && echo "kernel: all good" > "$W/log/syslog" """,
+        r"""mkdir -p "$W/log" && echo "kernel: error on sda" > "$W/log/syslog" """,
+        p="Найдено 1 файлов",
+        f="Файла не существует",
+        note="/var/log became $W/log. Under set -e the function runs in a command substitution, where errexit "
+        "is off: it echoes grep's status",
     ),
 )
 
