@@ -135,6 +135,24 @@ _HEALTHCHECK_PY = sh(
     """
 )
 
+# `mysqladmin … ping`: the server's state is $W/mysqld.state (up or not).
+_FAKE_MYSQLADMIN = sh(
+    r"""
+    mkdir -p "$W/bin"
+    cat > "$W/bin/mysqladmin" <<'EOF'
+    #!/bin/sh
+    if [ "$(cat "$(dirname "$0")/../mysqld.state" 2>/dev/null)" = up ]; then echo "mysqld is alive"; exit 0; fi
+    echo "mysqladmin: connect to server at 'localhost' failed" >&2
+    exit 1
+    EOF
+    chmod +x "$W/bin/mysqladmin"
+    """
+)
+
+# `telegram.sh CHAT TEXT`, the notifier a smoke test calls: it only prints the text it would send.
+_TELEGRAM_SH = r"""printf '#!/bin/sh\necho "$2"\n' > "$W/telegram.sh" && chmod +x "$W/telegram.sh" """
+
+
 _CYRIL_STATUS = r"""
     service=nginx
     echo "Contrôle du service : $service"
@@ -1785,6 +1803,880 @@ IDIOMS: tuple[Mined, ...] = (
         f="Файла не существует",
         note="/var/log became $W/log. Under set -e the function runs in a command substitution, where errexit "
         "is off: it echoes grep's status",
+    ),
+    # ================================================================ more health checks, smoke tests and probes
+    m(
+        "healthcheck-de-for-loop-exit-0-inside",
+        "leoaigner7/automotive-deploy:ops/scripts/healthcheck.sh",
+        "exit",
+        "de",
+        r"""
+        set -e
+        SERVICE=backend
+        URL="http://127.0.0.1:$HTTP_PORT/health"
+        echo "🔍 Healthcheck für $SERVICE auf $URL..."
+        for i in {1..10}; do
+          if curl -fsS "$URL" > /dev/null 2>&1; then
+            echo "✅ $SERVICE ist gesund"
+            exit 0
+          else
+            echo "⏳ Versuch $i/10..."
+            sleep 0.1
+          fi
+        done
+        echo "❌ $SERVICE ist NICHT gesund!"
+        exit 1
+        """,
+        r"""echo ok > "$W/health" """,
+        r""":""",
+        r"""echo ok > "$W/health" """,
+        p="✅ backend ist gesund",
+        f="❌ backend ist NICHT gesund!",
+        server=True,
+        tools=("curl",),
+        note="`$1 $2` became SERVICE/URL; `sleep 1` became `sleep 0.1`",
+    ),
+    m(
+        "service-es-running-else-start-or-exit",
+        "dablara/bashscripting:Ejercicios/servicios.sh",
+        "exit",
+        "es",
+        r"""
+        servicio="nginx"
+
+        # Verifica si el servicio está en ejecución
+        if "$W/bin/pgrep" -x "$servicio" > /dev/null; then
+            echo "El servicio $servicio ya está en ejecución."
+        else
+            # Intenta iniciar el servicio
+            if "$W/bin/systemctl" start "$servicio"; then
+                echo "El servicio $servicio se ha iniciado correctamente."
+            else
+                echo "Error al intentar iniciar el servicio $servicio."
+                exit 1
+            fi
+        fi
+        """,
+        _FAKE_PGREP + "\n" + _FAKE_SYSTEMCTL + '\necho "4242 nginx" > "$W/procs"',
+        _FAKE_PGREP + "\n" + _FAKE_SYSTEMCTL + '\necho "1 init" > "$W/procs"',
+        _FAKE_PGREP + "\n" + _FAKE_SYSTEMCTL + '\necho "4242 nginx" > "$W/procs"',
+        p="El servicio nginx ya está en ejecución.",
+        f="Error al intentar iniciar el servicio nginx.",
+        note="pgrep and systemctl are stand-ins ($W/procs, $W/units); the start is refused as without root",
+    ),
+    m(
+        "http-code-ru-telegram-notify-both-branches",
+        "BroccoliPower/ci_skill-project:check_code.sh",
+        "exit",
+        "ru",
+        r"""
+        response=$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$HTTP_PORT/index.html")
+        if [ "$response" == "200" ]; then
+        echo "Код ответа: $response"
+        "$W/telegram.sh" 163689317  "Тест пройден"
+        exit 0
+        else
+        echo "Код ответа: $response"
+        "$W/telegram.sh" 163689317  "Тест не пройден"
+        exit 1
+        fi
+        """,
+        _TELEGRAM_SH + '\necho "<h1>ci</h1>" > "$W/index.html"',
+        _TELEGRAM_SH,
+        _TELEGRAM_SH + '\necho "<h1>ci</h1>" > "$W/index.html"',
+        p="Тест пройден",
+        f="Тест не пройден",
+        server=True,
+        tools=("curl",),
+        note="telegram.sh is the world's stand-in: it prints the text it would send",
+    ),
+    m(
+        "deploy-retry-ko-break-or-exit-on-last",
+        "joung45387/EveryAuction_RENEW:delay.sh",
+        "exit",
+        "ko",
+        r"""
+        for retry_count in {1..10};
+        do
+          response=$(curl -s "http://127.0.0.1:$HTTP_PORT/actuator/health")
+          up_count=$(echo $response | grep 'UP' | wc -l)
+          if [ $up_count -ge 1 ]; then
+            echo "> 서버 health 체크 성공"
+            break
+          fi
+          if [ $retry_count -eq 10 ]; then
+            echo "> 서버 health 체크 실패"
+            exit 1
+          fi
+          echo "> 실패 10초후 재시도"
+          sleep 0.1
+        done
+        """,
+        r"""mkdir -p "$W/actuator" && echo '{"status":"UP"}' > "$W/actuator/health" """,
+        r"""mkdir -p "$W/actuator" && echo '{"status":"DOWN"}' > "$W/actuator/health" """,
+        r"""mkdir -p "$W/actuator" && echo '{"status":"UP"}' > "$W/actuator/health" """,
+        p="> 서버 health 체크 성공",
+        f="> 서버 health 체크 실패",
+        server=True,
+        tools=("curl",),
+        note="`sudo curl` became curl, `sleep 10` became `sleep 0.1`; the per-try echo of the response dropped",
+    ),
+    m(
+        "smoke-fr-status-eq-200",
+        "Tutez64/IPSSI-JurassicParc:api-parc2/tests/smoke.sh",
+        "exit",
+        "fr",
+        r"""
+        URL="http://127.0.0.1:$HTTP_PORT/health"
+
+        echo " Test health check: $URL"
+        STATUS=$(curl -s -o /dev/null -w "%{http_code}" $URL)
+
+        if [ "$STATUS" -eq 200 ]; then
+          echo " API en ligne (status $STATUS)"
+          exit 0
+        else
+          echo " Échec du test (status $STATUS)"
+          exit 1
+        fi
+        """,
+        r"""echo '{"status":"ok"}' > "$W/health" """,
+        r""":""",
+        r"""echo '{"status":"ok"}' > "$W/health" """,
+        p="API en ligne (status 200)",
+        f="Échec du test (status 404)",
+        server=True,
+        tools=("curl",),
+    ),
+    m(
+        "flask-docker-head-awk-status-unquoted",
+        "nevosmic/Flask-Docker:test.sh",
+        "exit",
+        "en",
+        r"""
+        URL="127.0.0.1:$HTTP_PORT/index.html"
+        RESULT=`curl -s -I ${URL} | grep HTTP/1 | awk {'print $2'}`
+        echo $RESULT
+        if [ $RESULT -eq 200 ]
+        then
+            echo " OK !"
+        else
+            echo "TEST NOT PASS !"
+            exit 1
+        fi
+        """,
+        r"""echo '<h1>flask</h1>' > "$W/index.html" """,
+        r""":""",
+        r"""echo '<h1>flask</h1>' > "$W/index.html" """,
+        p="OK !",
+        f="TEST NOT PASS !",
+        server=True,
+        tools=("curl",),
+        note="`grep HTTP` became `grep HTTP/1`: the loopback server's `Server: SimpleHTTP/0.6` header matches HTTP too",
+    ),
+    m(
+        "redis-app-pt-wget-elif-substring",
+        "Bareaa/redis-app:teste-app.sh",
+        "exit",
+        "pt",
+        r"""
+        RESULT=$(wget -qO- "http://127.0.0.1:$HTTP_PORT/visits")
+
+        if [ $? -eq 0 ]; then
+            echo 'ok - serviço no ar!'
+        elif [[ $RESULT == *"Number"* ]]; then
+            echo 'ok - number of visits'
+            echo $RESULT
+        else
+            echo 'not ok - number of visits'
+            echo "Resposta do servidor: $RESULT"
+            exit 1
+        fi
+        """,
+        r"""echo "Number of visits: 7" > "$W/visits" """,
+        r""":""",
+        r"""echo "Number of visits: 7" > "$W/visits" """,
+        p="ok - serviço no ar!",
+        f="not ok - number of visits",
+        server=True,
+        tools=("wget",),
+        note="the app's root became /visits (the loopback server lists a bare directory)",
+    ),
+    m(
+        "snapshot-age-find-cmin-egrep-then-dollar-question",
+        "enonic/docker-xp:bin/backup.sh",
+        "exit",
+        "en",
+        r"""
+        XP_HOME="$W/xp"
+        AGE=1440
+
+        echo "Searching for snapshots with max age of $AGE hours ..."
+        find $XP_HOME/snapshots/ -maxdepth 1 -cmin -${AGE} -iname 'snap*' -type f | egrep '.*'
+
+        if [ "$?" == "0" ]; then
+            echo "Success!"
+        else
+            echo "Failure! No snapshots with max age of $AGE hours found!"
+            exit 1
+        fi
+        """,
+        r"""mkdir -p "$W/xp/snapshots" && echo data > "$W/xp/snapshots/snapshot-2024-05-01" """,
+        r"""mkdir -p "$W/xp/snapshots" """,
+        r"""mkdir -p "$W/xp/snapshots" && echo data > "$W/xp/snapshots/snapshot-2024-05-01" """,
+        p="Success!",
+        f="Failure! No snapshots with max age of 1440 hours found!",
+        note="AGE=${1:-${XP_SNAPSHOT_MAX_AGE:-1440}} became its default",
+    ),
+    m(
+        "db-health-sqlite-result-code-failure-branch",
+        "nadeemlab/SPT:spatialprofilingtoolbox/db/module_tests/test_basic_health_of_database.sh",
+        "failure-branch",
+        "en",
+        r"""
+        sqlite3 "$W/spt.db" 'SELECT count(*) FROM study' >/dev/null 2>&1
+        result_code="$?"
+        if [ $result_code -gt 0 ];
+        then
+            echo "Basic health check of database failed."
+            exit 1
+        else
+            exit 0
+        fi
+        """,
+        r"""sqlite3 "$W/spt.db" 'CREATE TABLE IF NOT EXISTS study (name TEXT)'""",
+        r"""sqlite3 "$W/spt.db" 'CREATE TABLE IF NOT EXISTS cells (id INTEGER)'""",
+        r"""sqlite3 "$W/spt.db" 'CREATE TABLE IF NOT EXISTS study (name TEXT)'""",
+        f="Basic health check of database failed.",
+        tools=("sqlite3",),
+        note="`spt db status --database-config-file …` became a query on an sqlite3 file",
+    ),
+    m(
+        "entrypoint-fr-config-missing-then-empty",
+        "f4hlv/direwolf-docker:build/entrypoint.sh",
+        "failure-branch",
+        "fr",
+        r"""
+        set -eu
+        cd "$W"
+        CONFIG="direwolf.conf"
+        if [ ! -f "$CONFIG" ]; then
+          echo "[entrypoint] ERREUR: fichier de configuration introuvable: $CONFIG" >&2
+          exit 1
+        fi
+        if [ ! -s "$CONFIG" ]; then
+          echo "[entrypoint] ERREUR: fichier de configuration vide: $CONFIG" >&2
+          exit 1
+        fi
+        echo "[entrypoint] OK: config trouvée: $CONFIG"
+        """,
+        r"""echo "MYCALL N0CALL" > "$W/direwolf.conf" """,
+        r""": > "$W/direwolf.conf" """,
+        r"""echo "MYCALL N0CALL" > "$W/direwolf.conf" """,
+        p="[entrypoint] OK: config trouvée: direwolf.conf",
+        note="CONFIG=${DW_CONFIG:-/etc/direwolf/direwolf.conf} became a file in $W; `exec \"$@\"` dropped. "
+        "The failure lines go to stderr",
+    ),
+    m(
+        "entrypoint-config-mounted-or-exit-then-copy",
+        "nfe-w/aio-dynamic-push:entrypoint.sh",
+        "failure-branch",
+        "en",
+        r"""
+        set -e
+
+        if [ ! -f "$W/mnt/config.yml" ]; then
+          echo 'Error: /mnt/config.yml file not found. Please mount the /mnt/config.yml file and try again.'
+          exit 1
+        fi
+
+        cp -f "$W/mnt/config.yml" "$W/app/config.yml"
+        """,
+        r"""mkdir -p "$W/mnt" "$W/app" && echo "push: {}" > "$W/mnt/config.yml" """,
+        r"""mkdir -p "$W/mnt" "$W/app" """,
+        r"""mkdir -p "$W/mnt" "$W/app" && echo "push: {}" > "$W/mnt/config.yml" """,
+        f="Error: /mnt/config.yml file not found. Please mount the /mnt/config.yml file and try again.",
+        note="/mnt and /app became $W/mnt and $W/app; `exec … main.py` dropped",
+    ),
+    m(
+        "entrypoint-binary-and-config-basename-messages",
+        "babylonlabs-io/cli-tools:contrib/images/staking-api-service/entrypoint.sh",
+        "failure-branch",
+        "en",
+        r"""
+        set -euo pipefail
+        set -x
+        BINARY="$W/bin/cli-tools"
+        CONFIG="$W/home/cli-tools/config.toml"
+        if ! [ -f "${BINARY}" ]; then
+            echo "The binary $(basename "${BINARY}") cannot be found."
+            exit 1
+        fi
+        if ! [ -f "${CONFIG}" ]; then
+            echo "The configuration file $(basename "${CONFIG}") cannot be found. Please add the configuration file to the shared folder. Use the CONFIG environment variable if the name of the configuration file is not 'config.yml'"
+            exit 1
+        fi
+        $BINARY --config "$CONFIG" 2>&1
+        """,
+        sh(
+            r"""
+            mkdir -p "$W/bin" "$W/home/cli-tools"
+            printf '#!/bin/sh\necho "cli-tools: loaded $2"\n' > "$W/bin/cli-tools" && chmod +x "$W/bin/cli-tools"
+            echo 'network = "signet"' > "$W/home/cli-tools/config.toml"
+            """
+        ),
+        sh(
+            r"""
+            mkdir -p "$W/bin" "$W/home/cli-tools"
+            printf '#!/bin/sh\necho "cli-tools: loaded $2"\n' > "$W/bin/cli-tools" && chmod +x "$W/bin/cli-tools"
+            """
+        ),
+        sh(
+            r"""
+            mkdir -p "$W/bin" "$W/home/cli-tools"
+            printf '#!/bin/sh\necho "cli-tools: loaded $2"\n' > "$W/bin/cli-tools" && chmod +x "$W/bin/cli-tools"
+            echo 'network = "signet"' > "$W/home/cli-tools/config.toml"
+            """
+        ),
+        f="The configuration file config.toml cannot be found. Please add the configuration file to the shared folder. "
+        "Use the CONFIG environment variable if the name of the configuration file is not 'config.yml'",
+        note="BINARY/CONFIG defaults became paths in $W; the binary is a stand-in that says it loaded its config",
+    ),
+    m(
+        "verify-config-exists-json-tool-or-cat",
+        "ameyavetri/ameya-aws-genai-chatbot:verifyconfiguration.sh",
+        "failure-branch",
+        "en",
+        r"""
+        cd "$W"
+        echo "📋 Verifying configuration..."
+
+        # Check config.json exists
+        if [ ! -f "config.json" ]; then
+            echo "❌ config.json not found!"
+            echo "Copy from backup or create new one"
+            exit 1
+        fi
+
+        echo "Current configuration:"
+        cat config.json | python3 -m json.tool 2>/dev/null || cat config.json
+
+        echo "✅ Configuration verified"
+        """,
+        r"""echo '{"model": "claude", "region": "us-east-1"}' > "$W/config.json" """,
+        r""":""",
+        r"""echo '{"model": "claude", "region": "us-east-1"}' > "$W/config.json" """,
+        p="✅ Configuration verified",
+        f="❌ config.json not found!",
+        tools=("python3",),
+        note="`cd $W` first (the author's path is relative); an invalid config.json still passes",
+    ),
+    m(
+        "nagios-template-exit-0-or-2",
+        "jjasghar/nagios-check-template:check_service_template.sh",
+        "exit",
+        "en",
+        r"""
+        SERVICE=nginx
+        if cat "$W/ps-ax" | grep -v grep | grep $SERVICE > /dev/null
+        then
+            echo "OK, $SERVICE service is running"
+                exit 0
+        else
+            echo "CRITICAL , $SERVICE service is not running"
+                exit 2
+        fi
+        """,
+        r"""echo " 4242 ?        Ss     0:00 nginx: master process /usr/sbin/nginx" > "$W/ps-ax" """,
+        r"""echo "    1 ?        Ss     0:01 /sbin/init" > "$W/ps-ax" """,
+        r"""echo " 4242 ?        Ss     0:00 nginx: master process /usr/sbin/nginx" > "$W/ps-ax" """,
+        p="OK, nginx service is running",
+        f="CRITICAL , nginx service is not running",
+        note="`ps ax` became $W/ps-ax; the grep's `$1` became $SERVICE (the author's messages read an unset $SERVICE)",
+    ),
+    m(
+        "devcontainer-verify-if-command-v-else-exit",
+        "veggerby/container-superposition:.devcontainer/scripts/verify-nodejs.sh",
+        "exit",
+        "en",
+        r"""
+        set -e
+        if command -v "$W/bin/node" &> /dev/null; then
+            "$W/bin/node" --version
+            echo "   ✅ Node.js found"
+        else
+            echo "   ❌ Node.js not found"
+            exit 1
+        fi
+        if command -v "$W/bin/npm" &> /dev/null; then
+            "$W/bin/npm" --version
+            echo "   ✅ npm found"
+        else
+            echo "   ❌ npm not found"
+            exit 1
+        fi
+        echo "✅ Node.js overlay verification complete"
+        """,
+        _tool("node", "v20.11.1") + "\n" + _tool("npm", "10.2.4"),
+        _tool("node", "v20.11.1"),
+        _tool("node", "v20.11.1") + "\n" + _tool("npm", "10.2.4"),
+        p="✅ npm found",
+        f="❌ npm not found",
+        note="node/npm are stand-ins in $W/bin; the numbered 'Checking …' headers dropped",
+    ),
+    m(
+        "archive-verify-shasum-c-under-set-e",
+        "Markatw/idsideAI:verify.sh",
+        "exit",
+        "en",
+        r"""
+        set -euo pipefail
+        cd "$W"
+        shasum -a 256 -c SHA256SUMS.txt
+        echo "✅ archive verified"
+        """,
+        r"""cd "$W" && printf 'release 1\n' > idside.tar.gz && shasum -a 256 idside.tar.gz > SHA256SUMS.txt""",
+        r"""cd "$W" && printf 'release 1\n' > idside.tar.gz && shasum -a 256 idside.tar.gz > SHA256SUMS.txt && printf 'tampered\n' > idside.tar.gz""",
+        r"""cd "$W" && printf 'release 1\n' > idside.tar.gz && shasum -a 256 idside.tar.gz > SHA256SUMS.txt""",
+        p="✅ archive verified",
+        f="idside.tar.gz: FAILED",
+        tools=("shasum",),
+        note="`cd $W` first: the author's SHA256SUMS.txt sits beside the archive",
+    ),
+    m(
+        "mount-wait-guard-bare-exit-then-exit-minus-1",
+        "MikeJMcGuire/MediaContainerMount:run.sh",
+        "failure-branch",
+        "en",
+        r"""
+        DATA_MOUNT="$W/media"
+        if [ -z "$DATA_MOUNT" ]; then
+          echo "No mount specified."
+          exit
+        fi
+
+        if [ -z "$(ls -A $DATA_MOUNT)" ]; then
+          echo "Waiting for mount..."
+          sleep 0.2
+          exit -1
+        fi
+        """,
+        r"""mkdir -p "$W/media" && echo film > "$W/media/film.mkv" """,
+        r"""mkdir -p "$W/media" """,
+        r"""mkdir -p "$W/media" && echo film > "$W/media/film.mkv" """,
+        f="Waiting for mount...",
+        note="$DATA_MOUNT (from the environment) became $W/media; `sleep 5` became `sleep 0.2`; `/init` after it dropped",
+    ),
+    m(
+        "mount-healthcheck-echo-n-compound-test",
+        "HIP-infrastructure/app-in-browser:services/scripts/ls-healthcheck.sh",
+        "exit",
+        "en",
+        r"""
+        cd "$W"
+        set -- mnt/docker-fs
+        if [[ -d $1 && -n "$(ls -A $1)" ]]; then
+          echo -n "docker-fs mounted properly in $1. "
+          exit 0
+        else
+          echo -n "docker-fs not mounted properly in $1. "
+          exit 1
+        fi
+        """,
+        r"""mkdir -p "$W/mnt/docker-fs" && echo x > "$W/mnt/docker-fs/data" """,
+        r"""mkdir -p "$W/mnt/docker-fs" """,
+        r"""mkdir -p "$W/mnt/docker-fs" && echo x > "$W/mnt/docker-fs/data" """,
+        p="docker-fs mounted properly in mnt/docker-fs.",
+        f="docker-fs not mounted properly in mnt/docker-fs.",
+        note="the argument became `set -- mnt/docker-fs` after `cd $W`",
+    ),
+    m(
+        "entrypoint-wait-ls-a-nonempty",
+        "blakesisu/twitexa:docker-entrypoint.sh",
+        "exit",
+        "en",
+        r"""
+        set -e
+
+        if [ -n "$(ls -A "$W/data/dist" 2>/dev/null)" ]
+        then
+          echo "contains files (or is a file)"
+          exit 0
+        else
+          echo "empty (or does not exist)"
+          exit 1
+        fi
+        """,
+        r"""mkdir -p "$W/data/dist" && echo '<html></html>' > "$W/data/dist/index.html" """,
+        r"""mkdir -p "$W/data" """,
+        r"""mkdir -p "$W/data/dist" && echo '<html></html>' > "$W/data/dist/index.html" """,
+        p="contains files (or is a file)",
+        f="empty (or does not exist)",
+        note="/data/dist became $W/data/dist; the commented-out `aws s3 sync` lines dropped",
+    ),
+    m(
+        "pokedex-health-regex-substring-match",
+        "smartlyio/full-stack-open-pokedex:health_check.sh",
+        "exit",
+        "en",
+        r"""
+        var="$(curl "127.0.0.1:$HTTP_PORT/health")"
+        echo $var
+
+        if [[ $var =~ "ok" ]]; then
+            exit 0
+        else
+            exit 1
+        fi
+        """,
+        r"""echo ok > "$W/health" """,
+        r"""echo degraded > "$W/health" """,
+        r"""echo ok > "$W/health" """,
+        p="ok",
+        f="degraded",
+        server=True,
+        tools=("curl",),
+        note="a quoted right side of =~ is a substring test: a body 'not ok' would pass too",
+    ),
+    m(
+        "if-then-exit-then-cat-the-file",
+        "PacktPublishing/Learn-Linux-Shell-Scripting-Fundamentals-of-Bash-4.4:Chapter09/if-then-exit.sh",
+        "failure-branch",
+        "en",
+        r"""
+        FILE="$W/random_file.txt"
+
+        # Check if the file exists.
+        if [[ ! -f ${FILE} ]]; then
+          echo "File does not exist, stopping the script!"
+          exit 1
+        fi
+
+        # Print the file content.
+        cat ${FILE}
+        """,
+        r"""echo "random content" > "$W/random_file.txt" """,
+        r""":""",
+        r"""echo "random content" > "$W/random_file.txt" """,
+        p="random content",
+        f="File does not exist, stopping the script!",
+    ),
+    m(
+        "validate-function-on-dollar-question-twice",
+        "vishakhahanshith/shell-script:09-functions.sh",
+        "exit",
+        "en",
+        r"""
+        VALIDATE(){
+            #$1 -- It will receive the argument1
+            if [ $1 -ne 0 ]
+        then
+           echo "Installation ... FAILURE"
+           exit 1
+        else
+           echo "Installation ... SUCCESS"
+        fi
+        }
+        test -x "$W/usr/bin/mysql"
+        VALIDATE $?
+        test -x "$W/usr/sbin/postfix"
+        VALIDATE $?
+        """,
+        sh(
+            r"""
+            mkdir -p "$W/usr/bin" "$W/usr/sbin"
+            printf '#!/bin/sh\n' > "$W/usr/bin/mysql" && printf '#!/bin/sh\n' > "$W/usr/sbin/postfix"
+            chmod +x "$W/usr/bin/mysql" "$W/usr/sbin/postfix"
+            """
+        ),
+        r"""mkdir -p "$W/usr/bin" "$W/usr/sbin" """,
+        sh(
+            r"""
+            mkdir -p "$W/usr/bin" "$W/usr/sbin"
+            printf '#!/bin/sh\n' > "$W/usr/bin/mysql" && printf '#!/bin/sh\n' > "$W/usr/sbin/postfix"
+            chmod +x "$W/usr/bin/mysql" "$W/usr/sbin/postfix"
+            """
+        ),
+        p="Installation ... SUCCESS",
+        f="Installation ... FAILURE",
+        note="each `yum install … -y` became a probe of the installed binary in $W",
+    ),
+    m(
+        "until-command-substitution-curl-max-attempts",
+        "lawrencegripper/MutatingAdmissionsController:scripts/health.sh",
+        "exit",
+        "en",
+        r"""
+        attempt_counter=0
+        max_attempts=10
+
+        until $(curl --output /dev/null --silent --fail "http://127.0.0.1:$HTTP_PORT/healthz"); do
+            if [ ${attempt_counter} -eq ${max_attempts} ];then
+              echo "Max attempts reached"
+              exit 1
+            fi
+
+            printf '.'
+            attempt_counter=$(($attempt_counter+1))
+            sleep 0.1
+        done
+        """,
+        r"""echo ok > "$W/healthz" """,
+        r""":""",
+        r"""echo ok > "$W/healthz" """,
+        f="..........Max attempts reached",
+        server=True,
+        tools=("curl",),
+        note="`sleep 5` became `sleep 0.1`; `until $(curl …)` runs curl's empty output as the test, i.e. curl's status",
+    ),
+    m(
+        "live-check-heredoc-python-assert",
+        "reyn1920/monkey-paw-production-v4:artifacts/import/all_sources/monkey_paw_productions_v4_pack/monkey-paw-productions-v4/scripts/live_check.zsh",
+        "exit",
+        "en",
+        r"""
+        set -e
+        python3 - <<'PY'
+        import json, os, urllib.request
+        with urllib.request.urlopen("http://127.0.0.1:%s/api/health" % os.environ["HTTP_PORT"], timeout=5) as r:
+            data = json.loads(r.read().decode())
+        assert data.get("ok") is True
+        print("✅ Live health ok:", data)
+        PY
+        """,
+        r"""mkdir -p "$W/api" && echo '{"ok": true}' > "$W/api/health" """,
+        r"""mkdir -p "$W/api" && echo '{"ok": false}' > "$W/api/health" """,
+        r"""mkdir -p "$W/api" && echo '{"ok": true}' > "$W/api/health" """,
+        p="✅ Live health ok: {'ok': True}",
+        server=True,
+        tools=("python3",),
+        note="a zsh script run by bash; the URL's port comes from $HTTP_PORT in the environment (the heredoc is quoted)",
+    ),
+    m(
+        "smoke-required-positional-then-curl",
+        "BrianCLong/summit:scripts/smoke.sh",
+        "exit",
+        "en",
+        r"""
+        set -euo pipefail
+        set -- "http://127.0.0.1:$HTTP_PORT"
+        URL=${1:?usage: $0 <base-url>}
+
+        curl -fsS "$URL/health" >/dev/null
+
+        echo "smoke ok"
+        """,
+        r"""echo ok > "$W/health" """,
+        r""":""",
+        r"""echo ok > "$W/health" """,
+        p="smoke ok",
+        server=True,
+        tools=("curl",),
+        note="the base URL argument became `set -- …`",
+    ),
+    m(
+        "entrypoint-es-database-url-undefined",
+        "FranMeneses/cmp-back:docker-entrypoint.sh",
+        "failure-branch",
+        "es",
+        r"""
+        set -e
+        DATABASE_URL=$(cat "$W/database_url" 2>/dev/null || true)
+
+        if [ -z "$DATABASE_URL" ]; then
+          echo "Error: DATABASE_URL no está definida"
+          exit 1
+        fi
+        """,
+        r"""echo "postgresql://app@db:5432/cmp" > "$W/database_url" """,
+        r""":""",
+        r"""echo "postgresql://app@db:5432/cmp" > "$W/database_url" """,
+        f="Error: DATABASE_URL no está definida",
+        note="DATABASE_URL came from the container's environment; here from a file in $W. `exec \"$@\"` dropped",
+    ),
+    m(
+        "finder-if-elif-exit-then-count",
+        "cu-ecen-aeld/assignments-3-and-later-vido2373:finder-app/finder.sh",
+        "failure-branch",
+        "en",
+        r"""
+        set -- "$W/writer-out" AELD
+        if [ $# -ne 2 ]
+        then
+            echo Incorrect number of arguments: 2 required
+            exit 1
+        elif [ ! -d $1 ]
+        then
+            echo $1 is not a directory
+            exit 1
+        fi
+
+        x=$(ls $1 | wc -l)
+
+        echo "The number of files are $x"
+        """,
+        r"""mkdir -p "$W/writer-out" && echo AELD > "$W/writer-out/a" && echo AELD > "$W/writer-out/b" """,
+        r""":""",
+        r"""mkdir -p "$W/writer-out" && echo AELD > "$W/writer-out/a" && echo AELD > "$W/writer-out/b" """,
+        p="The number of files are 2",
+        note="the arguments became `set -- …`; the grep count lines of the original dropped",
+    ),
+    m(
+        "log-monitor-grep-c-threshold-message",
+        "moazadrian/log_monitoring_bash:log_monitor.sh",
+        "message",
+        "en",
+        r"""
+        LOG_FILE="$W/app.log"   # Path to the log file
+        ERROR_THRESHOLD=2     # Set the error limit for alerts
+
+        # Count the number of error messages in the log file
+        ERROR_COUNT=$(grep -c "ERROR" "$LOG_FILE")
+
+        if [ "$ERROR_COUNT" -ge "$ERROR_THRESHOLD" ]; then
+            echo "🚨 Alert! $ERROR_COUNT errors found in the log file!"
+        else
+            echo "✅ All good! No critical errors detected."
+        fi
+        """,
+        r"""printf 'INFO up\nERROR one retry\nINFO done\n' > "$W/app.log" """,
+        r"""printf 'ERROR a\nERROR b\nERROR c\n' > "$W/app.log" """,
+        r"""printf 'INFO up\nERROR one retry\nINFO done\n' > "$W/app.log" """,
+        p="✅ All good! No critical errors detected.",
+        f="🚨 Alert! 3 errors found in the log file!",
+    ),
+    m(
+        "dbworker-is-active-up-down",
+        "jasmrutt/IT490:database/.check_dbworker.sh",
+        "exit",
+        "en",
+        r"""
+        if "$W/bin/systemctl" is-active dbworker.service >/dev/null 2>&1; then
+            echo "up"
+            exit 0
+        else
+            echo "down"
+            exit 1
+        fi
+        """,
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/dbworker"',
+        _FAKE_SYSTEMCTL + '\necho failed > "$W/units/dbworker"',
+        _FAKE_SYSTEMCTL + '\necho active > "$W/units/dbworker"',
+        p="up",
+        f="down",
+        note="systemctl is a stand-in over $W/units",
+    ),
+    m(
+        "health-status-marker-file",
+        "UKHSA-Internal/coronavirus-dashboard-generic-apis:health_status.sh",
+        "exit",
+        "en",
+        r"""
+        if [ -f "$W/opt/healthcheck/healthy.txt" ]; then
+          echo "Service healthy"
+          exit 0
+        else
+          echo "Service unhealthy"
+          exit 1
+        fi;
+        """,
+        r"""mkdir -p "$W/opt/healthcheck" && touch "$W/opt/healthcheck/healthy.txt" """,
+        r"""mkdir -p "$W/opt/healthcheck" """,
+        r"""mkdir -p "$W/opt/healthcheck" && touch "$W/opt/healthcheck/healthy.txt" """,
+        p="Service healthy",
+        f="Service unhealthy",
+    ),
+    m(
+        "healthcheck-file-content-0-1-missing-passes",
+        "Sammeeeeeeee/Healthchecks-ping:healthcheck.sh",
+        "exit",
+        "en",
+        r"""
+        cd "$W"
+        if [ -f "healthcheck.txt" ]; then
+            content=$(cat healthcheck.txt)
+            content=$(echo "$content" | tr -d '\n')
+
+            if [ "$content" = "0" ]; then
+                echo "HEALTHCHECK: Healthy"
+                exit 0
+            elif [ "$content" = "1" ]; then
+                echo "HEALTHCHECK: Unhealthy"
+                exit 1
+            fi
+        else
+            echo "Healthcheck file does not exist. It will be created on first curl"
+        fi
+        """,
+        r"""echo 0 > "$W/healthcheck.txt" """,
+        r"""echo 1 > "$W/healthcheck.txt" """,
+        r"""echo 0 > "$W/healthcheck.txt" """,
+        p="HEALTHCHECK: Healthy",
+        f="HEALTHCHECK: Unhealthy",
+        note="`cd $W` first; the 'invalid content' arm dropped. A missing file passes (exit 0, its own message)",
+    ),
+    m(
+        "checkmk-local-pt-backup-count-three-exits",
+        "fabianoflorentino/shellscript-nagios_monitoring:config/sensors/check_list_backup_red_sistema.sh",
+        "exit",
+        "pt",
+        r"""
+        DIR_BACKUP_RED="$W/mnt/backup_check"
+        BACKUP=$(find ${DIR_BACKUP_RED} -maxdepth 1 -name "s*.tar.z" -mtime -3 | wc -l)
+        if [ $BACKUP -ge 2 ]
+        then
+            echo "0 List_Backup_Red_Sistema result=0;1;2;0;2 OK - Encontrados = $BACKUP"
+            exit 0
+        elif [  $BACKUP -eq 1 ]
+        then
+            echo "1 List_Backup_Red_Sistema result=1;1;2;0;2 WARN - Qde Backup Insuficiente = $BACKUP"
+            exit 1
+        elif [ $BACKUP -lt 1 ]
+        then
+            echo "2 List_Backup_Red_Sistema result=2;1;2;0;2 CRITICAL - Nenhum Backup Encontrado."
+            exit 2
+        fi
+        """,
+        r"""mkdir -p "$W/mnt/backup_check" && touch "$W/mnt/backup_check/sistema-01.tar.z" "$W/mnt/backup_check/sistema-02.tar.z" """,
+        r"""mkdir -p "$W/mnt/backup_check" """,
+        r"""mkdir -p "$W/mnt/backup_check" && touch "$W/mnt/backup_check/sistema-01.tar.z" "$W/mnt/backup_check/sistema-02.tar.z" """,
+        p="0 List_Backup_Red_Sistema result=0;1;2;0;2 OK - Encontrados = 2",
+        f="2 List_Backup_Red_Sistema result=2;1;2;0;2 CRITICAL - Nenhum Backup Encontrado.",
+        note="/mnt/backup_check became $W/mnt/backup_check; the file-list tail of each line ($LISTAR) and the UNKNOWN "
+        "arm dropped",
+    ),
+    m(
+        "mysql-check-ping-grep-alive-or-exit",
+        "shefeg/docker_swarm_wp:consul/mysql_check.sh",
+        "exit",
+        "en",
+        r"""
+        "$W/bin/mysqladmin" ping -h db 2>&1 | grep -i "alive" || exit 1
+        """,
+        _FAKE_MYSQLADMIN + '\necho up > "$W/mysqld.state"',
+        _FAKE_MYSQLADMIN + '\necho down > "$W/mysqld.state"',
+        _FAKE_MYSQLADMIN + '\necho up > "$W/mysqld.state"',
+        p="mysqld is alive",
+        note="mysqladmin is a stand-in over $W/mysqld.state; the user/password read from secret files dropped",
+    ),
+    m(
+        "mysql-healthcheck-init-marker-then-ping",
+        "v-kalinichenko/mysql-docker-5.7:healthcheck.sh",
+        "exit",
+        "en",
+        r"""
+        if [ -f "$W/mysql-init-complete" ]; # The entrypoint script touches this file
+        then # Ping server to see if it is ready
+          "$W/bin/mysqladmin" --defaults-extra-file="$W/healthcheck.cnf" ping
+        else # Initialization still in progress
+          exit 1
+        fi
+        """,
+        _FAKE_MYSQLADMIN + '\ntouch "$W/mysql-init-complete" && echo up > "$W/mysqld.state"',
+        _FAKE_MYSQLADMIN + '\ntouch "$W/mysql-init-complete" && echo down > "$W/mysqld.state"',
+        _FAKE_MYSQLADMIN + '\ntouch "$W/mysql-init-complete" && echo up > "$W/mysqld.state"',
+        p="mysqld is alive",
+        note="mysqladmin is a stand-in over $W/mysqld.state; its failure goes to stderr",
     ),
 )
 
