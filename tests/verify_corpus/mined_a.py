@@ -91,6 +91,19 @@ def _tool(name: str, version: str) -> str:
     return f"mkdir -p \"$W/bin\"\nprintf '#!/bin/sh\\necho {version}\\n' > \"$W/bin/{name}\"\nchmod +x \"$W/bin/{name}\""
 
 
+# A git work tree $W/repo with one committed file, clean (what the act restores), then `change` applied to it.
+def _git_world(path: str, text: str, change: str = ":") -> str:
+    return sh(
+        rf"""
+        mkdir -p "$W/repo" && cd "$W/repo"
+        if git rev-parse -q --verify HEAD >/dev/null 2>&1; then git checkout -q -- . && git clean -qfd
+        else git init -q . && echo '{text}' > {path} && git add {path}
+          git -c user.name=w -c user.email=w@example.invalid commit -qm init; fi
+        {change}
+        """
+    )
+
+
 # `docker ps -a --filter "name=^N$" --format …` (N's status), `docker ps --format …` (the names), `docker inspect
 # --format … N` (N's health) and `docker restart N`, over $W/containers/N.status and N.health.
 _FAKE_DOCKER = sh(
@@ -2026,6 +2039,7 @@ IDIOMS: tuple[Mined, ...] = (
         r"""mkdir -p "$W/xp/snapshots" && echo data > "$W/xp/snapshots/snapshot-2024-05-01" """,
         p="Success!",
         f="Failure! No snapshots with max age of 1440 hours found!",
+        tools=("egrep",),
         note="AGE=${1:-${XP_SNAPSHOT_MAX_AGE:-1440}} became its default",
     ),
     m(
@@ -2215,14 +2229,13 @@ IDIOMS: tuple[Mined, ...] = (
             echo "   ❌ npm not found"
             exit 1
         fi
-        echo "✅ Node.js overlay verification complete"
         """,
         _tool("node", "v20.11.1") + "\n" + _tool("npm", "10.2.4"),
         _tool("node", "v20.11.1"),
         _tool("node", "v20.11.1") + "\n" + _tool("npm", "10.2.4"),
         p="✅ npm found",
         f="❌ npm not found",
-        note="node/npm are stand-ins in $W/bin; the numbered 'Checking …' headers dropped",
+        note="node/npm are stand-ins in $W/bin; the numbered 'Checking …' headers and the closing line dropped",
     ),
     m(
         "archive-verify-shasum-c-under-set-e",
@@ -2677,6 +2690,106 @@ IDIOMS: tuple[Mined, ...] = (
         _FAKE_MYSQLADMIN + '\ntouch "$W/mysql-init-complete" && echo up > "$W/mysqld.state"',
         p="mysqld is alive",
         note="mysqladmin is a stand-in over $W/mysqld.state; its failure goes to stderr",
+    ),
+    m(
+        "build-git-status-porcelain-backticks-exit-42",
+        "mrseanryan/cornsnake:build.sh",
+        "failure-branch",
+        "en",
+        r"""
+        set -e
+        cd "$W/repo"
+
+        if [[ `git status --porcelain` ]]; then
+          # Changes
+          echo "ERROR: git has uncommitted changes"
+          exit 42
+        else
+          # No changes
+          echo "git status OK"
+        fi
+        """,
+        _git_world("setup.py", "from setuptools import setup"),
+        _git_world("setup.py", "from setuptools import setup", "echo 'print(1)' > scratch.py"),
+        _git_world("setup.py", "from setuptools import setup"),
+        p="git status OK",
+        f="ERROR: git has uncommitted changes",
+        tools=("git",),
+        note="the build steps after the check (rm dist, test, build, twine) dropped; an untracked file counts",
+    ),
+    m(
+        "wheel-and-tarball-count-after-deploy-guard",
+        "alkaline-ml/pmdarima:build_tools/travis/after_wheel_build.sh",
+        "exit",
+        "en",
+        r"""
+        DEPLOY=true
+        if [[ "${DEPLOY}" != true ]]; then
+            # Not a release
+            exit 0
+        fi
+
+        # Check for presence of wheel and tarball post-build
+        WHEEL=$(find "$W/dist/" -name '*.whl' | wc -l)
+        TAR=$(find "$W/dist/" -name '*.tar.gz' | wc -l)
+        if [[ ${WHEEL} -gt 0 && ${TAR} -gt 0 ]]; then
+            echo "Build artifacts created successfully"
+        else
+            echo "Build artifacts were not created. Skipping deployment..."
+            exit 1
+        fi
+        """,
+        r"""mkdir -p "$W/dist" && touch "$W/dist/pmdarima-2.0-cp311-linux_x86_64.whl" "$W/dist/pmdarima-2.0.tar.gz" """,
+        r"""mkdir -p "$W/dist" && touch "$W/dist/pmdarima-2.0-cp311-linux_x86_64.whl" """,
+        r"""mkdir -p "$W/dist" && touch "$W/dist/pmdarima-2.0-cp311-linux_x86_64.whl" "$W/dist/pmdarima-2.0.tar.gz" """,
+        p="Build artifacts created successfully",
+        f="Build artifacts were not created. Skipping deployment...",
+        note="DEPLOY came from the CI environment (true on a release); dist/ became $W/dist",
+    ),
+    m(
+        "required-var-if-z-exit-else-value",
+        "MicinLovers78/uasmjs:script/uasmjs.sh",
+        "failure-branch",
+        "en",
+        r"""
+        echo "--- Script Start --"
+        REQUIRED_VAR=$(cat "$W/required_var" 2>/dev/null)
+
+        if [ -z "$REQUIRED_VAR" ]; then
+            echo "Error: REQUIRED_VAR is no set. Exiting."
+            exit 1
+        else
+            echo "REQUIRED_VAR is set. Value: $REQUIRED_VAR"
+        fi
+
+        echo "---Script End ---"
+        """,
+        r"""echo blue > "$W/required_var" """,
+        r""":""",
+        r"""echo blue > "$W/required_var" """,
+        p="REQUIRED_VAR is set. Value: blue",
+        f="Error: REQUIRED_VAR is no set. Exiting.",
+        note="REQUIRED_VAR came from the environment; here from a file in $W",
+    ),
+    m(
+        "orb-check-package-json-lists-dir-on-failure",
+        "ExtensionEngine/pipeline-core-orb:src/scripts/check-pkg-json.sh",
+        "failure-branch",
+        "en",
+        r"""
+        cd "$W/app"
+        if [ ! -f "package.json" ]; then
+          echo "File package.json not found inside current directory: $(pwd)"
+          echo "Content of current directory:"
+          ls -al
+          exit 1
+        fi
+        """,
+        r"""mkdir -p "$W/app" && echo '{"name": "app"}' > "$W/app/package.json" """,
+        r"""mkdir -p "$W/app" && echo 'console.log(1)' > "$W/app/index.js" """,
+        r"""mkdir -p "$W/app" && echo '{"name": "app"}' > "$W/app/package.json" """,
+        f="Content of current directory:",
+        note="the CI job's working directory became $W/app; silent when the check holds",
     ),
 )
 
