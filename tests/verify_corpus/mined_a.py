@@ -2532,7 +2532,7 @@ IDIOMS: tuple[Mined, ...] = (
         r""":""",
         r"""mkdir -p "$W/writer-out" && echo AELD > "$W/writer-out/a" && echo AELD > "$W/writer-out/b" """,
         p="The number of files are 2",
-        note="the arguments became `set -- …`; the grep count lines of the original dropped",
+        note="the arguments became `set -- …` (the second, the search string, is not read by these lines)",
     ),
     m(
         "log-monitor-grep-c-threshold-message",
