@@ -180,6 +180,13 @@ def test_c6_the_same_path_after_the_act(shell: Shell, tmp_path: Path) -> None:
     assert v is Verdict.INCONCLUSIVE and "same path before and after" in why and learned == []
     v, why, *_ = verdict(shell, BLOCK, phase="after-act", family="teardown", before=before, D=d)
     assert v is Verdict.INCONCLUSIVE and "not shown gone" in why
+    # a pass line by position that already printed before the act: what held need not change (apply only)
+    (tmp_path / "up").write_text("")
+    positional = '[ -f "$D/up" ] && echo "up" || echo "down"'
+    _, _, _, before = verdict(shell, positional, D=d)
+    assert verdict(shell, positional, phase="after-act", before=before, D=d)[0] is Verdict.PASSED
+    v, *_ = verdict(shell, positional, phase="after-act", family="teardown", before=before, D=d)
+    assert v is Verdict.INCONCLUSIVE
 
 
 def test_c6_calls_of_one_function_share_what_they_learn(shell: Shell, tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ took -- which of its messages and exits ran, by position -- against the paths Di
 - a path seen when it held → it holds; seen when it did not → it fails; never seen → the world changed
   (drift for `check`, an act for `apply`, not known gone for `teardown`);
 - right after an act, with the path seen just before it: a different path means the act made it hold (and
-  both are learned), the same path means the check did not show the act's effect: inconclusive;
+  both are learned); the same path in a teardown means not shown gone, and in an apply leaves the check to
+  its structure (what already held need not change), inconclusive where structure cannot tell;
 - with nothing seen yet, structure is all there is: a pass line by position passes, an exit-0 alternative
   is inconclusive, and lines that are alternatives of an `if`/`case` (or followed by an early `exit 0`)
   cannot be told apart at all: inconclusive. A teardown is never "already gone" on structure alone.
@@ -109,19 +110,25 @@ def _judge_unit(
         return Verdict.PASSED, f"took the path it took {held}"
     if path in base.not_held:
         return Verdict.FAILED, f"took the path it took {present}"
-    if phase == "after-act" and before is not None and before == path:
-        what = "the same path as when present: not shown gone" if family == "teardown" else (
-            "the same path before and after the act: it did not show the act's effect"
-        )  # fmt: skip
-        return Verdict.INCONCLUSIVE, f"took {what}"
+    same = phase == "after-act" and before is not None and before == path
+    if same and family == "teardown":
+        return Verdict.INCONCLUSIVE, "took the same path as when present: not shown gone"
     if base:
         return Verdict.INCONCLUSIVE, "took a path never seen before: the world changed"
     if family == "teardown" and phase == "observe":
         return Verdict.INCONCLUSIVE, "has never been seen in a torn-down world: not known gone"
+    # Nothing seen yet, or (in an apply) the same path before and after the act: what already held need
+    # not change; structure is all there is.
     if reading == "pass":
-        return Verdict.PASSED, "printed its pass line"
+        return Verdict.PASSED, "printed its pass line" + (
+            " (the same before and after the act)" if same else ""
+        )
     if reading == "soft":
-        return Verdict.INCONCLUSIVE, "printed its exit-0 alternative"
+        return Verdict.INCONCLUSIVE, "printed its exit-0 alternative" + (
+            ", before and after the act" if same else ""
+        )
+    if same:
+        return Verdict.INCONCLUSIVE, "took the same path before and after the act: it did not show its effect"
     return Verdict.INCONCLUSIVE, "exits 0 whatever it finds, and has not been seen in a known world yet"
 
 
