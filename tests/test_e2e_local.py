@@ -30,11 +30,11 @@ from director.exec.processes import group_members, pid_alive
 from director.targets import install as inst
 from director.targets.local import LocalTarget, stop_group
 from tests.jsonschemas import validated
+from tests.pristine import SEED
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 PLAN_NAME = SEED.name
 #: One CLI invocation of the seed plan takes ~15-20 s warm; a hung one must not hang CI.
 CLI_TIMEOUT_S = 240.0

@@ -14,6 +14,7 @@ import pytest
 
 import director
 from director.targets import TARGETS
+from tests.pristine import SEED
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,12 +80,12 @@ def test_target_completes_from_the_registry() -> None:
             timeout=60,
         )
     assert r.stdout.split() == list(TARGETS), r.stdout + r.stderr
-    bad = cli("plan", "plans/workflow.cloudflare.md", "--target", "nope")
+    bad = cli("plan", str(SEED), "--target", "nope")
     assert bad.returncode == 64 and "choose one of: " + ", ".join(TARGETS) in bad.stderr
 
 
 def test_environment_variables_are_options(tmp_path: Path) -> None:
-    r = cli("plan", "plans/workflow.cloudflare.md", DIRECTOR_TARGET="nope")
+    r = cli("plan", str(SEED), DIRECTOR_TARGET="nope")
     assert r.returncode == 64 and "DIRECTOR_TARGET" in r.stderr
     import typer.main
 

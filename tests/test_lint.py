@@ -10,9 +10,9 @@ import pytest
 
 from director.plan.lint import Finding, lint
 from director.plan.parse import parse, parse_file
+from tests.pristine import EXAMPLES, PRISTINE, SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 TEARDOWN = """
 ## Teardown  💥
@@ -59,7 +59,7 @@ def test_seed_findings_are_the_known_four() -> None:
 
 @pytest.mark.parametrize("name", ["database.local.md", "static-site.local.md"])
 def test_examples_are_clean(name: str) -> None:
-    assert lint(parse_file(ROOT / "plans" / "examples" / name)) == []
+    assert lint(parse_file(EXAMPLES / name)) == []
 
 
 def test_finding_format_and_order() -> None:
@@ -237,7 +237,7 @@ BACKUP="/backups/$SVC.jsonc"
 
 def test_cli_lint_exit_codes() -> None:
     ok = subprocess.run(
-        [sys.executable, "-m", "director", "lint", str(ROOT / "plans/examples/database.local.md")],
+        [sys.executable, "-m", "director", "lint", str(EXAMPLES / "database.local.md")],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -248,7 +248,7 @@ def test_cli_lint_exit_codes() -> None:
         [sys.executable, "-m", "director", "lint", "plans/workflow.cloudflare.md"],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=PRISTINE,
         check=False,
     )
     assert seed.returncode == 0, "the seed's four findings are warnings: they do not fail CI by default"

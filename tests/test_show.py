@@ -14,9 +14,9 @@ from director.plan.parse import parse_file
 from director.plan.tojson import SCHEMA, to_json
 from director.ui.show import render
 from tests.jsonschemas import validated
+from tests.pristine import EXAMPLES, PRISTINE, SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 
 def rendered(path: Path) -> str:
@@ -49,7 +49,7 @@ def test_default_is_highlighted() -> None:
 
 
 def test_examples_render() -> None:
-    out = rendered(ROOT / "plans" / "examples" / "static-site.local.md")
+    out = rendered(EXAMPLES / "static-site.local.md")
     assert "retries=2 constant delay 1s, timeout 30s" in out
     assert "🔴 if BIND=lan (reachable from the network) · 🟡 if BIND=loopback" in out
 
@@ -74,7 +74,7 @@ def test_cli_show_and_json() -> None:
         [sys.executable, "-m", "director", "show", "plans/workflow.cloudflare.md"],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=PRISTINE,
         check=True,
     ).stdout
     assert "Execution order" in text and "Live State" in text
@@ -82,7 +82,7 @@ def test_cli_show_and_json() -> None:
         [sys.executable, "-m", "director", "show", "--json", "plans/workflow.cloudflare.md"],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=PRISTINE,
         check=True,
     ).stdout
     data = validated(raw)
@@ -93,7 +93,7 @@ def test_cli_show_and_json() -> None:
 
 
 def test_template_targets_in_the_outline() -> None:
-    db = rendered(ROOT / "plans" / "examples" / "database.local.md")
+    db = rendered(EXAMPLES / "database.local.md")
     assert "→ writes ${DIR}/schema-${ENV}.sql → $SCHEMA (3 regeneration rules)" in db
-    site = rendered(ROOT / "plans" / "examples" / "static-site.local.md")
+    site = rendered(EXAMPLES / "static-site.local.md")
     assert "→ writes ${ROOT}/site.css (2 regeneration rules)" in site

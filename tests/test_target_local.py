@@ -18,9 +18,9 @@ from director.exec.processes import group_members, pid_alive
 from director.targets import get_target
 from director.targets import install as inst
 from director.targets.local import LocalTarget, stop_group
+from tests.pristine import SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 # --- install (fast, with fake node/npm) -----------------------------------------------------------
 

@@ -19,9 +19,9 @@ from director.targets.shim.argv import Args, Route, classify, parse_args, with_l
 from director.targets.shim.config import find_config, parse_jsonc, worker_config
 from director.targets.shim.output import account_step_outputs, format_error, render_deployments
 from director.targets.wrangler_shim import workflow_resource
+from tests.pristine import SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 
 # --- argv --------------------------------------------------------------------------------------------
