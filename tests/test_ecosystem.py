@@ -107,6 +107,33 @@ def test_environment_variables_are_options(tmp_path: Path) -> None:
     assert len(seen) >= 14
 
 
+def test_usage_lines_name_the_arguments_in_capitals() -> None:
+    # typer 0.26+ writes a required argument as `{plan}`; every command's usage reads `… [OPTIONS] PLAN`
+    import typer.main
+
+    from director.cli import app
+
+    group = typer.main.get_command(app)
+    commands: list[list[str]] = []
+    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
+        subs = getattr(cmd, "commands", None)
+        commands += [[name, sub] for sub in subs] if subs else [[name]]
+    assert len(commands) >= 15
+    usage = {}
+    script = str(Path(sys.executable).parent / "director")  # the console script: `python -m` is named so
+    for argv in commands:
+        r = subprocess.run([script, *argv, "-h"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert r.returncode == 0, r.stderr
+        usage[" ".join(argv)] = r.stdout.splitlines()[0]
+    for name, line in usage.items():
+        assert re.fullmatch(rf"Usage: director {name} \[OPTIONS\]( \[?[A-Z]+(\.\.\.)?\]?)*", line), line
+    assert usage["apply"] == "Usage: director apply [OPTIONS] PLAN"
+    assert usage["lint"] == "Usage: director lint [OPTIONS] PLAN..."
+    assert usage["output"] == "Usage: director output [OPTIONS] PLAN [KEY]"
+    missing = cli("approve", str(SEED))
+    assert missing.returncode == 64 and "Missing argument 'SECTION'" in missing.stderr, missing.stderr
+
+
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
