@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,25 @@ def test_seed_outline() -> None:
     # execution order: §0, then Requires-discovery, then §1…
     assert out.index("§0 Variables") < out.index("Requires-discovery") < out.index("§1 Workflow class")
     assert out.index("§4 Acceptance verify") < out.index("Teardown (observe-first")
+
+
+def test_live_state_values_read_as_yaml(tmp_path: Path) -> None:
+    # a mapping in flow style as the plan writes it, never a Python dict; null/true as YAML says them
+    assert "  resolved_inputs: { trigger: cli, env: dev }\n" in rendered(SEED)
+    text = SEED.read_text(encoding="utf-8").replace(
+        "resolved_inputs: { trigger: cli, env: dev }",
+        "resolved_inputs: { trigger: http, env: dev, resolved_at: '2026-12-02T09:24:13+00:00' }\n"
+        "plan_id: null\nlocked: true\nowners: [ops, 'a: b']",
+    )
+    plan = tmp_path / "p.md"
+    plan.write_text(text, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "director", "show", str(plan)], capture_output=True, text=True, check=True,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+    ).stdout  # fmt: skip
+    assert "  resolved_inputs: { trigger: http, env: dev, resolved_at: '2026-12-02T09:24:13+00:00' }\n" in out
+    assert "  plan_id: null\n" in out and "  locked: true\n" in out and "  owners: [ops, 'a: b']\n" in out
+    assert "{'" not in out and "None" not in out
 
 
 def test_default_is_highlighted() -> None:
