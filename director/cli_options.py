@@ -33,10 +33,27 @@ class Command(TyperCommand):
         for param in self.get_params(ctx):
             if param.param_type_name != "argument":
                 continue  # options are summed up by [OPTIONS]
-            name = (param.metavar or param.name or "").strip("[]{}").upper()
-            name += "..." if param.nargs != 1 and not name.endswith("...") else ""
+            name = _name(param)
+            name += "..." if param.nargs != 1 else ""
             pieces.append(name if param.required else f"[{name}]")
         return pieces
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Parse, then insist on every required argument: typer before 0.26 (its own copy of click) with
+        the newest click (8.5: missing values are a sentinel) passes a missing one on as None."""
+        rest: list[str] = super().parse_args(ctx, args)
+        if ctx.resilient_parsing:  # shell completion: the command line is unfinished on purpose
+            return rest
+        for param in self.get_params(ctx):
+            missing = param.name is not None and ctx.params.get(param.name) in (None, (), [])
+            if param.param_type_name == "argument" and param.required and missing:
+                ctx.fail(f"Missing argument '{_name(param)}'.")
+        return rest
+
+
+def _name(param: Any) -> str:
+    """An argument's name as usage lines and errors show it: its metavar, in capitals."""
+    return str(param.metavar or param.name or "").strip("[]{}.").upper()
 
 
 PlanArg = Annotated[

@@ -130,8 +130,11 @@ def test_usage_lines_name_the_arguments_in_capitals() -> None:
     assert usage["apply"] == "Usage: director apply [OPTIONS] PLAN"
     assert usage["lint"] == "Usage: director lint [OPTIONS] PLAN..."
     assert usage["output"] == "Usage: director output [OPTIONS] PLAN [KEY]"
+    # a missing argument is a usage error naming it, never a traceback (whichever typer and click)
     missing = cli("approve", str(SEED))
     assert missing.returncode == 64 and "Missing argument 'SECTION'" in missing.stderr, missing.stderr
+    none = cli("lint")
+    assert none.returncode == 64 and "Missing argument 'PLAN'" in none.stderr and "Traceback" not in none.stderr
 
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
