@@ -20,6 +20,7 @@ import typer
 from director import __version__
 from director.cli_options import (
     ApproveOpt,
+    Command,
     EventsOpt,
     JsonOpt,
     MaxRecoveriesOpt,
@@ -27,6 +28,7 @@ from director.cli_options import (
     OperatorOpt,
     PlainOpt,
     PlanArg,
+    PlansArg,
     SecretOpt,
     SetOpt,
     StateDirOpt,
@@ -85,7 +87,7 @@ def _command(name: str | None = None) -> Callable[[Callable[..., int]], Callable
                 sys.stdout.flush()  # a closed pipe is found here, where the handler sees it
             raise SystemExit(int(code))
 
-        app.command(name)(run)
+        app.command(name, cls=Command)(run)
         return run
 
     return register
@@ -115,7 +117,7 @@ class LintFormat(enum.StrEnum):
 
 @_command()
 def lint(
-    plans: Annotated[list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False)],
+    plans: PlansArg,
     fmt: Annotated[
         LintFormat,
         typer.Option(
@@ -298,7 +300,7 @@ def plan_cmd(
 
 @_command()
 def check(
-    plans: Annotated[list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False)],
+    plans: PlansArg,
     target: TargetOpt = DEFAULT_TARGET,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
@@ -338,7 +340,9 @@ def check(
 @_command("approve")
 def approve_cmd(
     plan: PlanArg,
-    section: Annotated[str, typer.Argument(help="The gated section: number (3) or slug (teardown).")],
+    section: Annotated[
+        str, typer.Argument(help="The gated section: number (3) or slug (teardown).", metavar="SECTION")
+    ],
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
     yes: Annotated[
@@ -432,7 +436,7 @@ def unlock(
 @_command()
 def output(
     plan: PlanArg,
-    key: Annotated[str | None, typer.Argument(help="One key of the Live State table.")] = None,
+    key: Annotated[str | None, typer.Argument(help="One key of the Live State table.", metavar="KEY")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="As JSON (an object, or KEY's string).")] = False,
     raw: Annotated[bool, typer.Option("--raw", help="KEY's value alone, no newline (for scripts).")] = False,
 ) -> int:
@@ -448,7 +452,9 @@ def output(
 @_command()
 def logs(
     plan: PlanArg,
-    section: Annotated[str | None, typer.Argument(help="Only this section: number, key or slug.")] = None,
+    section: Annotated[
+        str | None, typer.Argument(help="Only this section: number, key or slug.", metavar="SECTION")
+    ] = None,
     run: Annotated[int | None, typer.Option("--run", help="This run (default: the latest).")] = None,
     state_dir: StateDirOpt = None,
 ) -> int:
@@ -463,7 +469,9 @@ def logs(
 
 @_command()
 def init(
-    name: Annotated[str, typer.Argument(help="Plan name: writes NAME.md (e.g. cache.local).")],
+    name: Annotated[
+        str, typer.Argument(help="Plan name: writes NAME.md (e.g. cache.local).", metavar="NAME")
+    ],
     directory: Annotated[Path, typer.Option("--dir", help="Where to write it.")] = Path("."),
 ) -> int:
     """Scaffold a new plan in this format that lints clean and applies on a fresh machine.
@@ -495,7 +503,7 @@ def _state_command(name: str) -> Callable[[Callable[..., int]], Callable[..., No
                 sys.stdout.flush()
             raise SystemExit(int(code))
 
-        state_app.command(name)(run)
+        state_app.command(name, cls=Command)(run)
         return run
 
     return register

@@ -1,9 +1,10 @@
 """The options the commands share (typer `Annotated` types), each with its `DIRECTOR_*` variable."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from director.targets import TARGETS
 
@@ -19,7 +20,48 @@ def _target_names() -> list[str]:
     return list(TARGETS)
 
 
-PlanArg = Annotated[Path, typer.Argument(help="The plan (a Markdown file).", show_default=False)]
+class Command(TyperCommand):
+    """A command whose usage line names its arguments as the help does: `director apply [OPTIONS] PLAN`.
+
+    typer 0.26+ writes a required argument as `{plan}` (braces, lower case), older typer as `PLAN`; every
+    argument here has an upper-case metavar and the usage line is `[OPTIONS]`, then each argument as
+    `NAME`, `[NAME]` when optional and `NAME...` when repeated, whichever typer is installed.
+    """
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name != "argument":
+                continue  # options are summed up by [OPTIONS]
+            name = _name(param)
+            name += "..." if param.nargs != 1 else ""
+            pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Parse, then insist on every required argument: typer before 0.26 (its own copy of click) with
+        the newest click (8.5: missing values are a sentinel) passes a missing one on as None."""
+        rest: list[str] = super().parse_args(ctx, args)
+        if ctx.resilient_parsing:  # shell completion: the command line is unfinished on purpose
+            return rest
+        for param in self.get_params(ctx):
+            missing = param.name is not None and ctx.params.get(param.name) in (None, (), [])
+            if param.param_type_name == "argument" and param.required and missing:
+                ctx.fail(f"Missing argument '{_name(param)}'.")
+        return rest
+
+
+def _name(param: Any) -> str:
+    """An argument's name as usage lines and errors show it: its metavar, in capitals."""
+    return str(param.metavar or param.name or "").strip("[]{}.").upper()
+
+
+PlanArg = Annotated[
+    Path, typer.Argument(help="The plan (a Markdown file).", show_default=False, metavar="PLAN")
+]
+PlansArg = Annotated[
+    list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False, metavar="PLAN")
+]
 # Every common option also reads a DIRECTOR_* environment variable (README "Configuration"); list options
 # split the variable's value on whitespace (DIRECTOR_APPROVE="3 teardown").
 StateDirOpt = Annotated[
@@ -28,6 +70,7 @@ StateDirOpt = Annotated[
         "--state-dir",
         help="Journal, lease and local account (default: .director/<plan>/ beside the plan).",
         envvar="DIRECTOR_STATE_DIR",
+        metavar="DIR",
     ),
 ]
 StateUrlOpt = Annotated[
@@ -38,6 +81,7 @@ StateUrlOpt = Annotated[
         help="Keep the journal, receipts and lease in PostgreSQL (postgresql://…) instead of SQLite beside "
         "the plan, shared by every machine that uses the same URL.",
         show_envvar=True,
+        metavar="URL",
     ),
 ]
 WaitOpt = Annotated[
@@ -53,7 +97,10 @@ WaitOpt = Annotated[
 WorkdirOpt = Annotated[
     Path | None,
     typer.Option(
-        "--workdir", help="Where blocks run (default: <state-dir>/workspace).", envvar="DIRECTOR_WORKDIR"
+        "--workdir",
+        help="Where blocks run (default: <state-dir>/workspace).",
+        envvar="DIRECTOR_WORKDIR",
+        metavar="DIR",
     ),
 ]
 TargetOpt = Annotated[
@@ -70,7 +117,10 @@ TargetOpt = Annotated[
 SetOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--set", help="Answer an input: KNOB=value (repeatable, case-insensitive).", envvar="DIRECTOR_SET"
+        "--set",
+        help="Answer an input: KNOB=value (repeatable, case-insensitive).",
+        envvar="DIRECTOR_SET",
+        metavar="KNOB=VALUE",
     ),
 ]
 ApproveOpt = Annotated[
@@ -79,16 +129,25 @@ ApproveOpt = Annotated[
         "--approve",
         help="Approve a gated section by number or slug (repeatable); 💥 needs this.",
         envvar="DIRECTOR_APPROVE",
+        metavar="SECTION",
     ),
 ]
 OperatorOpt = Annotated[
     str | None,
-    typer.Option("--operator", help="Who is running this (default: login name).", envvar="DIRECTOR_OPERATOR"),
+    typer.Option(
+        "--operator",
+        help="Who is running this (default: login name).",
+        envvar="DIRECTOR_OPERATOR",
+        metavar="NAME",
+    ),
 ]
 SecretOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--secret", help="Treat this variable as a secret (never stored or shown).", envvar="DIRECTOR_SECRET"
+        "--secret",
+        help="Treat this variable as a secret (never stored or shown).",
+        envvar="DIRECTOR_SECRET",
+        metavar="NAME",
     ),
 ]
 EventsOpt = Annotated[
@@ -105,7 +164,10 @@ PlainOpt = Annotated[
     typer.Option("--plain", help="Line-oriented output, no live view or colours.", envvar="DIRECTOR_PLAIN"),
 ]
 StepTimeoutOpt = Annotated[
-    float, typer.Option("--step-timeout", help="Seconds a block may run.", envvar="DIRECTOR_STEP_TIMEOUT")
+    float,
+    typer.Option(
+        "--step-timeout", help="Seconds a block may run.", envvar="DIRECTOR_STEP_TIMEOUT", metavar="SECONDS"
+    ),
 ]
 MaxRecoveriesOpt = Annotated[
     int,
@@ -113,6 +175,7 @@ MaxRecoveriesOpt = Annotated[
         "--max-recoveries",
         help="Crash recoveries without progress before giving up.",
         envvar="DIRECTOR_MAX_RECOVERIES",
+        metavar="N",
     ),
 ]
 NonInteractiveOpt = Annotated[

@@ -22,9 +22,9 @@ from typing import Any
 
 from tests.jsonschemas import validated
 from tests.plainbash import kill_processes_under
+from tests.pristine import EXAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "plans" / "examples"
 
 #: The six plans written as proof material, and the two examples that were there before them.
 NEW_PLANS = (

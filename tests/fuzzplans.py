@@ -30,12 +30,13 @@ from director.ledger.planfile import read_text
 from director.plan.parse import parse
 from tests import faults
 from tests.planmaker import CounterPlan, Step
+from tests.pristine import every_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _bases() -> list[bytes]:
-    paths = [ROOT / "plans" / "workflow.cloudflare.md", *sorted((ROOT / "plans" / "examples").glob("*.md"))]
+    paths = every_plan()
     paths += sorted((ROOT / "tests" / "plans").rglob("*.md"))
     texts = [p.read_bytes() for p in paths]
     texts += [CounterPlan([Step(), Step(marker="🔴")]).text().encode(), faults.CHAIN.encode()]

@@ -15,9 +15,9 @@ from director.ledger.diff import SCHEMA, live_state_diff, text_at_revision
 from director.ledger.splice import LedgerUpdate, apply_update
 from director.plan.parse import parse
 from tests.jsonschemas import check
+from tests.pristine import SEED
 
 TESTS = Path(__file__).resolve().parent
-SEED = TESTS.parent / "plans" / "workflow.cloudflare.md"
 GOLDEN = TESTS / "golden" / "ledger"
 
 

@@ -30,11 +30,11 @@ from director.exec.processes import group_members, pid_alive
 from director.targets import install as inst
 from director.targets.local import LocalTarget, stop_group
 from tests.jsonschemas import validated
+from tests.pristine import SEED
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 PLAN_NAME = SEED.name
 #: One CLI invocation of the seed plan takes ~15-20 s warm; a hung one must not hang CI.
 CLI_TIMEOUT_S = 240.0
@@ -314,6 +314,25 @@ def assert_torn_down(p: Project) -> None:
     assert [pid for pgid in p.session_pgids() for pid in group_members(pgid)] == []
 
 
+def assert_readme_diff_holds(p: Project) -> None:
+    """The `git diff` the README shows after its main job (trigger=http, env=dev, then teardown) is what a
+    real run leaves: each `-` line was in the seed and is gone, each `+` line is there (`…` stands for any
+    text, a number for any number: times, run numbers)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"^```diff\n(.*?)^```$", readme.split("<!-- .ci/run: tests -->", 1)[1], re.M | re.S)
+    assert block, "the README shows no git diff after its test command"
+    lines = block.group(1).splitlines()
+    assert lines and all(ln[:1] in "+-" for ln in lines), lines
+    now = p.text.splitlines()
+    for ln in lines:
+        if ln.startswith("-"):
+            assert ln[1:] in p.original.splitlines() and ln[1:] not in now, ln
+            continue
+        pattern = "".join(".*" if part == "…" else r"\d+" if part.isdigit() else re.escape(part)
+                          for part in re.split(r"(…|\d+)", ln[1:]))  # fmt: skip
+        assert any(re.fullmatch(pattern, have) for have in now), f"{ln!r} is not in the plan after teardown"
+
+
 def events(path: Path) -> list[dict[str, Any]]:
     try:
         raw = path.read_text(encoding="utf-8")
@@ -573,4 +592,5 @@ def test_teardown_leaves_nothing_running(flow: Flow) -> None:
     assert not any(f"plan line {workflow}" in ln or "`workflow gone`" in ln for ln in unconfirmed), unconfirmed
     assert not pid_alive(pid)
     assert_torn_down(p)
+    assert_readme_diff_holds(p)
     assert p.status()["last_run"]["kind"] == "teardown"

@@ -14,6 +14,7 @@ import pytest
 
 import director
 from director.targets import TARGETS
+from tests.pristine import SEED
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,7 +43,7 @@ def test_packaging_metadata() -> None:
     assert project["name"] == "director-plans" and project["scripts"] == {"director": "director.cli:entry"}
     assert project["license"] == "MIT" and (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert {"Operating System :: POSIX :: Linux", "Operating System :: MacOS"} <= set(project["classifiers"])
-    assert set(project["urls"]) >= {"Homepage", "Documentation", "Source", "Issues"}
+    assert "urls" not in project  # no public home yet: no placeholder URL presented as real (README "Install")
     assert "POSIX only (Linux, macOS)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
@@ -79,12 +80,12 @@ def test_target_completes_from_the_registry() -> None:
             timeout=60,
         )
     assert r.stdout.split() == list(TARGETS), r.stdout + r.stderr
-    bad = cli("plan", "plans/workflow.cloudflare.md", "--target", "nope")
+    bad = cli("plan", str(SEED), "--target", "nope")
     assert bad.returncode == 64 and "choose one of: " + ", ".join(TARGETS) in bad.stderr
 
 
 def test_environment_variables_are_options(tmp_path: Path) -> None:
-    r = cli("plan", "plans/workflow.cloudflare.md", DIRECTOR_TARGET="nope")
+    r = cli("plan", str(SEED), DIRECTOR_TARGET="nope")
     assert r.returncode == 64 and "DIRECTOR_TARGET" in r.stderr
     import typer.main
 
@@ -104,6 +105,36 @@ def test_environment_variables_are_options(tmp_path: Path) -> None:
     for var in seen:
         assert f"`{var}`" in table, f"{var} is not in the README's Configuration table"
     assert len(seen) >= 14
+
+
+def test_usage_lines_name_the_arguments_in_capitals() -> None:
+    # typer 0.26+ writes a required argument as `{plan}`; every command's usage reads `… [OPTIONS] PLAN`
+    import typer.main
+
+    from director.cli import app
+
+    group = typer.main.get_command(app)
+    commands: list[list[str]] = []
+    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
+        subs = getattr(cmd, "commands", None)
+        commands += [[name, sub] for sub in subs] if subs else [[name]]
+    assert len(commands) >= 15
+    usage = {}
+    script = str(Path(sys.executable).parent / "director")  # the console script: `python -m` is named so
+    for argv in commands:
+        r = subprocess.run([script, *argv, "-h"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert r.returncode == 0, r.stderr
+        usage[" ".join(argv)] = r.stdout.splitlines()[0]
+    for name, line in usage.items():
+        assert re.fullmatch(rf"Usage: director {name} \[OPTIONS\]( \[?[A-Z]+(\.\.\.)?\]?)*", line), line
+    assert usage["apply"] == "Usage: director apply [OPTIONS] PLAN"
+    assert usage["lint"] == "Usage: director lint [OPTIONS] PLAN..."
+    assert usage["output"] == "Usage: director output [OPTIONS] PLAN [KEY]"
+    # a missing argument is a usage error naming it, never a traceback (whichever typer and click)
+    missing = cli("approve", str(SEED))
+    assert missing.returncode == 64 and "Missing argument 'SECTION'" in missing.stderr, missing.stderr
+    none = cli("lint")
+    assert none.returncode == 64 and "Missing argument 'PLAN'" in none.stderr and "Traceback" not in none.stderr
 
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")

@@ -22,12 +22,12 @@ from director import cli
 from director.errors import DirectorError, ExitCode
 from tests.planmaker import CounterPlan, Step, write_plan
 from tests.planmaker import director as run_director
+from tests.pristine import SEED
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 BAD_PLAN = ROOT / "tests" / "plans" / "bad" / "unknown-marker.md"
 # The wrangler shim is wrangler, not Director: it exits with wrangler's codes (1 for an API error).
 SHIM_MODULES = ("director.targets.wrangler_shim", "director.targets.shim")

@@ -17,9 +17,9 @@ from director.ledger.splice import LedgerUpdate, UnknownLedgerKey, apply_update,
 from director.plan.model import Plan
 from director.plan.parse import parse
 from director.plan.source import span_offsets
+from tests.pristine import SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 GOLDEN = Path(__file__).resolve().parent / "golden" / "ledger"
 
 # A full apply of the seed plan on the local target, as the engine would write it at the end.

@@ -10,9 +10,9 @@ import pytest
 
 from director.plan.lint import Finding, lint
 from director.plan.parse import parse, parse_file
+from tests.pristine import EXAMPLES, PRISTINE, SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 TEARDOWN = """
 ## Teardown  💥
@@ -59,7 +59,7 @@ def test_seed_findings_are_the_known_four() -> None:
 
 @pytest.mark.parametrize("name", ["database.local.md", "static-site.local.md"])
 def test_examples_are_clean(name: str) -> None:
-    assert lint(parse_file(ROOT / "plans" / "examples" / name)) == []
+    assert lint(parse_file(EXAMPLES / name)) == []
 
 
 def test_finding_format_and_order() -> None:
@@ -141,6 +141,32 @@ def test_verify_block_weaknesses() -> None:
     assert "fail-without-exit" in verify('probe || echo "probe failed"')
     assert "fail-without-exit" not in verify('probe || { echo "probe failed"; exit 1; }')
     assert not verify('ls out/* >/dev/null 2>&1 && { echo "still there"; exit 1; } || echo "all gone"')
+
+
+def test_a_default_value_whose_output_is_captured_is_no_failure_line() -> None:
+    def verify(body: str) -> set[str]:
+        return only(f"# T\n\n## 1. A  ✔\n\n```bash\n{body}\n```\n" + TEARDOWN)
+
+    check = '[ "$N" -gt 0 ] && echo "1: ok" || { echo "1: none"; exit 1; }'
+    # `|| echo 0` supplies a value: inside `$(…)`, or in a function whose every call is captured
+    assert "fail-without-exit" not in verify(f'N="$(cat count 2>/dev/null || echo 0)"\n{check}')
+    assert "fail-without-exit" not in verify(f'n() {{ cut -f2 count 2>/dev/null || echo 0; }}\nN="$(n)"\n{check}')
+    # also through a captured caller, and when the call sits in a test: `[ "$(n)" -gt 0 ]`
+    nested = 'n() { cut -f2 count || echo 0; }\nm() { n; }\n[ "$(m)" -gt 0 ] && echo "1: ok" || { echo "1: none"; exit 1; }'
+    assert "fail-without-exit" not in verify(nested)
+    # a function whose output reaches the block's output still reports: called bare, or once bare
+    assert "fail-without-exit" in verify('c() { probe || echo "probe failed"; }\nc')
+    assert "fail-without-exit" in verify('c() { probe || echo "probe failed"; }\nX="$(c)"\nc')
+    # an echo sent to standard error is printed even from a captured function
+    assert "fail-without-exit" in verify('c() { probe || echo "probe failed" >&2; }\nX="$(c)"')
+    # and a pass line inside a captured function is no unenforced check
+    assert "unenforced-check" not in verify('v() { [ -f f ] && echo yes; }\nX="$(v)"\necho "$X"')
+
+
+def test_the_example_plans_have_no_default_value_called_a_failure() -> None:
+    # snapshot-job and venv-worker read a counter with `f() { cut … || echo 0; }` then `"$(f)"`
+    for name in ("snapshot-job.local.md", "venv-worker.local.md"):
+        assert "fail-without-exit" not in {f.code for f in lint(parse_file(EXAMPLES / name))}, name
 
 
 def test_check_table_and_contract() -> None:
@@ -237,7 +263,7 @@ BACKUP="/backups/$SVC.jsonc"
 
 def test_cli_lint_exit_codes() -> None:
     ok = subprocess.run(
-        [sys.executable, "-m", "director", "lint", str(ROOT / "plans/examples/database.local.md")],
+        [sys.executable, "-m", "director", "lint", str(EXAMPLES / "database.local.md")],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -248,7 +274,7 @@ def test_cli_lint_exit_codes() -> None:
         [sys.executable, "-m", "director", "lint", "plans/workflow.cloudflare.md"],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=PRISTINE,
         check=False,
     )
     assert seed.returncode == 0, "the seed's four findings are warnings: they do not fail CI by default"

@@ -14,13 +14,15 @@ import pytest
 from director.plan import bash
 from director.plan.lint import RULES, Severity, lint, split_suppressed
 from director.plan.parse import parse
+from tests import pristine
 from tests.jsonschemas import validated
+from tests.pristine import PRISTINE
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = "plans/workflow.cloudflare.md"
 
 
-def lint_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def lint_cli(*args: str, cwd: Path = PRISTINE) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "director", "lint", *args],
         cwd=cwd,
@@ -32,7 +34,7 @@ def lint_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 
 def every_plan() -> list[str]:
-    return sorted(str(p.relative_to(ROOT)) for p in [*ROOT.glob("plans/*.md"), *ROOT.glob("plans/examples/*.md")])
+    return [str(p.relative_to(PRISTINE)) for p in pristine.every_plan()]
 
 
 def test_several_plans_one_json_document() -> None:
@@ -71,14 +73,15 @@ def test_errors_fail_without_strict_and_info_never(tmp_path: Path) -> None:
 
 
 def test_a_plan_error_among_several_is_reported_and_exits_65(tmp_path: Path) -> None:
-    r = lint_cli(SEED, "tests/plans/bad/unknown-marker.md", "--format", "json")
+    bad_plan = str(ROOT / "tests" / "plans" / "bad" / "unknown-marker.md")
+    r = lint_cli(SEED, bad_plan, "--format", "json")
     assert r.returncode == 65
     doc = validated(r.stdout)
     bad = doc["files"][1]
     assert bad["plan_error"]["line"] == 3 and "unknown marker" in bad["plan_error"]["message"]
     assert len(doc["findings"]) == 4  # the seed was still linted
-    text = lint_cli(SEED, "tests/plans/bad/unknown-marker.md")
-    assert text.returncode == 65 and "tests/plans/bad/unknown-marker.md:3:" in text.stderr
+    text = lint_cli(SEED, bad_plan)
+    assert text.returncode == 65 and f"{bad_plan}:3:" in text.stderr
     assert lint_cli(SEED, "no/such.md").returncode == 64
 
 
@@ -159,7 +162,7 @@ def test_the_seed_and_examples_do_not_fail_ci_by_default() -> None:
     assert lint_cli(SEED, "--strict").returncode == 1
     strict = subprocess.run(
         [sys.executable, "-m", "director", "lint", SEED],
-        cwd=ROOT,
+        cwd=PRISTINE,
         capture_output=True,
         text=True,
         env={**os.environ, "DIRECTOR_LINT_STRICT": "1", "DIRECTOR_LINT_FORMAT": "github"},

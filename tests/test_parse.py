@@ -21,9 +21,9 @@ from director.plan.model import (
 from director.plan.parse import parse, parse_file
 from director.plan.retry import parse_duration
 from director.plan.templates import parse_rules
+from tests.pristine import SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 OK = ROOT / "tests" / "plans" / "ok"
 
 

@@ -20,17 +20,14 @@ from director.errors import PlanError
 from director.plan.lint import lint
 from director.plan.parse import parse, parse_file
 from director.plan.tojson import to_json
+from tests.pristine import EXAMPLES, PRISTINE, SEED
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANS = ROOT / "tests" / "plans"
 GOLDEN = ROOT / "tests" / "golden" / "parse"
 UPDATE = os.environ.get("DIRECTOR_UPDATE_GOLDEN") == "1"
 
-FULL_PLANS = [
-    ROOT / "plans" / "workflow.cloudflare.md",
-    ROOT / "plans" / "examples" / "database.local.md",
-    ROOT / "plans" / "examples" / "static-site.local.md",
-]
+FULL_PLANS = [SEED, EXAMPLES / "database.local.md", EXAMPLES / "static-site.local.md"]
 OK_PLANS = sorted((PLANS / "ok").glob("*.md"))
 
 # name → (1-based line the error must name, a phrase the reason must contain)
@@ -61,7 +58,8 @@ BAD = {
 
 
 def _rel(path: Path) -> str:
-    return path.relative_to(ROOT).as_posix()
+    """The path a user names: `plans/…` for the committed plans, `tests/plans/…` for the test plans."""
+    return path.relative_to(PRISTINE if path.is_relative_to(PRISTINE) else ROOT).as_posix()
 
 
 def _check_golden(path: Path, name: str) -> None:

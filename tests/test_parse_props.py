@@ -20,14 +20,15 @@ from director.plan.lint import lint
 from director.plan.parse import parse
 from director.plan.tojson import to_json
 from director.ui.show import render
+from tests.pristine import EXAMPLES, SEED
 
 ROOT = Path(__file__).resolve().parent.parent
 BASES = [
     p.read_text(encoding="utf-8")
     for p in [
-        ROOT / "plans" / "workflow.cloudflare.md",
-        ROOT / "plans" / "examples" / "database.local.md",
-        ROOT / "plans" / "examples" / "static-site.local.md",
+        SEED,
+        EXAMPLES / "database.local.md",
+        EXAMPLES / "static-site.local.md",
         *sorted((ROOT / "tests" / "plans" / "ok").glob("*.md")),
     ]
 ]

@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 
 from tests.jsonschemas import validated
+from tests.pristine import SEED
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 PLAN_NAME = SEED.name
 TOKEN = "test-token"
 TIMEOUT_S = 120.0

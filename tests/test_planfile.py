@@ -21,9 +21,9 @@ from director.ledger import planfile
 from director.ledger.planfile import PlanFile, SecretInLedger, check_no_secrets, read_text
 from director.ledger.splice import LedgerUpdate, LedgerWriteError, apply_update
 from director.plan.parse import parse
+from tests.pristine import SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 LIVE = LedgerUpdate(
     yaml={"status": "live", "last_action": "apply ok", "target": "local"},

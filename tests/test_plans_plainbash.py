@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_helpers import EXAMPLES, NEW_PLANS, OLD_PLANS, setup_workdir
+from tests.e2e_helpers import NEW_PLANS, OLD_PLANS, setup_workdir
 from tests.plainbash import blocks, kill_processes_under, run_plan, wait_no_processes
+from tests.pristine import EXAMPLES
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow

@@ -14,13 +14,13 @@ from director.ledger.splice import LedgerUpdate, apply_update
 from director.plan.model import Plan
 from director.plan.parse import parse
 from director.plan.reparse import reparse_live_state
+from tests.pristine import SEED, every_plan
 
 ROOT = Path(__file__).resolve().parent.parent
 PLANS = sorted(
     p
     for p in [
-        ROOT / "plans" / "workflow.cloudflare.md",
-        *(ROOT / "plans" / "examples").glob("*.md"),
+        *every_plan(),
         *(ROOT / "tests" / "plans" / "ok").glob("*.md"),
     ]
     if "## Live State" in p.read_text(encoding="utf-8")
@@ -60,7 +60,6 @@ def test_every_plan_with_live_state_is_covered() -> None:
     assert {"workflow.cloudflare.md", "database.local.md", "live-state.md"} <= names
 
 
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 
 def _seed() -> Plan:

@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 from director import schemas
 from tests import jsonschemas
 from tests.planmaker import CounterPlan, Step, director, write_plan
+from tests.pristine import every_plan
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
@@ -132,7 +133,7 @@ def test_times_are_rfc3339_everywhere(outputs: dict[str, Any]) -> None:
 
 
 def test_show_json_of_every_repository_plan_validates() -> None:
-    for plan in [*ROOT.glob("plans/*.md"), *ROOT.glob("plans/examples/*.md"), *ROOT.glob("tests/plans/ok/*.md")]:
+    for plan in [*every_plan(), *ROOT.glob("tests/plans/ok/*.md")]:
         r = subprocess.run(
             [sys.executable, "-m", "director", "show", "--json", str(plan)],
             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"}, timeout=60,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,9 @@ from director.plan.parse import parse_file
 from director.plan.tojson import SCHEMA, to_json
 from director.ui.show import render
 from tests.jsonschemas import validated
+from tests.pristine import EXAMPLES, PRISTINE, SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 
 def rendered(path: Path) -> str:
@@ -42,6 +43,25 @@ def test_seed_outline() -> None:
     assert out.index("§4 Acceptance verify") < out.index("Teardown (observe-first")
 
 
+def test_live_state_values_read_as_yaml(tmp_path: Path) -> None:
+    # a mapping in flow style as the plan writes it, never a Python dict; null/true as YAML says them
+    assert "  resolved_inputs: { trigger: cli, env: dev }\n" in rendered(SEED)
+    text = SEED.read_text(encoding="utf-8").replace(
+        "resolved_inputs: { trigger: cli, env: dev }",
+        "resolved_inputs: { trigger: http, env: dev, resolved_at: '2026-12-02T09:24:13+00:00' }\n"
+        "plan_id: null\nlocked: true\nowners: [ops, 'a: b']",
+    )
+    plan = tmp_path / "p.md"
+    plan.write_text(text, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "director", "show", str(plan)], capture_output=True, text=True, check=True,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+    ).stdout  # fmt: skip
+    assert "  resolved_inputs: { trigger: http, env: dev, resolved_at: '2026-12-02T09:24:13+00:00' }\n" in out
+    assert "  plan_id: null\n" in out and "  locked: true\n" in out and "  owners: [ops, 'a: b']\n" in out
+    assert "{'" not in out and "None" not in out
+
+
 def test_default_is_highlighted() -> None:
     buf = io.StringIO()
     render(parse_file(SEED), Console(file=buf, width=160, force_terminal=True, color_system="standard"))
@@ -49,7 +69,7 @@ def test_default_is_highlighted() -> None:
 
 
 def test_examples_render() -> None:
-    out = rendered(ROOT / "plans" / "examples" / "static-site.local.md")
+    out = rendered(EXAMPLES / "static-site.local.md")
     assert "retries=2 constant delay 1s, timeout 30s" in out
     assert "🔴 if BIND=lan (reachable from the network) · 🟡 if BIND=loopback" in out
 
@@ -74,7 +94,7 @@ def test_cli_show_and_json() -> None:
         [sys.executable, "-m", "director", "show", "plans/workflow.cloudflare.md"],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=PRISTINE,
         check=True,
     ).stdout
     assert "Execution order" in text and "Live State" in text
@@ -82,7 +102,7 @@ def test_cli_show_and_json() -> None:
         [sys.executable, "-m", "director", "show", "--json", "plans/workflow.cloudflare.md"],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=PRISTINE,
         check=True,
     ).stdout
     data = validated(raw)
@@ -93,7 +113,7 @@ def test_cli_show_and_json() -> None:
 
 
 def test_template_targets_in_the_outline() -> None:
-    db = rendered(ROOT / "plans" / "examples" / "database.local.md")
+    db = rendered(EXAMPLES / "database.local.md")
     assert "→ writes ${DIR}/schema-${ENV}.sql → $SCHEMA (3 regeneration rules)" in db
-    site = rendered(ROOT / "plans" / "examples" / "static-site.local.md")
+    site = rendered(EXAMPLES / "static-site.local.md")
     assert "→ writes ${ROOT}/site.css (2 regeneration rules)" in site

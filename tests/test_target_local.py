@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,9 +18,10 @@ from director.exec.processes import group_members, pid_alive
 from director.targets import get_target
 from director.targets import install as inst
 from director.targets.local import LocalTarget, stop_group
+from tests.pristine import SEED
+from tests.terminal import Term
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 # --- install (fast, with fake node/npm) -----------------------------------------------------------
 
@@ -33,7 +34,8 @@ def script(path: Path, body: str) -> Path:
     return path
 
 
-FAKE_NPM = """import os, sys
+FAKE_NPM = """import os, sys, time
+time.sleep(float(os.environ.get("FAKE_NPM_SECONDS", "0")))
 if os.environ.get("FAKE_NPM_FAIL"):
     print("npm ERR! network unreachable", file=sys.stderr)
     sys.exit(1)
@@ -65,15 +67,102 @@ def test_cache_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     assert inst.pinned_bin().parts[-4:] == ("wrangler-4.86.0", "node_modules", ".bin", "wrangler")
 
 
-def test_installs_pinned_once_atomically(fake_tools: Path, tmp_path: Path) -> None:
-    messages: list[str] = []
-    found = inst.resolve_wrangler(messages.append)
+class Said:
+    """A `Progress` that keeps what it was told: (message, ongoing)."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, bool]] = []
+
+    def __call__(self, message: str, /, *, ongoing: bool = False) -> None:
+        self.said.append((message, ongoing))
+
+    def lines(self) -> list[str]:
+        return [m for m, ongoing in self.said if not ongoing]
+
+
+def test_installs_pinned_once_atomically(
+    fake_tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_NPM_SECONDS", "1.2")  # long enough for the status to tick
+    said = Said()
+    found = inst.resolve_wrangler(said)
     assert (found.version, found.source) == ("4.86.0", "installed")
     assert found.path == tmp_path / "cache" / "wrangler-4.86.0" / "node_modules" / ".bin" / "wrangler"
-    assert any("installing wrangler 4.86.0" in m for m in messages)
+    final = tmp_path / "cache" / "wrangler-4.86.0"
+    # one line when it starts (why first), one when it is done; "using" only once it is installed
+    assert said.lines()[0] == f"no wrangler on PATH; installing wrangler 4.86.0 into {final} (one time, ~15 s)"
+    assert re.fullmatch(r"installed wrangler 4\.86\.0 in \d+ s; using it", said.lines()[1])
+    assert len(said.lines()) == 2
+    # the seconds in between are statuses, never lines
+    ticks = [m for m, ongoing in said.said if ongoing]
+    assert ticks and all(re.fullmatch(r"installing wrangler 4\.86\.0 … \d+ s", m) for m in ticks)
+    assert said.said.index((said.lines()[1], False)) == len(said.said) - 1
     assert not list((tmp_path / "cache").glob(".tmp-*"))
-    again = inst.resolve_wrangler(messages.append)
-    assert again.source == "cache"
+    again = Said()
+    assert inst.resolve_wrangler(again).source == "cache"
+    assert again.said == [(f"no wrangler on PATH; using wrangler 4.86.0 ({final})", False)]
+
+
+PROBE_PLAN = """# Wrangler probe
+
+## 1. Probe  🟢
+
+```bash
+wrangler --version > version.txt
+```
+
+```bash
+# ✔ wrangler answers
+grep -q '4.86.0' version.txt && echo "wrangler answers" || { echo "no version"; exit 1; }
+```
+
+## Live State
+
+```yaml
+status: not-created
+```
+"""
+
+
+@pytest.mark.slow  # two first-use installs through the real CLI (~10 s)
+def test_the_cli_says_an_install_in_two_lines_and_counts_only_at_a_terminal(
+    fake_tools: Path, tmp_path: Path, term: Callable[..., Term]
+) -> None:
+    # first use of --target local: the fake npm takes 2.2 s or more; the real one ~10-15 s
+    plan = tmp_path / "probe.md"
+    plan.write_text(PROBE_PLAN, encoding="utf-8")
+    env = {
+        **os.environ,
+        "PATH": f"{fake_tools}{os.pathsep}/usr/bin{os.pathsep}/bin",  # fake node and npm first
+        "FAKE_NPM_SECONDS": "2.2",
+    }
+    # in a log (a pipe): the start, the end, then the run; no line per second, nothing said before its time
+    env["DIRECTOR_CACHE"] = str(tmp_path / "cache-plain")
+    r = subprocess.run(
+        [sys.executable, "-m", "director", "apply", str(plan), "--target", "local", "--non-interactive"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    before = r.stdout.split("director: starting", 1)[0].splitlines()
+    final = tmp_path / "cache-plain" / "wrangler-4.86.0"
+    assert before[0] == f"no wrangler on PATH; installing wrangler 4.86.0 into {final} (one time, ~15 s)"
+    took = re.fullmatch(r"installed wrangler 4\.86\.0 in (\d+) s; using it", before[1])
+    assert took and int(took.group(1)) >= 2, before
+    assert len(before) == 2 and "… " not in r.stdout.split("director: starting", 1)[0]
+    assert (final / "node_modules" / ".bin" / "wrangler").exists()
+    # at a terminal: the same two lines, and between them a status counting the seconds on one line
+    t = term(
+        "apply", str(plan), "--target", "local", "--non-interactive", "--restart",
+        env={"PATH": env["PATH"], "FAKE_NPM_SECONDS": "2.2", "DIRECTOR_CACHE": str(tmp_path / "cache-tty")},
+    )  # fmt: skip
+    assert t.finish(timeout=120) == 0, t.text()
+    raw = t.raw.decode("utf-8", "replace")
+    ticks = re.findall(r"installing wrangler 4\.86\.0 … (\d+) s\x1b\[0m\x1b\[1G\x1b\[2K", raw)
+    assert len(ticks) >= 2 and ticks == sorted(ticks, key=int), raw[:600]  # rewritten in place, counting
+    screen = t.text()
+    assert "installing wrangler 4.86.0 …" not in screen  # the status is gone once installed
+    assert screen.count("installed wrangler 4.86.0 in ") == 1 and "installing wrangler 4.86.0 into" in screen
+    assert screen.index("installed wrangler 4.86.0") < screen.index("director: starting apply run")
 
 
 def test_interrupted_install_is_not_mistaken_for_a_good_one(fake_tools: Path, tmp_path: Path) -> None:
@@ -122,6 +211,9 @@ def test_path_wrangler_used_only_if_it_runs_and_is_new_enough(fake_tools: Path, 
     script(fake_tools / "wrangler", "print('4.90.1')\n")
     found, _ = inst.find_path_wrangler()
     assert found is not None and (found.version, found.source) == ("4.90.1", "path")
+    said = Said()
+    assert inst.resolve_wrangler(said).source == "path"  # and the run says which wrangler it uses
+    assert said.said == [(f"using wrangler 4.90.1 from PATH ({fake_tools / 'wrangler'})", False)]
     # Director's own wrapper on PATH is never taken for the real thing.
     found, _ = inst.find_path_wrangler(exclude=(fake_tools,))
     assert found is None

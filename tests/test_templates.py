@@ -15,10 +15,9 @@ from director.plan import langs, templates
 from director.plan.model import Block, BlockRole, Span, TemplateLine, TemplateRule
 from director.plan.parse import parse, parse_file
 from director.plan.templates import TemplateError, render_text, resolve_target, target_variables
+from tests.pristine import EXAMPLES, SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
-EXAMPLES = ROOT / "plans" / "examples"
 
 ENV = {
     "SVC": "billing",

@@ -11,12 +11,12 @@ import pytest
 
 from tests.jsonschemas import validated_lines
 from tests.planmaker import director
+from tests.pristine import EXAMPLES
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "plans" / "examples"
 
 DARK_CSS = """\
 /* every literal with a rule is a pure function of the §0 knobs (shown for THEME=light) */

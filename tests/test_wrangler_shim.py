@@ -19,9 +19,9 @@ from director.targets.shim.argv import Args, Route, classify, parse_args, with_l
 from director.targets.shim.config import find_config, parse_jsonc, worker_config
 from director.targets.shim.output import account_step_outputs, format_error, render_deployments
 from director.targets.wrangler_shim import workflow_resource
+from tests.pristine import SEED
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT / "plans" / "workflow.cloudflare.md"
 
 
 # --- argv --------------------------------------------------------------------------------------------
@@ -443,6 +443,24 @@ def test_delete_missing_worker_confirms_then_fails(shim: Shim) -> None:
     assert "? Are you sure you want to delete ghost? This action cannot be undone." in result.stdout
     assert "🤖 Using fallback value in non-interactive context: yes" in result.stdout
     assert "This Worker does not exist on your account. [code: 10007]" in result.stderr
+
+
+def test_no_banner_and_no_update_check_unless_the_operator_wants_them(shim: Shim) -> None:
+    # The real wrangler prints ` ⛅️ wrangler 4.86.0 (update available …)` on every command after asking
+    # the registry; under the local target it gets WRANGLER_HIDE_BANNER=true, and so does the shim's own.
+    probe = shim.tmp / "probe"
+    probe.write_text(
+        f"#!{sys.executable}\nimport os\nprint(os.environ.get('WRANGLER_HIDE_BANNER', 'unset'))\n"
+    )
+    probe.chmod(0o755)
+    with pytest.MonkeyPatch.context() as mp:  # Shim.run passes this process's environment on
+        mp.delenv("WRANGLER_HIDE_BANNER", raising=False)
+        assert shim.run("whoami", DIRECTOR_REAL_WRANGLER=str(probe)).stdout == "true\n"
+        assert "⛅️" not in shim.run("delete", "--name", "ghost").stdout
+    kept = shim.run("whoami", DIRECTOR_REAL_WRANGLER=str(probe), WRANGLER_HIDE_BANNER="false")
+    assert kept.stdout == "false\n"
+    shown = shim.run("delete", "--name", "ghost", WRANGLER_HIDE_BANNER="false")
+    assert "\n ⛅️ wrangler 4.86.0\n" in shown.stdout
 
 
 def test_deploy_dry_run_failure_is_relayed(shim: Shim) -> None:

@@ -89,7 +89,7 @@ def run_command(
     created = prepare_dirs(p)
     who = operator_name(operator)
     backend = backend_for(plan_path, state_dir, state_url, pf.plan)
-    tgt, tenv, used = _target(target, p, pf.plan, console, plain)
+    tgt, tenv, used = _target(target, p, pf.plan, console)
 
     with ExitStack() as closing:
         bus, live = _views(console, pf.plan, kind, interactive, plain)
@@ -215,25 +215,22 @@ def _secret_values(names: list[str]) -> list[str]:
     return secret_values(os.environ, secret_name_predicate(names))
 
 
-def _target(name: str, p: Paths, plan: Plan, console: Console, plain: bool) -> tuple[Target, TargetEnv, bool]:
+def _target(name: str, p: Paths, plan: Plan, console: Console) -> tuple[Target, TargetEnv, bool]:
     """The target, the environment it gives the blocks, and whether the plan uses it at all."""
     from director.targets import get_target
     from director.targets.base import TargetEnv
+    from director.ui.progress import ProgressLine
 
-    def progress(msg: str) -> None:
-        if plain:
-            console.print(msg, markup=False)
-            return
-        from rich.text import Text
-
-        console.print(Text(msg, style="dim"))
-
+    progress = ProgressLine(console)
     tgt = get_target(name, p.state, progress=progress)
     if not tgt.needed_by(plan):
         # A plan that does not use the target needs no account, no shim and no install.
         return tgt, TargetEnv(description=f"{name} (the plan does not use it)"), False
-    tgt.check_prerequisites()
-    return tgt, tgt.block_environment(), True
+    try:
+        tgt.check_prerequisites()
+        return tgt, tgt.block_environment(), True
+    finally:
+        progress.close()  # an install's status line is never left under an error or the run
 
 
 def _views(

@@ -23,7 +23,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from director.errors import LedgerWriteError, PlanError
 
-__all__ = ["LedgerWriteError", "render_key", "render_scalar", "update_yaml"]
+__all__ = ["LedgerWriteError", "render_inline", "render_key", "render_scalar", "update_yaml"]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -97,6 +97,11 @@ def render_key(key: Any, *, flow: bool = False) -> str:
         if _key_reads_back(text, key, flow):
             return text
     raise LedgerWriteError(f"cannot render {key!r} as a one-line YAML key")
+
+
+def render_inline(value: Any) -> str:
+    """A value as one line of YAML, as the ledger writes it: `{ trigger: http, env: dev }`, `[a, b]`, `x`."""
+    return _render_inline(value, flow=False)
 
 
 def _render_inline(value: Any, *, flow: bool, spaced: bool = True, order: Sequence[Any] = ()) -> str:

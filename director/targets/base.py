@@ -3,7 +3,6 @@ blocks' environment, events (and how to say one in a line), sessions."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -11,8 +10,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from director.plan.model import Plan
 
-#: A progress callback: the CLI turns each message into a spinner line; `None` means silent.
-Progress = Callable[[str], None]
+class Progress(Protocol):
+    """What a target says while it prepares (`None`: silent). `progress(message)` is a line of its own;
+    `progress(message, ongoing=True)` a status the next message replaces: rewritten in place at a
+    terminal, not written at all in plain output or a log (where its start and end lines say enough)."""
+
+    def __call__(self, message: str, /, *, ongoing: bool = False) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -156,9 +156,9 @@ def find_path_wrangler(exclude: tuple[Path, ...] = ()) -> tuple[Wrangler | None,
     return Wrangler(path=path, version=version, source="path"), ""
 
 
-def _say(progress: Progress | None, message: str) -> None:
+def _say(progress: Progress | None, message: str, *, ongoing: bool = False) -> None:
     if progress is not None:
-        progress(message)
+        progress(message, ongoing=ongoing)
 
 
 def _clean_partials(cache: Path) -> None:
@@ -193,7 +193,7 @@ def _npm_install(tmp: Path, progress: Progress | None) -> None:
                     raise PrerequisiteError(
                         f"`npm install wrangler@{PINNED_VERSION}` took more than {_INSTALL_TIMEOUT_S:.0f} s"
                     )
-                _say(progress, f"installing wrangler {PINNED_VERSION} (one time, ~15 s) … {elapsed:.0f} s")
+                _say(progress, f"installing wrangler {PINNED_VERSION} … {elapsed:.0f} s", ongoing=True)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=1.0)  # returns as soon as npm is done
         except BaseException:
@@ -208,8 +208,11 @@ def _npm_install(tmp: Path, progress: Progress | None) -> None:
         )
 
 
-def install_pinned(progress: Progress | None = None, cache: Path | None = None) -> Wrangler:
-    """Install the pinned wrangler once, atomically: temp dir, verify, then rename into place."""
+def install_pinned(progress: Progress | None = None, cache: Path | None = None, why: str = "") -> Wrangler:
+    """Install the pinned wrangler once, atomically: temp dir, verify, then rename into place.
+
+    Says one line when it starts (`why` first: why the pin is needed) and one when it is done; the
+    time in between is an `ongoing` status (a terminal sees it count, a log does not)."""
     cache = cache or cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     final = pinned_dir(cache)
@@ -228,7 +231,9 @@ def install_pinned(progress: Progress | None = None, cache: Path | None = None) 
         tmp = cache / f".tmp-wrangler-{PINNED_VERSION}-{os.getpid()}-{secrets.token_hex(4)}"
         tmp.mkdir()
         try:
-            _say(progress, f"installing wrangler {PINNED_VERSION} into {final} (one time, ~15 s)")
+            what = f"installing wrangler {PINNED_VERSION} into {final} (one time, ~15 s)"
+            _say(progress, f"{why}; {what}" if why else what)
+            started = time.monotonic()
             _npm_install(tmp, progress)
             launcher = tmp / "node_modules" / ".bin" / "wrangler"
             version, output = probe_wrangler(launcher)
@@ -241,35 +246,48 @@ def install_pinned(progress: Progress | None = None, cache: Path | None = None) 
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    _say(progress, f"installed wrangler {version} into {final}")
+    _say(progress, f"installed wrangler {version} in {time.monotonic() - started:.0f} s; using it")
     return Wrangler(path=pinned_bin(cache), version=version, source="installed")
 
 
 def resolve_wrangler(
     progress: Progress | None = None, *, exclude: tuple[Path, ...] = (), cache: Path | None = None
 ) -> Wrangler:
-    """The PATH wrangler if usable, else the cached pin, else install the pin."""
+    """The PATH wrangler if usable, else the cached pin, else install the pin; says which, once it runs."""
     on_path, why_not = find_path_wrangler(exclude)
     if on_path is not None:
+        _say(progress, f"using wrangler {on_path.version} from PATH ({on_path.path})")
         return on_path
-    _say(progress, f"{why_not}; using wrangler {PINNED_VERSION}")
     node = node_version()
+    cached = _cached_pin(node, cache)
+    if cached is not None:
+        _say(progress, f"{why_not}; using wrangler {cached.version} ({pinned_dir(cache)})")
+        return cached
+    found = install_pinned(progress, cache, why=why_not)
+    if found.source == "cache":  # another Director installed it while this one waited for the lock
+        _say(progress, f"{why_not}; using wrangler {found.version} ({pinned_dir(cache)})")
+    return found
+
+
+def _cached_pin(node: tuple[int, int, int], cache: Path | None) -> Wrangler | None:
+    """The pinned wrangler already installed in the cache, if it runs on this Node."""
     cached = pinned_bin(cache)
-    if cached.exists():
-        # `wrangler --version` costs a Node start-up (~1.5 s): remember a good probe for this Node and
-        # this install, so that every run does not pay it again.
-        stamp = pinned_dir(cache) / ".director-probe"
-        key = f"{'.'.join(map(str, node))} {_install_mtime(cache)}"
-        with contextlib.suppress(OSError, ValueError):
-            seen_key, seen_version = stamp.read_text().rsplit(" ", 1)
-            if seen_key == key:
-                return Wrangler(path=cached, version=seen_version.strip(), source="cache")
-        version, _ = probe_wrangler(cached)
-        if version is not None:
-            with contextlib.suppress(OSError):
-                write_atomic(stamp, f"{key} {version}\n")
-            return Wrangler(path=cached, version=version, source="cache")
-    return install_pinned(progress, cache)
+    if not cached.exists():
+        return None
+    # `wrangler --version` costs a Node start-up (~1.5 s): remember a good probe for this Node and
+    # this install, so that every run does not pay it again.
+    stamp = pinned_dir(cache) / ".director-probe"
+    key = f"{'.'.join(map(str, node))} {_install_mtime(cache)}"
+    with contextlib.suppress(OSError, ValueError):
+        seen_key, seen_version = stamp.read_text().rsplit(" ", 1)
+        if seen_key == key:
+            return Wrangler(path=cached, version=seen_version.strip(), source="cache")
+    version, _ = probe_wrangler(cached)
+    if version is None:
+        return None
+    with contextlib.suppress(OSError):
+        write_atomic(stamp, f"{key} {version}\n")
+    return Wrangler(path=cached, version=version, source="cache")
 
 
 def _install_mtime(cache: Path | None) -> int:

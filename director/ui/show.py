@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from director.errors import LedgerWriteError
+from director.ledger.yamlsplice import render_inline
 from director.plan.model import (
     Block,
     BlockRole,
@@ -182,7 +186,7 @@ def render(plan: Plan, console: Console) -> None:
         return
     console.print(f"[bold]Live State[/] [dim](line {ls.span.first_line})[/]")
     for data_key, v in ls.data.items():
-        console.print(f"  {escape(str(data_key))}: {escape(str(v))}")
+        console.print(f"  {escape(str(data_key))}: {escape(_yaml_value(v))}")
     if ls.kv_rows:
         kv = Table(show_header=True, title_justify="left")
         kv.add_column("key", style="cyan")
@@ -199,3 +203,13 @@ def render(plan: Plan, console: Console) -> None:
             fed = ", ".join(row.fed_by) if row.fed_by else "[red]nothing[/]"
             ct.add_row(escape(row.name), fed, escape(row.result))
         console.print(ct)
+
+
+def _yaml_value(value: Any) -> str:
+    """A Live State value as YAML reads: a mapping or list in flow style, `null`, `true`; a string as is."""
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        return str(value)
+    try:
+        return render_inline(value)
+    except LedgerWriteError:
+        return str(value)

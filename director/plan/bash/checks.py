@@ -16,7 +16,7 @@ from tree_sitter import Node
 
 from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.shape import flatten, group_exits, is_fail_exit, statements, unredirect
-from director.plan.bash.units import Unit, alternatives, check_units, choice_lines
+from director.plan.bash.units import Unit, alternatives, check_units, choice_lines, value_lines
 from director.plan.bash.words import Script, Word
 
 # ---------------------------------------------------------------------------------------------------
@@ -462,8 +462,9 @@ def _verify_model(block: str, line_offset: int, context: str) -> VerifyModel:
         )
         for c in script.commands
     )
-    lines = tuple(sorted(vb.lines.values(), key=lambda ln: ln.probe))
-    reported = frozenset(vb.lines)
+    values = value_lines(text)  # what a captured function prints is its value, not a line of the output
+    lines = tuple(sorted((ln for ln in vb.lines.values() if ln.probe not in values), key=lambda ln: ln.probe))
+    reported = frozenset(ln.probe for ln in lines)
     traceable = not re.search(r"(?m)^\s*set\s+(?:[^#\n]*\s)?(\+[a-wyzA-Z]*x|\+o\s+xtrace)", text)
     own_rows = block.count("\n") + 1 if context else None
     return VerifyModel(

@@ -61,6 +61,13 @@ def real_env(account: LocalAccount | None = None) -> dict[str, str]:
     for var in _TOKEN_VARS:
         env.pop(var, None)
     env["WRANGLER_SEND_METRICS"] = "false"
+    # wrangler prints its banner (` ⛅️ wrangler 4.86.0 (update available 4.164.0)` and a rule) at the top of
+    # every command, after asking the npm registry for a newer release (packages/wrangler/src/
+    # wrangler-banner.ts, update-check.ts). Under the local target that is noise five times a run, and bad
+    # advice: the pin is the newest release that runs on Node 20. Director names the wrangler it uses once,
+    # before the run; WRANGLER_HIDE_BANNER (wrangler 4.48+: every wrangler the local target accepts, which
+    # needs 4.79+) skips the banner and its registry query. An operator's own setting of it is kept.
+    env.setdefault("WRANGLER_HIDE_BANNER", "true")
     if account is not None:
         bin_dir = os.path.realpath(account.bin_dir)
         parts = env.get("PATH", "").split(os.pathsep)
@@ -99,8 +106,9 @@ def real_version(ctx: Context) -> str:
 
 
 def banner(ctx: Context) -> None:
-    """packages/wrangler/src/wrangler-banner.ts, without the update check."""
-    if os.environ.get("WRANGLER_HIDE_BANNER", "").lower() in ("1", "true"):
+    """packages/wrangler/src/wrangler-banner.ts, without the update check; hidden as the real wrangler's
+    is under the local target (`real_env`) unless the operator set WRANGLER_HIDE_BANNER to false."""
+    if real_env().get("WRANGLER_HIDE_BANNER", "").lower() in ("1", "true"):
         return
     text = f" ⛅️ wrangler {real_version(ctx)}"
     out("\n" + text + "\n" + "─" * len(text))
