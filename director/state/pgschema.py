@@ -144,8 +144,16 @@ class Migration:
     ddl: str
 
 
+# A receipt may be signed (`director.state.signing`): who signed it, the text signed, the signature.
+V2_DDL = """
+ALTER TABLE director.approvals ADD COLUMN principal TEXT;
+ALTER TABLE director.approvals ADD COLUMN signed_payload TEXT;
+ALTER TABLE director.approvals ADD COLUMN signature TEXT
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "plans, runs, transitions, steps, approvals, events, lease_holder (per-plan ids)", V1_DDL),
+    Migration(2, "approvals.principal, signed_payload, signature (signed receipts)", V2_DDL),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 TABLES = ("runs", "transitions", "steps", "approvals", "events", "lease_holder")  # as the SQLite journal

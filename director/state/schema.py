@@ -135,6 +135,12 @@ def _v2(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE runs DROP COLUMN progress_marker")
 
 
+def _v3(db: sqlite3.Connection) -> None:
+    # A receipt may be signed (`director.state.signing`): who signed it, the text signed, the signature.
+    for column in ("principal", "signed_payload", "signature"):
+        db.execute(f"ALTER TABLE approvals ADD COLUMN {column} TEXT")  # NULL: unsigned
+
+
 @dataclass(frozen=True)
 class Migration:
     """One step of the schema: `apply` takes a journal at `version - 1` to `version`."""
@@ -147,6 +153,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, transitions, steps, approvals, events, lease_holder", _v1),
     Migration(2, "schema_version table; runs.progress_marker dropped (never written)", _v2),
+    Migration(3, "approvals.principal, signed_payload, signature (signed receipts)", _v3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 TABLES = ("runs", "transitions", "steps", "approvals", "events", "lease_holder")  # the journal's data
