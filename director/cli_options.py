@@ -124,3 +124,23 @@ NonInteractiveOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable.")]
+SignWithOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sign-with",
+        help="Sign approvals with this SSH key (a private key file, or the public key of one ssh-agent "
+        "holds), as `ssh-keygen -Y sign` does (docs/approvals.md).",
+        envvar="DIRECTOR_SIGNING_KEY",
+        metavar="KEYFILE",
+    ),
+]
+AllowedSignersOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--allowed-signers",
+        help="Release a gate only on an approval signed by a key in this OpenSSH allowed-signers file "
+        "(default: .director-allowed-signers beside the plan or above it, up to the repository root).",
+        envvar="DIRECTOR_ALLOWED_SIGNERS",
+        metavar="FILE",
+    ),
+]
