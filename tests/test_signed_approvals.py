@@ -272,6 +272,13 @@ def test_flags_need_a_signature_too_and_a_gate_only_key_cannot_release_a_destruc
     approve(plan, out, "3", keys["alice"])
     assert run(plan, out, "apply", str(plan)).returncode == 0
     assert acts(out) == ["s1", "s2", "s3"]
+    # the teardown's 💥 gate: the same rule
+    r = run(plan, out, "teardown", str(plan), "--approve", "teardown")
+    assert r.returncode == 4 and "(flag) refused: unsigned" in r.stdout, r.stdout
+    approve(plan, out, "teardown", keys["alice"])
+    r = run(plan, out, "teardown", str(plan))
+    assert r.returncode == 0 and "signed by alice@example.com" in r.stdout, r.stdout
+    assert (out / "teardown-acts").read_text().split() == ["td"]
 
 
 def test_approve_verify_rechecks_every_stored_receipt(tmp_path: Path, out: Path, keys: dict[str, Path]) -> None:
