@@ -5,6 +5,7 @@ drives all of it through the CLI)."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,26 @@ def test_ssh_keygen_signs_and_verifies_and_says_why_it_refuses(tmp_path: Path, k
     assert sshsig.public_key(key) == tuple(key.with_name("key.pub").read_text().split()[:2])
     with pytest.raises(UsageError, match="--sign-with"):
         sshsig.sign(tmp_path / "missing", "director-gate", data)
+
+
+def test_a_key_an_agent_holds_signs_through_its_public_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = _key(tmp_path, "agent-held")
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists():
+            assert agent.poll() is None and time.monotonic() < deadline, "ssh-agent did not start"
+            time.sleep(0.02)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        subprocess.run(["ssh-add", "-q", str(key)], check=True, env={"SSH_AUTH_SOCK": str(sock), "PATH": "/usr/bin:/bin"})
+        key.unlink()  # only the agent has the private key now
+        pub = key.with_name("agent-held.pub")
+        data = CLAIM.payload().encode()
+        sig = sshsig.sign(pub, "director-gate", data)
+        allowed = tmp_path / "allowed"
+        allowed.write_text(_line("alice@example.com", key) + "\n")
+        assert sshsig.verify(allowed, "alice@example.com", "director-gate", sig, data).ok
+    finally:
+        agent.terminate()
+        agent.wait(10)
