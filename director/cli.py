@@ -19,9 +19,11 @@ import typer
 
 from director import __version__
 from director.cli_options import (
+    AllowedSignersOpt,
     ApproveOpt,
     Command,
     EventsOpt,
+    GateSectionArg,
     JsonOpt,
     MaxRecoveriesOpt,
     NonInteractiveOpt,
@@ -31,6 +33,7 @@ from director.cli_options import (
     PlansArg,
     SecretOpt,
     SetOpt,
+    SignWithOpt,
     StateDirOpt,
     StateUrlOpt,
     StepTimeoutOpt,
@@ -182,6 +185,8 @@ def apply(
     plain: PlainOpt = False,
     state_url: StateUrlOpt = None,
     wait_for_approval: WaitOpt = None,
+    sign_with: SignWithOpt = None,
+    allowed_signers: AllowedSignersOpt = None,
 ) -> int:
     """Apply a plan: observe before act, stop at gates, resume where a previous run stopped.
 
@@ -213,6 +218,8 @@ def apply(
         plain=plain,
         state_url=state_url,
         wait_for_approval=wait_for_approval,
+        sign_with=sign_with,
+        allowed_signers=allowed_signers,
     )
 
 
@@ -234,6 +241,8 @@ def teardown(
     plain: PlainOpt = False,
     state_url: StateUrlOpt = None,
     wait_for_approval: WaitOpt = None,
+    sign_with: SignWithOpt = None,
+    allowed_signers: AllowedSignersOpt = None,
 ) -> int:
     """Tear down what the plan created: observe first, 💥 approval, resumable.
 
@@ -261,6 +270,8 @@ def teardown(
         plain=plain,
         state_url=state_url,
         wait_for_approval=wait_for_approval,
+        sign_with=sign_with,
+        allowed_signers=allowed_signers,
     )
 
 
@@ -340,25 +351,38 @@ def check(
 @_command("approve")
 def approve_cmd(
     plan: PlanArg,
-    section: Annotated[
-        str, typer.Argument(help="The gated section: number (3) or slug (teardown).", metavar="SECTION")
-    ],
+    section: GateSectionArg = None,
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
     yes: Annotated[
         bool, typer.Option("--yes", help="Record it without asking (required without a terminal).")
     ] = False,
     state_url: StateUrlOpt = None,
+    sign_with: SignWithOpt = None,
+    allowed_signers: AllowedSignersOpt = None,
+    verify: Annotated[
+        bool,
+        typer.Option("--verify", help="Re-check every stored receipt (exit 1 if one is not accepted)."),
+    ] = False,
 ) -> int:
     """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm).
 
-    Example: director approve plans/workflow.cloudflare.md 3 --operator alice
+    \b
+    Examples:
+      director approve plans/workflow.cloudflare.md 3 --operator alice
+      director approve plans/workflow.cloudflare.md 3 --sign-with ~/.ssh/id_ed25519
+      director approve plans/workflow.cloudflare.md --verify
     """
-    from director.commands.approve import approve_command
+    from director.commands.approve import approve_command, verify_command
 
+    if verify:
+        return verify_command(plan, state_dir=state_dir, state_url=state_url, allowed_signers=allowed_signers)
+    if section is None:
+        raise DirectorUsageError("SECTION: name the gated section to approve (or pass --verify)")
     return approve_command(
-        plan, section, operator=operator, state_dir=state_dir, yes=yes, state_url=state_url
-    )
+        plan, section, operator=operator, state_dir=state_dir, yes=yes, state_url=state_url,
+        sign_with=sign_with, allowed_signers=allowed_signers,
+    )  # fmt: skip
 
 
 @_command()

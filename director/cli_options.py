@@ -64,6 +64,13 @@ PlansArg = Annotated[
 ]
 # Every common option also reads a DIRECTOR_* environment variable (README "Configuration"); list options
 # split the variable's value on whitespace (DIRECTOR_APPROVE="3 teardown").
+# `approve`'s section: optional only because `approve --verify PLAN` checks every receipt instead.
+GateSectionArg = Annotated[
+    str | None,
+    typer.Argument(
+        help="The gated section: number (3) or slug (teardown).", metavar="SECTION", show_default=False
+    ),
+]
 StateDirOpt = Annotated[
     Path | None,
     typer.Option(
@@ -187,3 +194,23 @@ NonInteractiveOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable.")]
+SignWithOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--sign-with",
+        help="Sign approvals with this SSH key (a private key file, or the public key of one ssh-agent "
+        "holds), as `ssh-keygen -Y sign` does (docs/approvals.md).",
+        envvar="DIRECTOR_SIGNING_KEY",
+        metavar="KEYFILE",
+    ),
+]
+AllowedSignersOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--allowed-signers",
+        help="Release a gate only on an approval signed by a key in this OpenSSH allowed-signers file "
+        "(default: .director-allowed-signers beside the plan or above it, up to the repository root).",
+        envvar="DIRECTOR_ALLOWED_SIGNERS",
+        metavar="FILE",
+    ),
+]

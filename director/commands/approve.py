@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +20,26 @@ def approve_command(
     state_dir: Path | None,
     state_url: str | None = None,
     yes: bool = False,
+    sign_with: Path | None = None,
+    allowed_signers: Path | None = None,
 ) -> ExitCode:
     """Record a receipt for a gate's content as it stands (the waiting run's session and inputs).
 
     The gate is shown first; the receipt is recorded once the operator types its confirmation (`go`, or
     for 💥 what the panel asks), or at once with `--yes`. Without a terminal `--yes` is required.
+    With `--sign-with` the receipt is signed (docs/approvals.md); with an allowed-signers file in force
+    the signature is checked at once, and a receipt a run would refuse is said so.
     """
     import sys
 
+    from director.commands import trust
     from director.plan import knobs
     from director.run.gates import make_receipt, matches, operator_name
     from director.ui.prompts import confirm, gate_panel
     from director.ui.render import make_console
 
+    key = trust.signing_key(sign_with)
+    signers = trust.allowed_signers(plan_path, allowed_signers)
     plan = load_plan(plan_path)
     section = next((s for s in plan.sections if matches(selector, s.key, s.slug, s.title)), None)
     if section is None:
@@ -57,13 +67,83 @@ def approve_command(
                 console.print("not approved: no receipt recorded", markup=False, highlight=False)
                 return ExitCode.AWAITING_APPROVAL
         r = make_receipt(content, who, "approve-command")
-        journal.record_approval(
-            None, r.section_key, r.sha256, r.operator, "approve-command", content.to_json()
+        signed = None
+        if key is not None:
+            from director.run.signatures import plan_identity, sign
+
+            at = datetime.fromisoformat(r.at)
+            signed = sign(key, content, plan=plan_identity(plan_path, plan), operator=who, host=journal.host,
+                          how="approve-command", at=at, allowed=signers)  # fmt: skip
+        aid = journal.record_approval(
+            None, r.section_key, r.sha256, r.operator, "approve-command", content.to_json(), signed=signed
         )
         console.print(f"approved §{section.key} for {who}@{r.host} at {r.at}: sha256 {r.sha256}")
+        if signers is not None:
+            receipt = next(a for a in journal.approvals() if a.id == aid)
+            console.print(_checked(receipt, signers, plan_path, plan, journal), markup=False, highlight=False)
     finally:
         journal.close()
     return ExitCode.OK
+
+
+def _checked(receipt: Any, signers: Path, plan_path: Path, plan: Any, journal: Any) -> str:
+    """What a run checking `signers` will say of this receipt."""
+    from director.run.signatures import check_receipt, plan_identity, spent_nonces
+
+    c = receipt.content
+    v = check_receipt(
+        receipt, allowed=signers, plan=plan_identity(plan_path, plan), marker=c.get("marker", ""),
+        section=receipt.section_key, sha256=receipt.sha256, inputs=c.get("inputs", {}),
+        nonces=spent_nonces(journal),
+    )  # fmt: skip
+    if v.ok:
+        return f"signed by {v.principal} with {v.fingerprint}: verified against {signers}"
+    hint = "; pass --sign-with KEYFILE" if v.code == "unsigned" else ""
+    return f"warning: a run checking {signers} will refuse this receipt: {v.reason}{hint}"
+
+
+def verify_command(
+    plan_path: Path, *, state_dir: Path | None, state_url: str | None, allowed_signers: Path | None
+) -> ExitCode:
+    """`approve --verify`: every stored receipt checked against the allowed signers now -- its signature,
+    its row against what was signed, its content against its sha256, its nonce; exit 1 if one fails."""
+    from director.commands import trust
+    from director.run.gates import canonical
+    from director.run.signatures import check_receipt, describe, plan_identity, spent_nonces
+    from director.ui.render import clean
+
+    signers = trust.allowed_signers(plan_path, allowed_signers)
+    if signers is None:
+        raise UsageError(
+            "--allowed-signers: no allowed-signers file to verify with (pass one, set "
+            "DIRECTOR_ALLOWED_SIGNERS, or add .director-allowed-signers beside the plan)"
+        )
+    plan = load_plan(plan_path)
+    journal = open_journal(plan_path, state_dir, state_url)
+    if journal is None:
+        print(f"{plan_path}: no receipt recorded yet")
+        return ExitCode.OK
+    bad = 0
+    try:
+        receipts, nonces = journal.approvals(), spent_nonces(journal)
+        used = {e.data.get("approval_id") for e in journal.events(kind="approval-used")}
+        identity = plan_identity(plan_path, plan)
+        for r in receipts:
+            c = r.content
+            v = check_receipt(
+                r, allowed=signers, plan=identity, marker=c.get("marker", ""), section=r.section_key,
+                sha256=r.sha256, inputs=c.get("inputs", {}), nonces=nonces,
+            )  # fmt: skip
+            if v.ok and hashlib.sha256(canonical(c)).hexdigest() != r.sha256:
+                v = dataclasses.replace(v, ok=False, reason="edited: its content does not hash to its sha256")
+            bad += not v.ok
+            verdict = f"✓ {v.principal} {v.fingerprint}" if v.ok else f"✗ {v.reason}"
+            spent = " (spent)" if r.id in used else ""
+            print(clean(f"{describe(r)} §{r.section_key} at {r.at:%Y-%m-%dT%H:%M:%S}{spent}: {verdict}"))
+    finally:
+        journal.close()
+    print(f"{len(receipts) - bad} of {len(receipts)} receipts verified against {signers}")
+    return ExitCode.FINDINGS if bad else ExitCode.OK
 
 
 def _content_as_it_stands(plan: Any, section: Any, run: Any, journal: Any, kn: dict[str, str]) -> Any:

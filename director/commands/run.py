@@ -65,9 +65,12 @@ def run_command(
     max_recoveries: int = 5,
     state_url: str | None = None,
     wait_for_approval: float | None = None,
+    sign_with: Path | None = None,
+    allowed_signers: Path | None = None,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`)."""
     from director.ci import github_actions, in_ci
+    from director.commands import trust
     from director.exec.secrets import secret_name_predicate
     from director.ledger.planfile import PlanFile
     from director.run.config import RunConfig
@@ -78,6 +81,8 @@ def run_command(
     _check_options(plan_path, step_timeout, max_recoveries, state_dir, workdir, events, wait_for_approval)
     if mode == "run":
         require_writable_plan(plan_path)
+    key = trust.signing_key(sign_with) if mode == "run" else None
+    signers = trust.allowed_signers(plan_path, allowed_signers) if mode == "run" else None
     pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
     # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
     # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
@@ -111,7 +116,11 @@ def run_command(
             sets=given,
             secret_names=tuple(secrets),
             wait_for_approval=wait_for_approval,
+            signing_key=key,
+            allowed_signers=signers,
         )
+        if signers is not None:
+            console.print(f"approvals must be signed by a key in {signers}", markup=False, highlight=False)
         engine = Engine(
             plan_file=pf,
             journal=journal,

@@ -2,8 +2,10 @@
 
 An approval is a receipt (operator, host, time, how, sha256 of what it covers). It comes from a receipt
 made by `director approve` (from any terminal), an `--approve` flag, `--auto-approve` (never 💥) or the
-operator's `go` at the prompt; it covers one application of the section. Without one, the run stops in
-`awaiting-approval` (a wait for a human event, resumed by the next apply).
+operator's `go` at the prompt; it covers one application of the section. At a terminal the prompt and
+receipts from elsewhere race: whichever comes first releases the gate. Without one, the run stops in
+`awaiting-approval` (a wait for a human event, resumed by the next apply). With an allowed-signers file
+in force, only a receipt whose signature verifies releases a gate (`signatures`).
 """
 
 from __future__ import annotations
@@ -14,16 +16,18 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from director.exec.secrets import is_secret_name
 from director.ledger import cells
 from director.plan import bash, knobs, markers
 from director.plan.model import Plan, Section, SectionKind
+from director.run import signatures
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
-from director.run.gates import GateContent, Review, make_receipt, matches
+from director.run.gates import Arrival, Elsewhere, GateContent, Review, matches
+from director.run.signatures import describe
 from director.state.lifecycle import RunState
 from director.state.records import ApprovalRecord
 from director.state.store import ApprovalHow, StateStore
@@ -330,7 +334,7 @@ def consumed(journal: StateStore, approval_id: int) -> bool:
     return any(e.data.get("approval_id") == approval_id for e in journal.events(kind="approval-used"))
 
 
-def _wait(run: Run, section: Section, content: GateContent, why: str) -> None:
+def _wait(run: Run, section: Section, content: GateContent, why: str) -> NoReturn:
     """No approval: the run stops awaiting one (exit 4); the message says how to give it."""
     run.journal.record_event(
         run.run_id,
@@ -365,53 +369,121 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         redact=run.shell.redactor.redact,
     )
     rule = markers.by_glyph(content.marker)
-    method: ApprovalHow | None = None
-    receipt = run.journal.find_approval(section.key, content.sha256)
-    if receipt is not None and consumed(run.journal, receipt.id):
-        receipt = None  # an approval is for one application of the section, not for every later one
-    if receipt is not None:
-        pass
-    elif any(matches(sel, section.key, section.slug, section.title) for sel in run.cfg.approve):
-        method = "flag"
-    elif run.cfg.auto_approve and rule is not None and rule.auto_approvable:
-        method = "auto"
-    elif run.prompter is not None:
-        _emit_gate(run, section, content, None, "prompt")
-        asked = time.monotonic()
-        try:
-            approved = run.prompter.ask_go(content)
-        finally:
-            # the human's time at the gate is not the section's
-            run.waited[section.key] = run.waited.get(section.key, 0.0) + time.monotonic() - asked
-        if not approved:
-            _wait(run, section, content, "declined at the prompt")
-        method = "prompt"
-    else:
+    receipt, own = signatures.usable(run, section, content), False
+    if receipt is None:
+        method: ApprovalHow | None = None
+        if any(matches(sel, section.key, section.slug, section.title) for sel in run.cfg.approve):
+            method = "flag"
+        elif run.cfg.auto_approve and rule is not None and rule.auto_approvable:
+            method = "auto"
+        if method is not None:
+            mine = signatures.own_receipt(run, section, content, method)
+            receipt, own = (mine, True) if signatures.judge(run, section, content, mine) else (None, False)
+    if receipt is None and run.prompter is not None:
+        receipt, own = _ask(run, section, content)
+    elif receipt is None:
         receipt = _await_receipt(run, section, content)  # None unless `--wait-for-approval`
         if receipt is None:
-            _wait(run, section, content, "needs a human go")
-    if receipt is not None:
-        run.gate_receipts[section.key] = receipt.id
+            _wait(run, section, content, _needs(run, section, "needs a human go"))
+    _release(run, section, content, receipt, own)
+
+
+def _needs(run: Run, section: Section, why: str) -> str:
+    """Why the gate stops, with the last receipt refused for it (an allowed-signers file in force)."""
+    refused = [said for key, said in run.refused.values() if key == section.key]
+    return f"{why}; {refused[-1]}" if refused else why
+
+
+def _release(run: Run, section: Section, content: GateContent, receipt: ApprovalRecord, own: bool) -> None:
+    """The gate passes on `receipt`: said (whose approval, and its verified signer), kept for the act."""
+    run.gate_receipts[section.key] = receipt.id
+    v = run.signers.get(receipt.id)
+    signed = f", signed by {v['principal']} with {v['fingerprint']}" if v else ""
+    how: str = receipt.how
+    if not own:
         at = f"{receipt.at:%Y-%m-%dT%H:%M:%S}"
-        how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at})"
+        how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at}{signed})"
         made = "`director approve`" if receipt.how == "approve-command" else receipt.how
         run.approved_with[section.key] = (
-            f"approved with the receipt {receipt.operator}@{receipt.host} recorded by {made} at {at}"
+            f"approved with the receipt {receipt.operator}@{receipt.host} recorded by {made} at {at}{signed}"
         )
-    else:
-        assert method is not None  # every other branch either set it or stopped the run
-        r = make_receipt(content, run.cfg.operator, method, run.clock())
-        run.gate_receipts[section.key] = run.journal.record_approval(
-            run.run_id, r.section_key, r.sha256, r.operator, method, content.to_json()
-        )
-        how = method
+    extra = {"principal": v["principal"], "fingerprint": v["fingerprint"]} if v else {}
     run.bus.emit(
-        "approval",
-        section=section.key,
-        sha256=content.sha256,
-        operator=receipt.operator if receipt is not None else run.cfg.operator,
-        how=how,
+        "approval", section=section.key, sha256=content.sha256, operator=receipt.operator, how=how, **extra
     )
+
+
+# -- at a terminal: the typed confirmation races approvals from elsewhere -----------------------------------
+
+
+def _ask(run: Run, section: Section, content: GateContent) -> tuple[ApprovalRecord, bool]:
+    """Ask at the terminal while waiting for a receipt from elsewhere (`director approve` in another
+    terminal or on another machine): whichever comes first releases the gate. The run is
+    `awaiting-approval` meanwhile (`status` says so). A typed confirmation is this run's own receipt,
+    signed with `--sign-with`; while signatures are checked, a refused one (unsigned) is said and asked
+    again. `--wait-for-approval TIMEOUT` bounds the wait here too."""
+    assert run.prompter is not None
+    prompter = run.prompter
+    mine = [a.id for a in run.journal.approvals() if a.section_key == section.key]
+    after = [max(mine, default=0)]
+    timeout = run.cfg.wait_for_approval
+    deadline = None if timeout is None or timeout == float("inf") else time.monotonic() + timeout
+
+    def wait(seconds: float) -> Arrival:
+        if deadline is not None:
+            seconds = min(seconds, deadline - time.monotonic())
+            if seconds <= 0:
+                return Arrival(timed_out=True)
+        before = set(run.refused)
+        found = run.journal.wait_for_approval(section.key, content.sha256, after[0], seconds)
+        receipt = None
+        if found is not None:
+            receipt = signatures.usable(run, section, content, after[0])
+            after[0] = max(after[0], found.id)
+        return Arrival(receipt, tuple(s for i, (_, s) in run.refused.items() if i not in before))
+
+    hint = f"director approve {run.pf.path} {section.key}"
+    _waiting(run, section, content, f"{run.label(section)} asks at the terminal and waits for `{hint}`")
+    if run.cfg.allowed_signers is not None:
+        hint += " --sign-with KEYFILE"  # an unsigned approval would be refused
+    _emit_gate(run, section, content, None, "prompt")
+    asked = time.monotonic()
+    result: tuple[ApprovalRecord | None, bool, str]
+    first = True
+    try:
+        while True:
+            earlier = tuple(said for key, said in run.refused.values() if key == section.key)
+            answer = prompter.ask_go(content, Elsewhere(wait, hint, timeout, earlier, panel=first))
+            first = False
+            if isinstance(answer, Arrival):
+                result = (answer.receipt, False, "no approval in time")
+                break
+            if not answer:
+                result = (None, False, "declined at the prompt")
+                break
+            typed = signatures.own_receipt(run, section, content, "prompt")
+            after[0] = max(after[0], typed.id)
+            if signatures.judge(run, section, content, typed):
+                result = (typed, True, "")
+                break
+    finally:
+        # the human's time at the gate is not the section's
+        run.waited[section.key] = run.waited.get(section.key, 0.0) + time.monotonic() - asked
+    receipt, own, why = result
+    back = f"approved ({describe(receipt)})" if receipt is not None else why
+    run.journal.transition(run.run_id, RunState.RUNNING, back)
+    if receipt is None:
+        _wait(run, section, content, _needs(run, section, why))
+    return receipt, own
+
+
+def _waiting(run: Run, section: Section, content: GateContent, why: str, wait_s: float | None = None) -> None:
+    """Journal that the gate waits for a human (`gate-waiting`) and the run is `awaiting-approval`."""
+    data: dict[str, Any] = {"section": section.key, "sha256": content.sha256, "content": content.to_json()}
+    if wait_s is not None:
+        data["wait_s"] = wait_s
+    run.journal.record_event(run.run_id, "gate-waiting", data)
+    run.journal.transition(run.run_id, RunState.AWAITING_APPROVAL, why)
 
 
 # -- `apply --wait-for-approval [TIMEOUT]`: the gate waits for a receipt instead of stopping ---------------
@@ -421,31 +493,36 @@ def _await_receipt(run: Run, section: Section, content: GateContent) -> Approval
     """Wait, `awaiting-approval`, for a new receipt for exactly this content (`director approve` from any
     terminal or, with `--state-url`, any machine); None when the option is off or the time ran out (the
     run then stops as it would without the option). The store waits: LISTEN/NOTIFY on PostgreSQL,
-    a read of the file every 0.25 s on SQLite."""
+    a read of the file every 0.25 s on SQLite. A receipt refused (signatures checked) is said, audited,
+    and the wait goes on."""
     timeout = run.cfg.wait_for_approval
     if timeout is None:
         return None
-    known = run.journal.find_approval(section.key, content.sha256)
+    known = [a.id for a in run.journal.approvals() if a.section_key == section.key]
+    after = max(known, default=0)
     hint = f"director approve {run.pf.path} {section.key}"
-    run.journal.record_event(
-        run.run_id,
-        "gate-waiting",
-        {"section": section.key, "sha256": content.sha256, "content": content.to_json(), "wait_s": timeout},
-    )
     limit = "" if timeout == float("inf") else f" up to {timeout:g} s"
     why = f"{run.label(section)} waits{limit} for `{hint}`"
-    run.journal.transition(run.run_id, RunState.AWAITING_APPROVAL, why)
+    _waiting(run, section, content, why, timeout)
     run.bus.emit("run.state", run_id=run.run_id, to=RunState.AWAITING_APPROVAL.value, reason=why)
     _emit_gate(run, section, content, None, "waiting for a receipt")
-    receipt = run.journal.wait_for_approval(section.key, content.sha256, known.id if known else 0, timeout)
-    back = f"receipt {receipt.id} by {receipt.operator}@{receipt.host}" if receipt else "no receipt in time"
+    deadline = time.monotonic() + timeout
+    receipt = None
+    while receipt is None and (left := deadline - time.monotonic()) > 0:
+        found = run.journal.wait_for_approval(section.key, content.sha256, after, left)
+        if found is None:
+            break
+        receipt = signatures.usable(run, section, content, after)
+        after = max(after, found.id)
+    back = describe(receipt) if receipt else "no receipt in time"
     run.journal.transition(run.run_id, RunState.RUNNING, back)
     run.bus.emit("run.state", run_id=run.run_id, to=RunState.RUNNING.value, reason=back)
     return receipt
 
 
 def approval_used(run: Run, section: Section) -> None:
-    """The section this approval let act succeeded: the receipt is spent."""
+    """The section this approval let act succeeded: the receipt is spent (with its signature's nonce)."""
     used = run.gate_receipts.pop(section.key, None)
     if used is not None:
-        run.journal.record_event(run.run_id, "approval-used", {"approval_id": used, "section": section.key})
+        data = {"approval_id": used, "section": section.key, **run.signers.get(used, {})}
+        run.journal.record_event(run.run_id, "approval-used", data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from director.state.journal import RunKind
@@ -28,6 +29,8 @@ class RunConfig:
     sets: dict[str, str] = field(default_factory=dict)
     secret_names: tuple[str, ...] = ()
     wait_for_approval: float | None = None  # seconds a gate waits for a receipt (`--wait-for-approval`)
+    signing_key: Path | None = None  # `--sign-with`: this run's own approvals are signed with it
+    allowed_signers: Path | None = None  # in force: a gate is released only by a verified signature
 
 
 @dataclass

@@ -82,6 +82,8 @@ class Run:
     # them, so a block that reads one must get it recomputed or not run at all.
     withheld: set[str] = field(default_factory=set)
     gate_receipts: dict[str, int] = field(default_factory=dict)  # section -> approval it acts on
+    signers: dict[int, dict[str, str]] = field(default_factory=dict)  # receipt -> principal, key, nonce
+    refused: dict[int, tuple[str, str]] = field(default_factory=dict)  # receipt -> section, why (said once)
     realized_rows: set[str] = field(default_factory=set)  # key/value rows realized in this invocation
     applied: list[str] = field(default_factory=list)
     verified: list[str] = field(default_factory=list)

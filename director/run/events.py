@@ -8,7 +8,9 @@ Types (documented in docs/events.md):
   step.output {section, block, text}
   step.input {section, block, prompt}  (interactive: the block waits for the operator; None: no longer)
   step.end {section, block, role, exit_code, duration_s, ok, timed_out, waited_for_input}
-  gate {section, title, marker, note, sha256, approved, how}   approval {section, sha256, operator, how}
+  gate {section, title, marker, note, sha256, approved, how}
+  approval {section, sha256, operator, how, [principal, fingerprint]}   (signed: the verified signer)
+  approval.refused {section, approval_id, code, reason}   (a receipt whose signature is not accepted)
   ledger.write {path, changed}                         target {op, detail}
   run.end {run_id, mode, outcome, section, message, exit_code}   (the last line; written after the summary)
 Verdicts: in-sync, applied, verified, failed, awaiting-approval, will-apply, needs-approval, blocked, skipped.

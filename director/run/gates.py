@@ -6,12 +6,14 @@ import getpass
 import hashlib
 import json
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from director.plan.model import Input
 from director.state.identity import host_name
+from director.state.records import ApprovalRecord
 
 
 @dataclass(frozen=True)
@@ -45,13 +47,8 @@ class GateContent:
 
     def canonical(self) -> bytes:
         """The bytes the receipt hashes: commands, variables and inputs (display-only fields excluded)."""
-        payload = {
-            "section": self.section_key,
-            "commands": list(self.commands),
-            "variables": dict(sorted(self.variables.items())),
-            "inputs": dict(sorted(self.inputs.items())),
-        }
-        return json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+        return canonical({"section_key": self.section_key, "commands": self.commands,
+                          "variables": self.variables, "inputs": self.inputs})  # fmt: skip
 
     @property
     def sha256(self) -> str:
@@ -59,6 +56,18 @@ class GateContent:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def canonical(content: Mapping[str, Any]) -> bytes:
+    """The bytes a receipt hashes, from gate content as stored (`GateContent.to_json`, a receipt's
+    `content`): the section, commands, variables and inputs."""
+    payload = {
+        "section": content.get("section_key"),
+        "commands": list(content.get("commands", ())),
+        "variables": dict(sorted(dict(content.get("variables", {})).items())),
+        "inputs": dict(sorted(dict(content.get("inputs", {})).items())),
+    }
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,28 @@ def matches(selector: str, section_key: str, slug: str, title: str) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """What a wait for an approval from elsewhere found: a receipt that releases the gate (verified, when
+    signatures are checked), refusals to say, or that the time ran out."""
+
+    receipt: ApprovalRecord | None = None
+    refused: tuple[str, ...] = ()
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """While the operator is asked at the terminal, approvals may come from elsewhere (`director approve`
+    in another terminal or, with `--state-url`, on another machine): the prompt and them race."""
+
+    wait: Callable[[float], Arrival]  # waits up to that many seconds for a receipt; never longer
+    hint: str  # the `director approve PLAN SECTION` command
+    timeout: float | None = None  # `--wait-for-approval TIMEOUT`: when the run stops waiting (None: never)
+    refused: tuple[str, ...] = ()  # receipts already refused for this content (said above the prompt)
+    panel: bool = True  # show the gate panel (not when asking again after a refused typed go)
+
+
 class Prompter(Protocol):
     """Asks the operator; implemented at a terminal by `director.ui.prompts.TerminalPrompter`."""
 
@@ -104,6 +135,8 @@ class Prompter(Protocol):
         """One Provisioning Inputs question; returns one of its options."""
         ...
 
-    def ask_go(self, content: GateContent) -> bool:
-        """Shows the gate and returns True only for a typed `go`."""
+    def ask_go(self, content: GateContent, elsewhere: Elsewhere | None = None) -> bool | Arrival:
+        """Shows the gate; True only for the typed confirmation, False for anything else; with
+        `elsewhere`, the `Arrival` of an approval from elsewhere (or of the time running out) if that
+        comes first."""
         ...

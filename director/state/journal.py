@@ -42,6 +42,8 @@ from director.state.records import (
     RunRecord,
     StepRecord,
     TransitionRecord,
+    approval_signature,
+    approval_signer,
     decode_row,
     dump,
     encode_row,
@@ -53,6 +55,7 @@ from director.state.records import (
     scrub_session,
     utc_now,
 )
+from director.state.signing import Signed
 from director.state.store import ApprovalHow, RunKind
 from director.state.worlds import SqliteWorlds
 
@@ -434,32 +437,22 @@ class Journal(SqliteWorlds):
         operator: str,
         how: ApprovalHow,
         content: Mapping[str, Any] | None = None,
+        signed: Signed | None = None,
     ) -> int:
-        """Journal an approval of exactly this section content (and its audit event); returns its id."""
+        """Journal an approval of exactly this section content, signed or not (and its audit event)."""
         if how not in ("prompt", "flag", "approve-command", "auto"):
             raise ValueError(f"unknown approval method {how!r}")
-        now = self._now()
+        now, sig = self._now(), approval_signature(signed)
         with self._tx() as db:
             cur = db.execute(
-                "INSERT INTO approvals (run_id, section_key, sha256, operator, host, at, how, content_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, section_key, sha256, operator, self.host, now, how, dump(dict(content or {}))),
+                "INSERT INTO approvals (run_id, section_key, sha256, operator, host, at, how, content_json,"
+                " principal, signed_payload, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, section_key, sha256, operator, self.host, now, how, dump(dict(content or {})), *sig),
             )
-            approval_id = int(cur.lastrowid or 0)
-            self._insert_event(
-                db,
-                run_id,
-                "approval",
-                {
-                    "id": approval_id,
-                    "section": section_key,
-                    "sha256": sha256,
-                    "operator": operator,
-                    "how": how,
-                },
-                now,
-            )
-        return approval_id
+            aid = int(cur.lastrowid or 0)
+            data = {"id": aid, "section": section_key, "sha256": sha256, "operator": operator, "how": how}
+            self._insert_event(db, run_id, "approval", {**data, **approval_signer(signed)}, now)
+        return aid
 
     def find_approval(self, section_key: str, sha256: str) -> ApprovalRecord | None:
         """The latest approval of this exact content of this section, if any."""

@@ -29,9 +29,12 @@ from director.state.records import (
     RunRecord,
     StepRecord,
     TransitionRecord,
+    approval_signature,
+    approval_signer,
     dump,
     scrub_session,
 )
+from director.state.signing import Signed
 from director.state.store import ApprovalHow, RunKind
 from director.state.worlds import PgWorlds
 
@@ -303,8 +306,10 @@ class PgJournal(PgBase, PgWorlds):
         operator: str,
         how: ApprovalHow,
         content: Mapping[str, Any] | None = None,
+        signed: Signed | None = None,
     ) -> int:
-        """Journal an approval of exactly this content (and its audit event), and notify waiting runs."""
+        """Journal an approval of exactly this content, signed or not (and its audit event), and notify
+        waiting runs."""
         if how not in ("prompt", "flag", "approve-command", "auto"):
             raise ValueError(f"unknown approval method {how!r}")
         now = self._now()
@@ -312,17 +317,13 @@ class PgJournal(PgBase, PgWorlds):
             aid = self.next_id(db)
             db.execute(
                 f"INSERT INTO {S}.approvals (plan_key, id, run_id, section_key, sha256, operator, host, at,"
-                " how, content_json) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                " how, content_json, principal, signed_payload, signature)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (self.key, aid, run_id, section_key, sha256, operator, self.host, now, how,
-                 dump(dict(content or {}))),
+                 dump(dict(content or {})), *approval_signature(signed)),
             )  # fmt: skip
-            self.insert_event(
-                db,
-                run_id,
-                "approval",
-                {"id": aid, "section": section_key, "sha256": sha256, "operator": operator, "how": how},
-                now,
-            )
+            data = {"id": aid, "section": section_key, "sha256": sha256, "operator": operator, "how": how}
+            self.insert_event(db, run_id, "approval", {**data, **approval_signer(signed)}, now)
             payload = dump({"plan": self.key, "section": section_key, "sha256": sha256, "id": aid})
             db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))  # delivered at commit
         return aid

@@ -159,9 +159,17 @@ CREATE TABLE director.verify_paths (
 )
 """
 
+# A receipt may be signed (`director.state.signing`): who signed it, the text signed, the signature.
+V3_DDL = """
+ALTER TABLE director.approvals ADD COLUMN principal TEXT;
+ALTER TABLE director.approvals ADD COLUMN signed_payload TEXT;
+ALTER TABLE director.approvals ADD COLUMN signature TEXT
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "plans, runs, transitions, steps, approvals, events, lease_holder (per-plan ids)", V1_DDL),
     Migration(2, "verify_paths: the path each check took in the worlds seen (verdicts by contrast)", V2_DDL),
+    Migration(3, "approvals.principal, signed_payload, signature (signed receipts)", V3_DDL),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 # as the SQLite journal, parents first

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from director.state.lifecycle import RunState, StepState
+from director.state.signing import Signed
 
 T = TypeVar("T")
 
@@ -191,6 +192,15 @@ class ApprovalRecord:
     at: datetime
     how: str
     content: dict[str, Any]
+    principal: str | None = None  # signed receipts (`director.state.signing`): the signer,
+    signed_payload: str | None = None  # the exact text signed,
+    signature: str | None = None  # and the armored SSH signature
+
+    @property
+    def row(self) -> dict[str, Any]:
+        """The columns a signature's claim is compared with (`signing.row_mismatch`)."""
+        return {"section_key": self.section_key, "sha256": self.sha256, "principal": self.principal,
+                "operator": self.operator, "host": self.host, "how": self.how}  # fmt: skip
 
     @classmethod
     def from_row(cls, row: Row) -> ApprovalRecord:
@@ -205,7 +215,22 @@ class ApprovalRecord:
             at=datetime.fromisoformat(row["at"]),
             how=row["how"],
             content=json.loads(row["content_json"]),
+            principal=row["principal"],
+            signed_payload=row["signed_payload"],
+            signature=row["signature"],
         )
+
+
+def approval_signature(signed: Signed | None) -> tuple[str | None, str | None, str | None]:
+    """The `principal`, `signed_payload` and `signature` columns of a receipt (all NULL: unsigned)."""
+    if signed is None:
+        return None, None, None
+    return signed.claim.principal, signed.claim.payload(), signed.signature
+
+
+def approval_signer(signed: Signed | None) -> dict[str, str]:
+    """What a receipt's audit event says of its signature: the principal it claims (checked at the gate)."""
+    return {} if signed is None else {"principal": signed.claim.principal}
 
 
 @dataclass(frozen=True)

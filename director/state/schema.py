@@ -153,6 +153,12 @@ def _v3(db: sqlite3.Connection) -> None:
     )
 
 
+def _v4(db: sqlite3.Connection) -> None:
+    # A receipt may be signed (`director.state.signing`): who signed it, the text signed, the signature.
+    for column in ("principal", "signed_payload", "signature"):
+        db.execute(f"ALTER TABLE approvals ADD COLUMN {column} TEXT")  # NULL: unsigned
+
+
 @dataclass(frozen=True)
 class Migration:
     """One step of the schema: `apply` takes a journal at `version - 1` to `version`."""
@@ -166,6 +172,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs, transitions, steps, approvals, events, lease_holder", _v1),
     Migration(2, "schema_version table; runs.progress_marker dropped (never written)", _v2),
     Migration(3, "verify_paths: the path each check took in the worlds seen (verdicts by contrast)", _v3),
+    Migration(4, "approvals.principal, signed_payload, signature (signed receipts)", _v4),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 # the journal's data, parents first

@@ -25,6 +25,7 @@ from director.state.records import (
     StepRecord,
     TransitionRecord,
 )
+from director.state.signing import Signed
 from director.state.worlds import SeenPath
 
 RunKind = Literal["apply", "teardown"]
@@ -105,6 +106,7 @@ class StateStore(Protocol):
         operator: str,
         how: ApprovalHow,
         content: Mapping[str, Any] | None = None,
+        signed: Signed | None = None,
     ) -> int: ...
     def find_approval(self, section_key: str, sha256: str) -> ApprovalRecord | None: ...
     def approvals(self, run_id: int | None = None) -> list[ApprovalRecord]: ...

@@ -46,10 +46,30 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
             c.print(f"  event {ev['at']} {ev['kind']}: {_cut(ev.get('data'), 100)}")
     approvals = data.get("approvals", [])
     if approvals:
-        t = Table("section", "operator", "host", "at", "how", "sha256", title="approval receipts")
+        t = Table("id", "section", "operator", "host", "at", "how", "sha256", title="approval receipts")
         for a in approvals:
-            t.add_row(a["section_key"], a["operator"], a["host"], a["at"], a["how"], a["sha256"][:16] + "…")
+            t.add_row(str(a["id"]), a["section_key"], a["operator"], a["host"], a["at"], a["how"],
+                      a["sha256"][:16] + "…")  # fmt: skip
         c.print(t)
+        checked = _signatures(data.get("events", []))
+        for a in approvals:
+            signed = f"signed by {a['principal']} (not checked yet)" if a.get("principal") else ""
+            said = checked.get(a["id"]) or signed
+            if said:
+                c.print(f"  receipt {a['id']}: {said}", markup=False, highlight=False)
     other = [e for e in data.get("events", []) if e.get("run_id") is None]
     for ev in other:
         c.print(f"event {ev['at']} {ev['kind']}: {_cut(ev.get('data'), 100)}")
+
+
+def _signatures(events: list[dict[str, Any]]) -> dict[Any, str]:
+    """Receipt id -> what the last gate that checked its signature said: the verified principal and key
+    fingerprint, or why it was not accepted (`approval-verified` / `approval-refused` events)."""
+    out: dict[Any, str] = {}
+    for ev in events:
+        d = ev.get("data") or {}
+        if ev.get("kind") == "approval-verified":
+            out[d.get("approval_id")] = f"✓ verified: {d.get('principal')}, key {d.get('fingerprint')}"
+        elif ev.get("kind") == "approval-refused":
+            out[d.get("approval_id")] = "✗ not accepted: " + _cut(d.get("reason"), 200)
+    return out

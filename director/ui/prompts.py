@@ -18,7 +18,7 @@ from director.ui.render import clean
 
 if TYPE_CHECKING:
     from director.plan.model import Input
-    from director.run.gates import GateContent
+    from director.run.gates import Arrival, Elsewhere, GateContent
 
 
 @contextmanager
@@ -80,12 +80,19 @@ class TerminalPrompter:
         finally:
             self.resume()
 
-    def ask_go(self, content: GateContent) -> bool:
-        """Show the gate below the board; only the typed confirmation (`go`, for 💥 stronger) approves."""
+    def ask_go(self, content: GateContent, elsewhere: Elsewhere | None = None) -> bool | Arrival:
+        """Show the gate below the board; only the typed confirmation (`go`, for 💥 stronger) approves.
+        With `elsewhere`, an approval from elsewhere arriving first answers instead (`ui.race`)."""
         self.hold()
         try:
-            gate_panel(self.c, content)
-            return confirm(self.c, content, "to run these commands")
+            if elsewhere is None or elsewhere.panel:
+                gate_panel(self.c, content)
+            if elsewhere is None:
+                return confirm(self.c, content, "to run these commands")
+            from director.ui.race import race
+
+            with _cancellable():
+                return race(self.c, content, "to run these commands", elsewhere)
         finally:
             self.resume()
 

@@ -132,11 +132,12 @@ def approval_words(ev: Event) -> str:
     who = ev.get("operator", "")
     if how.startswith("receipt"):
         return f"with {how}"
+    signed = f", signed by {ev['principal']} with {ev.get('fingerprint')}" if ev.get("principal") else ""
     return {
         "prompt": f"by {who} at the prompt",
         "flag": f"by {who} with --approve",
         "auto": f"by {who} with --auto-approve",
-    }.get(how, f"by {who} ({how})")
+    }.get(how, f"by {who} ({how})") + signed
 
 
 def verdict_text(verdict: str) -> Text:
@@ -207,6 +208,8 @@ class PlainReporter:
             say(f"   ⏸ {ev['marker']} gate: {ev['how']} (content sha256 {ev['sha256'][:12]}…)")
         elif t == "approval":
             say(f"   ✓ approved {approval_words(ev)} (content sha256 {ev['sha256'][:12]}…)")
+        elif t == "approval.refused":
+            say(f"   ✗ {ev['reason']}")
         elif t == "check.warning":
             say(f"   ⚠ inconclusive: {ev['text']}")
         elif t == "target":

@@ -1,0 +1,72 @@
+"""At a gate, the typed confirmation races approvals from elsewhere: the terminal's line is read without
+blocking (the terminal keeps its own line editing) between short waits for a receipt (`Elsewhere.wait`:
+a read of the journal file on SQLite, LISTEN/NOTIFY on PostgreSQL); whichever comes first is the answer.
+A line typed half-way when a receipt wins is discarded, so it is not read as the next command's input."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import sys
+import termios
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from director.run.gates import Arrival, Elsewhere, GateContent
+
+POLL_S = 0.25  # the longest a receipt's wait holds the terminal's line unread
+
+
+def race(c: Console, content: GateContent, what: str, elsewhere: Elsewhere) -> bool | Arrival:
+    """Ask for the gate's confirmation word while waiting for a receipt: True only for the word typed
+    exactly, False for any other line or end of input; the `Arrival` of a receipt (or of the time running
+    out) when that comes first."""
+    from director.ui.render import is_plain
+
+    word = content.review.confirm or "go"
+    plain = is_plain(c)
+
+    def say(lines: tuple[str, ...]) -> None:
+        for line in lines:  # plain output has them from the event stream already
+            if not plain:
+                c.print(Text(line, style="yellow"))
+
+    say(elsewhere.refused)
+    c.print(Text(f"or approve from elsewhere: {elsewhere.hint} (the first approval to arrive is used)"))
+    question = Text("Type ")
+    question.append(word, style="bold")
+    question.append(f" {what} (anything else declines: the run stops here): ")
+    c.print(question, end="")
+    c.file.flush()
+    fd = sys.stdin.fileno()
+    typed = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], 0)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:  # end of input declines
+                c.print()
+                return False
+            typed += chunk
+            if b"\n" in typed:
+                return typed.split(b"\n", 1)[0].decode("utf-8", "replace").strip() == word
+            continue
+        got = elsewhere.wait(POLL_S)
+        if got.refused and not plain:
+            c.print()
+            say(got.refused)
+            c.print(question, end="")
+            c.file.flush()
+        if got.receipt is not None or got.timed_out:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcflush(fd, termios.TCIFLUSH)  # a line typed half-way is not the next input
+            c.print()
+            r = got.receipt
+            if r is not None:
+                said = f"approved from elsewhere: receipt {r.id} by {r.operator}@{r.host} ({r.how})"
+                c.print(Text(said, style="bold green"), markup=False, highlight=False)
+            return got
