@@ -176,8 +176,9 @@ def test_c4_a_path_never_seen_is_a_change(shell: Shell, tmp_path: Path) -> None:
 def test_c6_the_same_path_after_the_act(shell: Shell, tmp_path: Path) -> None:
     d = str(tmp_path)
     _, _, _, before = verdict(shell, BLOCK, D=d)
-    v, why, learned, _ = verdict(shell, BLOCK, phase="after-act", before=before, D=d)
-    assert v is Verdict.INCONCLUSIVE and "same path before and after" in why and learned == []
+    v, why, learned, after = verdict(shell, BLOCK, phase="after-act", before=before, D=d)
+    assert v is Verdict.INCONCLUSIVE and "same path before and after" in why
+    assert learned == [contrast.Learned(0, "settled", after[0])]  # what "unchanged since the act" looks like
     v, why, *_ = verdict(shell, BLOCK, phase="after-act", family="teardown", before=before, D=d)
     assert v is Verdict.INCONCLUSIVE and "not shown gone" in why
     # a pass line by position that already printed before the act: what held need not change (apply only)
@@ -200,6 +201,19 @@ def test_c6_calls_of_one_function_share_what_they_learn(shell: Shell, tmp_path: 
     (tmp_path / "conf").unlink()  # conf broken by the act: ✗ before? no: ✔ before, ✗ after
     v, why, *_ = verdict(shell, block, phase="after-act", before=before, D=d)
     assert v is Verdict.FAILED, why
+
+
+def test_c6_settled_is_unchanged_never_evidence(shell: Shell, tmp_path: Path) -> None:
+    """A check that did not change with its act is remembered as settled: the next observation of the same
+    path is no evidence (skipped: only the journal can say the section is unchanged), another path is a change."""
+    d = str(tmp_path)
+    _, _, _, now = verdict(shell, BLOCK, D=d)
+    base = {0: Baseline(settled=frozenset({now[0]}))}
+    v, why, *_ = verdict(shell, BLOCK, base, D=d)
+    assert v is Verdict.SKIPPED and "unchanged" in why
+    (tmp_path / "up").write_text("")
+    v, why, *_ = verdict(shell, BLOCK, base, D=d)
+    assert v is Verdict.INCONCLUSIVE and "never seen" in why
 
 
 def test_c7_nothing_seen_structure_only(shell: Shell, tmp_path: Path) -> None:
@@ -252,3 +266,21 @@ def test_the_sqlite_journal_keeps_paths(tmp_path: Path) -> None:
 def test_postgresql_keeps_paths(pg_url: str) -> None:
     with PgJournal.open(pg_url, "git:contrast.md") as j:
         _roundtrip(j)
+
+
+def test_two_calls_of_one_function_each_show_their_own_line(shell: Shell, tmp_path: Path) -> None:
+    block = 'mark() { if [ -e "$D/$1" ]; then echo "✔ $1 da"; else echo "✗ $1 fehlt"; fi; }\nmark konf\nmark daten'
+    d = str(tmp_path)
+    _, _, _, before = verdict(shell, block, D=d)
+    (tmp_path / "konf").write_text("")
+    (tmp_path / "daten").write_text("")
+    j, paths, model, ran, lines = observe(shell, block, D=d)
+    out, units, _ = contrast.judge(model, j, ran, paths, lines, {}, phase="after-act", family="apply", before=before)
+    assert out.verdict is Verdict.PASSED
+    assert out.observed == "✔ konf da · ✔ daten da"
+
+
+def test_lint_reads_a_value_function_pipeline_as_a_value() -> None:
+    block = 'wert() { sed -n "s/^x //p" "$F" | head -1; }\n[ "$(wert)" = 1 ] || { echo "x is not 1"; exit 1; }'
+    assert [i.code for i in bash.verify_issues(block)] == []
+    assert [i.code for i in bash.verify_issues("probe 2>&1 | tail -5")] == ["verify-exit-status"]

@@ -174,3 +174,10 @@ def test_a_failure_branch_is_never_a_precondition(shell: Shell, w: Path, block: 
     (w / "x.partial").write_text("")
     (w / "present").unlink()
     assert run(shell, block, W=str(w))[0] is Verdict.FAILED
+
+
+def test_a_label_on_its_failure_line_only_passes_when_silent(shell: Shell, w: Path) -> None:
+    """`probe || { echo "2: bad"; exit 1; }`: the check is silent when it holds; its label passes then."""
+    block = f'grep -q x "{w}/$F" || {{ echo "2: manifest disagrees"; exit 1; }}\necho "done"'
+    assert run(shell, block, F="present")[1] == {"2": Verdict.PASSED}
+    assert run(shell, block, F="absent")[1] == {"2": Verdict.FAILED}

@@ -305,3 +305,40 @@ def test_issue_shapes_truth_under_bash(idiom: Mined, world: MinedWorld, tmp_path
         r = run_block(idiom.block, tmp_path, w, port)
     said = f"exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}"
     (assert_held if world == "held" else assert_broken)(idiom, r, said)
+
+
+ROTOR = """\
+[ -s "$W/rotor.pid" ] || { echo "rotor has no pid file"; exit 1; }
+if [ "$(cat "$W/rotor.state" 2>/dev/null)" = running ]; then echo "[ok] rotor running"; else echo "[warn] rotor stalled"; fi
+"""
+ROTOR_ACT = """echo 4242 > "$W/rotor.pid"; echo running > "$W/rotor.state\""""
+
+
+@pytest.mark.slow
+def test_a_message_check_first_reached_after_the_act(tmp_path: Path) -> None:
+    """The message-only check stands after an exit-status check that fails on a fresh world: before the
+    first act it is never reached, so nothing can be contrasted. The first apply says so (exit 10) and
+    remembers the path as settled; the next apply is in sync (the act does not run again); a break only the
+    message shows is drift; the heal teaches both worlds; the apply after it is in sync, confirmed."""
+    idiom = m("rotor", ISSUE, "message", "en", ROTOR, ROTOR_ACT, ':', ROTOR_ACT, p="[ok] rotor running")
+    with _life(idiom, tmp_path) as s:
+        plan = tmp_path / "plan.md"
+        plan.write_text(life_plan(idiom.name, idiom.block, idiom.act, s.w, tmp_path / "ctr", s.port), encoding="utf-8")
+        s.world("broken")  # nothing there yet: the pid-file check fails, the message check is not reached
+        r = s.director("apply", plan)
+        s.expect("first apply", r.returncode == 10 and "not seen before the act" in r.stdout, "exit 10, said why", r)
+        n = s.count("acts")
+        r = s.director("apply", plan)
+        s.expect("apply again", r.returncode == 0 and s.count("acts") == n, "exit 0, the act not run", r)
+        (s.w / "rotor.state").write_text("stalled\n")  # the pid file stays: only the message changes
+        r = s.director("check", plan)
+        s.expect("check (stalled)", r.returncode == 2, "exit 2 (drift)", r)
+        n = s.count("acts")
+        r = s.director("apply", plan)
+        s.expect("heal", r.returncode == 0 and s.count("acts") == n + 1, "exit 0, the act run once", r)
+        r = s.director("check", plan)
+        s.expect("check (healed)", r.returncode == 0, "exit 0", r)
+        (s.w / "rotor.state").write_text("stalled\n")
+        r = s.director("check", plan)
+        s.expect("check (stalled again)", r.returncode == 2 and "before its act" in r.stdout, "exit 2, the known not-held path", r)
+        assert not s.problems, "\n".join(s.problems)

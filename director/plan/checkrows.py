@@ -60,8 +60,8 @@ def feed_check_rows(
     for s in sections:
         for b in s.verify_blocks:
             for c in b.checks:
-                if c.label and c.polarity is CheckPolarity.PASS:
-                    labelled.setdefault(c.label, None)
+                if c.label and (c.polarity is CheckPolarity.PASS or not c.soft):
+                    labelled.setdefault(c.label, None)  # a hard failure line checks its item too
     out: list[CheckRow] = []
     for row in rows:
         refs: list[str] = []

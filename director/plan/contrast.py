@@ -29,11 +29,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from director.plan.bash import Unit, VerifyModel
-from director.plan.verify import CheckResult, Judgement, Verdict, assertion_failed, excerpt, printed_line
+from director.plan.bash import Unit, VerifyModel, message_regex
+from director.plan.verify import CheckResult, Judgement, Verdict, assertion_failed, excerpt
 
 Path = tuple[int, ...]
-World = Literal["held", "not-held"]
+World = Literal["held", "not-held", "settled"]
 Family = Literal["apply", "teardown"]
 Phase = Literal["observe", "after-act"]
 _Reading = Literal["pass", "soft", "undecided"]
@@ -41,13 +41,26 @@ _Reading = Literal["pass", "soft", "undecided"]
 
 @dataclass(frozen=True)
 class Baseline:
-    """The paths one check unit took in the worlds Director knows."""
+    """The paths one check unit took in the worlds Director knows.
+
+    `settled`: paths it took right after a successful act that did not change them -- what the world looks
+    like unchanged since that act, never evidence that the check holds.
+    """
 
     held: frozenset[Path] = frozenset()
     not_held: frozenset[Path] = frozenset()
+    settled: frozenset[Path] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.held or self.not_held)
+        return bool(self.held or self.not_held or self.settled)
+
+    def learned(self, world: World, path: Path) -> Baseline:
+        """This baseline with `path` moved into `world` (the world a path was last seen in wins)."""
+        sets = {"held": set(self.held), "not-held": set(self.not_held), "settled": set(self.settled)}
+        for v in sets.values():
+            v.discard(path)
+        sets[world].add(path)
+        return Baseline(frozenset(sets["held"]), frozenset(sets["not-held"]), frozenset(sets["settled"]))
 
 
 @dataclass(frozen=True)
@@ -103,33 +116,53 @@ def _reading(model: VerifyModel, unit: Unit, ran: Mapping[int, int]) -> _Reading
 
 def _judge_unit(
     path: Path, base: Baseline, reading: _Reading, *, phase: Phase, family: Family, before: Path | None
-) -> tuple[Verdict, str]:
+) -> tuple[Verdict, str, World | None]:
+    """A contrast unit's verdict, why, and the world to remember its path in (after an act only)."""
     present = "when present" if family == "teardown" else "before its act"
     held = "once gone" if family == "teardown" else "when it held"
     if path in base.held:
-        return Verdict.PASSED, f"took the path it took {held}"
+        return Verdict.PASSED, f"took the path it took {held}", None
     if path in base.not_held:
-        return Verdict.FAILED, f"took the path it took {present}"
-    same = phase == "after-act" and before is not None and before == path
-    if same and family == "teardown":
-        return Verdict.INCONCLUSIVE, "took the same path as when present: not shown gone"
-    if base:
-        return Verdict.INCONCLUSIVE, "took a path never seen before: the world changed"
-    if family == "teardown" and phase == "observe":
-        return Verdict.INCONCLUSIVE, "has never been seen in a torn-down world: not known gone"
-    # Nothing seen yet, or (in an apply) the same path before and after the act: what already held need
-    # not change; structure is all there is.
+        return Verdict.FAILED, f"took the path it took {present}", None
+    if phase == "observe":
+        if path in base.settled:
+            return (
+                Verdict.SKIPPED,
+                "took the path it took right after its last act: unchanged, never seen to change",
+                None,
+            )
+        if base:
+            return Verdict.INCONCLUSIVE, "took a path never seen before: the world changed", None
+        if family == "teardown":
+            return Verdict.INCONCLUSIVE, "has never been seen in a torn-down world: not known gone", None
+    # Right after an act that did not change the path (or with nothing seen before it): what it looks like
+    # now is remembered as `settled`; what it means is the structure's to say (never a teardown's "gone").
+    same = before is not None and before == path
+    if phase == "after-act" and family == "teardown":
+        why = "the same path as when present" if same else "a path not seen before the teardown"
+        return Verdict.INCONCLUSIVE, f"took {why}: not shown gone", "settled"
+    settle: World | None = "settled" if phase == "after-act" else None
     if reading == "pass":
-        return Verdict.PASSED, "printed its pass line" + (
-            " (the same before and after the act)" if same else ""
+        return (
+            Verdict.PASSED,
+            "printed its pass line" + (" (the same before and after the act)" * same),
+            settle,
         )
     if reading == "soft":
-        return Verdict.INCONCLUSIVE, "printed its exit-0 alternative" + (
-            ", before and after the act" if same else ""
+        return (
+            Verdict.INCONCLUSIVE,
+            "printed its exit-0 alternative" + (", before and after the act" * same),
+            settle,
         )
     if same:
-        return Verdict.INCONCLUSIVE, "took the same path before and after the act: it did not show its effect"
-    return Verdict.INCONCLUSIVE, "exits 0 whatever it finds, and has not been seen in a known world yet"
+        return (
+            Verdict.INCONCLUSIVE,
+            "took the same path before and after the act: it did not show its effect",
+            settle,
+        )
+    if phase == "after-act":
+        return Verdict.INCONCLUSIVE, "exits 0 whatever it finds and was not seen before the act", settle
+    return Verdict.INCONCLUSIVE, "exits 0 whatever it finds, and has not been seen in a known world yet", None
 
 
 def _canonical(model: VerifyModel) -> dict[int, int]:
@@ -157,7 +190,7 @@ def _learn(
             continue
         changed.add(u.index)
         learned += [Learned(c, "not-held", b), Learned(c, "held", p)]
-        local[c] = Baseline(base.held | {p}, (base.not_held | {b}) - {p})
+        local[c] = base.learned("not-held", b).learned("held", p)
     return learned
 
 
@@ -188,7 +221,7 @@ def judge(
     learned = _learn(units, paths, before, canon, local, changed) if phase == "after-act" and before else []
     verdicts: list[UnitVerdict] = []
     for u in units:
-        v, why = _judge_unit(
+        v, why, world = _judge_unit(
             paths[u.index],
             local.get(canon[u.index], Baseline()),
             _reading(model, u, ran),
@@ -198,6 +231,8 @@ def judge(
         )
         if u.index in changed:
             why = "changed its path with the act"
+        elif world is not None:
+            learned.append(Learned(canon[u.index], world, paths[u.index]))
         verdicts.append(UnitVerdict(u.index, v, why, paths[u.index], model.line_offset + u.row + 1))
     judged_lines = {p for u in units for p in u.lines}
     # structure's own doubts outside the judged units (an exit-0 alternative elsewhere) still count
@@ -206,9 +241,15 @@ def judge(
         for ln in model.lines
     )
     worst = next(
-        (uv for v in (Verdict.FAILED, Verdict.INCONCLUSIVE) for uv in verdicts if uv.verdict is v), None
+        (
+            uv
+            for v in (Verdict.FAILED, Verdict.INCONCLUSIVE, Verdict.SKIPPED)
+            for uv in verdicts
+            if uv.verdict is v
+        ),
+        None,
     )
-    printed = {uv.unit: _printed(model, model.units[uv.unit], output) for uv in verdicts}
+    printed = _printed(model, verdicts, output)
     if worst is not None:
         said = f" (`{excerpt(printed[worst.unit], 60)}`)" if printed[worst.unit] else ""
         verdict, reason = worst.verdict, f"the check at plan line {worst.line}{said} {worst.why}"
@@ -232,12 +273,21 @@ def judge(
     return refined, verdicts, learned
 
 
-def _printed(model: VerifyModel, unit: Unit, output: Sequence[str]) -> str:
-    """The lines a unit printed in this run (by its messages' shapes), joined."""
-    found: list[str] = []
-    for ln in model.lines:
-        if ln.probe in unit.lines:
-            hit = printed_line(ln, output)
-            if hit is not None and hit not in found:
-                found.append(hit)
-    return " · ".join(found)
+def _printed(model: VerifyModel, verdicts: Sequence[UnitVerdict], output: Sequence[str]) -> dict[int, str]:
+    """The lines each judged unit printed in this run, read in order: units run one after another, so two
+    calls of one function each get their own line."""
+    lines = [o.strip() for o in output]
+    cursor = 0
+    out: dict[int, str] = {}
+    for uv in verdicts:
+        found: list[str] = []
+        for ln in model.lines:
+            if ln.probe not in uv.path:
+                continue
+            rx = message_regex(ln.message.strip())
+            hit = next((i for i in range(cursor, len(lines)) if rx.fullmatch(lines[i])), None)
+            if hit is not None:
+                found.append(lines[hit])
+                cursor = max(cursor, hit + 1)
+        out[uv.unit] = " · ".join(dict.fromkeys(found))
+    return out

@@ -177,6 +177,21 @@ def judge(model: VerifyModel, ev: Evidence) -> Judgement:
     return Judgement(verdict, reason, excerpt(observed), labels, printed_pass, printed_fail)
 
 
+def _silent_pass(
+    mine: Sequence[ReportLine], model: VerifyModel, ran: Mapping[int, int], skipped: set[int]
+) -> bool:
+    """A label that has only failure lines (`probe || { echo "2: bad"; exit 1; }`) passed when its statement
+    ran and none of them printed: the check is silent when it holds."""
+    probes = {ln.probe for ln in mine}
+    if not mine or any(ln.polarity != "fail" for ln in mine) or probes & skipped:
+        return False
+    for u in model.units:
+        if probes <= set(u.lines):
+            exits = {p for p in u.probes if p not in u.lines}
+            return any(ran.get(p, 0) for p in u.span if p not in probes and p not in exits)
+    return False
+
+
 def _not_chosen(probes: set[int], model: VerifyModel, ran: Mapping[int, int]) -> bool:
     """Whether these lines all stand in one branch of an if/case, none of them ran, and another branch did."""
     if any(ran.get(p, 0) for p in probes):
@@ -231,6 +246,8 @@ def _labels(
         elif passes:
             shown = printed_line(passes[0], output) or passes[0].message
             out[label] = CheckResult(Verdict.PASSED, excerpt(shown))
+        elif traced and _silent_pass(mine, model, ran, skipped_lines):
+            out[label] = CheckResult(Verdict.PASSED, "held: its failure line did not print")
         elif traced and mine and all(ln.probe in skipped_lines for ln in mine if ln.polarity == "pass"):
             out[label] = CheckResult(Verdict.SKIPPED, "skipped: precondition false")
         else:

@@ -57,7 +57,7 @@ def judge_block(
     if entries is None or ran is None or not model.traceable:
         return j, []
     paths = bash.unit_paths(model, entries)
-    key = worlds_mod.block_key(text)
+    key = contrast.block_key(text)
     known = worlds.baselines(key, family) if worlds is not None else {}
     before = worlds.before(key, family) if worlds is not None and phase == "after-act" else None
     j, _, learned = contrast.judge(
@@ -217,7 +217,7 @@ def step(
             j, learned = judge_block(block, text, res, run.worlds, family=family, phase=phase)
             ok = j.verdict is not Verdict.FAILED and not (res.interrupted or run.interrupted)
             if ok:
-                run.worlds.learn(run.run_id, worlds_mod.block_key(text), family, learned)
+                run.worlds.learn(run.run_id, contrast.block_key(text), family, learned)
         else:
             ok = res.ok
         res = session.unless_unlearned(run, text, res)  # what is stored and said from here on

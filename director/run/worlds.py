@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from director.plan import contrast
 from director.plan.contrast import Baseline, Family, Learned, Path
 from director.plan.model import Section, SectionKind
 from director.state.store import StateStore
@@ -35,14 +34,10 @@ class Worlds:
     def baselines(self, key: str, family: Family) -> dict[int, Baseline]:
         """Unit -> the paths it took in the known worlds, for this check's content and family."""
         if (key, family) not in self._baselines:
-            held: dict[int, set[Path]] = {}
-            not_held: dict[int, set[Path]] = {}
+            base: dict[int, Baseline] = {}
             for s in self.journal.seen_paths(key, family):
-                (held if s.world == "held" else not_held).setdefault(s.unit, set()).add(s.path)
-            units = set(held) | set(not_held)
-            self._baselines[(key, family)] = {
-                u: Baseline(frozenset(held.get(u, ())), frozenset(not_held.get(u, ()))) for u in units
-            }
+                base[s.unit] = base.get(s.unit, Baseline()).learned(s.world, s.path)
+            self._baselines[(key, family)] = base
         return self._baselines[(key, family)]
 
     def before(self, key: str, family: Family) -> Mapping[int, Path] | None:
@@ -60,11 +55,4 @@ class Worlds:
         self.journal.learn_paths(run_id, key, family, [SeenPath(x.unit, x.world, x.path) for x in learned])
         base = self.baselines(key, family)
         for x in learned:
-            b = base.get(x.unit, Baseline())
-            held, not_held = set(b.held), set(b.not_held)
-            (held if x.world == "held" else not_held).add(x.path)
-            (not_held if x.world == "held" else held).discard(x.path)
-            base[x.unit] = Baseline(frozenset(held), frozenset(not_held))
-
-
-block_key = contrast.block_key
+            base[x.unit] = base.get(x.unit, Baseline()).learned(x.world, x.path)

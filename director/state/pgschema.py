@@ -151,7 +151,7 @@ CREATE TABLE director.verify_paths (
     family    TEXT NOT NULL CHECK (family IN ('apply', 'teardown')),
     unit      INTEGER NOT NULL,
     path_json TEXT NOT NULL,
-    world     TEXT NOT NULL CHECK (world IN ('held', 'not-held')),
+    world     TEXT NOT NULL CHECK (world IN ('held', 'not-held', 'settled')),
     run_id    BIGINT,
     seen_at   TEXT NOT NULL,
     PRIMARY KEY (plan_key, block_key, family, unit, path_json),

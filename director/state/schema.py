@@ -144,7 +144,7 @@ def _v3(db: sqlite3.Connection) -> None:
             family    TEXT NOT NULL CHECK (family IN ('apply', 'teardown')),
             unit      INTEGER NOT NULL,  -- the check unit (a top-level statement that prints or exits)
             path_json TEXT NOT NULL,     -- the positions of the messages and exits that ran
-            world     TEXT NOT NULL CHECK (world IN ('held', 'not-held')),
+            world     TEXT NOT NULL CHECK (world IN ('held', 'not-held', 'settled')),
             run_id    INTEGER REFERENCES runs(id),
             seen_at   TEXT NOT NULL,
             PRIMARY KEY (block_key, family, unit, path_json)

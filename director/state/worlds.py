@@ -5,8 +5,10 @@ Verdicts by contrast (`director.plan.contrast`) need, per check (its code's `blo
 in a `verify_paths` table, learned in one durable commit with an audit event (`paths-learned`), so that
 a path learned in one run decides in the next -- and on another machine with `--state-url`.
 
-A path is learned in one world at a time: learning it in the other moves it there (the world it was last
-seen in wins), so a check that changed meaning is judged by what it did most recently.
+A path is learned in one world at a time: learning it in another moves it there (the world it was last
+seen in wins), so a check that changed meaning is judged by what it did most recently. `settled` is the
+path a check took right after a successful act when the act did not change it: not evidence that it holds,
+only what "unchanged since the last act" looks like.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-World = Literal["held", "not-held"]
+World = Literal["held", "not-held", "settled"]
 
 
 @dataclass(frozen=True)

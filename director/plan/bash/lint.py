@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from director.plan.bash.checks import verify_model
-from director.plan.bash.grammar import analysed, descendants
+from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.shape import simple_name, statements
+from director.plan.bash.units import captured_functions
 
 # How a check whose exit status cannot fail is judged (docs/verify-semantics.md, "Verdicts by contrast").
 _SEEN = (
@@ -39,11 +40,14 @@ def verify_issues(text: str, context: str = "") -> list[ShellIssue]:
     out: list[ShellIssue] = []
     pipefail = bool(re.search(r"\bpipefail\b", text))
     root, _ = analysed(text)
+    values = captured_functions(parse(text))
     if not pipefail:
         for st in statements(root):
             for pl in [st, *descendants(st, frozenset({"pipeline"}))]:
                 if pl.type != "pipeline" or _inside(pl, frozenset({"command_substitution", "list"})):
                     continue
+                if _in_function(pl, values):
+                    continue  # a function whose output is used as a value: its status checks nothing
                 parts = [c for c in pl.children if c.is_named]
                 name, _ = simple_name(parts[-1]) if parts else ("", [])
                 if name.rsplit("/", 1)[-1] in _PASSTHROUGH:
@@ -95,6 +99,17 @@ def verify_issues(text: str, context: str = "") -> list[ShellIssue]:
         if not u.can_fail and not any(u.row <= line <= u.end_row for line in warned):
             out.append(ShellIssue(u.row, "judged-by-contrast", _CONTRAST))
     return sorted(out, key=lambda i: (i.line, i.code))
+
+
+def _in_function(node: Node, names: frozenset[str]) -> bool:
+    """Whether `node` stands in the body of one of these functions."""
+    p = node.parent
+    while p is not None:
+        if p.type == "function_definition":
+            name = p.child_by_field_name("name")
+            return name is not None and (name.text or b"").decode("utf-8", "surrogateescape") in names
+        p = p.parent
+    return False
 
 
 def _inside(node: Node, types: frozenset[str]) -> bool:

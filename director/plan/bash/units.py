@@ -44,6 +44,7 @@ class Unit:
     probes: tuple[int, ...]
     can_fail: bool
     lines: tuple[int, ...]
+    span: tuple[int, ...] = ()  # every command under it (and in the functions it calls): was it reached?
 
 
 def errexit(script: Script) -> bool:
@@ -242,7 +243,8 @@ def check_units(
             or any(st._returns_fail(fn) for fn in fns if i == len(stmts) - 1)
         )
         lines = tuple(p for p in probes if p in report_lines)
-        units.append(Unit(len(units), s.start_point.row, s.end_point.row, probes, can_fail, lines))
+        span = tuple(sorted(set(mine)))
+        units.append(Unit(len(units), s.start_point.row, s.end_point.row, probes, can_fail, lines, span))
     return tuple(units)
 
 
@@ -384,6 +386,19 @@ def value_lines(text: str) -> frozenset[int]:
     An echo sent to standard error (`>&2`) still reaches the block's output.
     """
     script = parse(text)
+    captured = captured_functions(script)
+    if not captured:
+        return frozenset()
+    to_stderr = _to_stderr(text)
+    return frozenset(
+        c.id
+        for c in script.commands
+        if c.kind == "command" and c.function in captured and c.id not in to_stderr
+    )
+
+
+def captured_functions(script: Script) -> frozenset[str]:
+    """The block's functions every call of which is captured (`$(f)`, or from another such function)."""
     calls: dict[str, list[Command]] = {name: [] for name in script.functions}
     for c in script.commands:
         if c.kind == "command" and c.name in calls:
@@ -396,14 +411,7 @@ def value_lines(text: str) -> frozenset[int]:
             if name not in captured and sites and all(c.in_subst or c.function in captured for c in sites):
                 captured.add(name)
                 grew = True
-    if not captured:
-        return frozenset()
-    to_stderr = _to_stderr(text)
-    return frozenset(
-        c.id
-        for c in script.commands
-        if c.kind == "command" and c.function in captured and c.id not in to_stderr
-    )
+    return frozenset(captured)
 
 
 
