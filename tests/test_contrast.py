@@ -275,7 +275,7 @@ def test_two_calls_of_one_function_each_show_their_own_line(shell: Shell, tmp_pa
     (tmp_path / "konf").write_text("")
     (tmp_path / "daten").write_text("")
     j, paths, model, ran, lines = observe(shell, block, D=d)
-    out, units, _ = contrast.judge(model, j, ran, paths, lines, {}, phase="after-act", family="apply", before=before)
+    out, _, _ = contrast.judge(model, j, ran, paths, lines, {}, phase="after-act", family="apply", before=before)
     assert out.verdict is Verdict.PASSED
     assert out.observed == "✔ konf da · ✔ daten da"
 
