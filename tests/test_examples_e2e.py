@@ -776,9 +776,8 @@ class LogPipeline(MessageOnlyWorld):
         )
         archive = self.base / "archive"
         shipped = sorted(archive.rglob("*.log.gz"))
-        day = time.strftime("%Y/%m/%d")
         for f in shipped:  # LAYOUT=dated
-            assert str(f.relative_to(archive)).startswith(day + "/"), f
+            assert re.fullmatch(r"\d{4}/\d{2}/\d{2}/app-[^/]+\.log\.gz", str(f.relative_to(archive))), f
         listed = {}
         for line in self._manifest():
             digest, rel = line.split("  ", 1)
