@@ -26,7 +26,8 @@ from tests.pristine import EXAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: The six plans written as proof material, and the two examples that were there before them.
+#: The plans written as proof material (the last three for issue 24: each has a check that speaks only through
+#: its messages and a failure-branch check), and the two examples that were there before them.
 NEW_PLANS = (
     "node-service.local.md",
     "sqlite-report.local.md",
@@ -34,6 +35,9 @@ NEW_PLANS = (
     "venv-worker.local.md",
     "kv-service.local.md",
     "snapshot-job.local.md",
+    "local-ca.local.md",
+    "metrics-exporter.local.md",
+    "log-pipeline.local.md",
 )
 OLD_PLANS = ("database.local.md", "static-site.local.md")
 

@@ -1,6 +1,6 @@
 """Every example plan, end to end through the real CLI, judged by the real world — never by Director's word.
 
-For each plan (the six written as proof material and the two older examples), in a tmp copy of the plan with
+For each plan (those written as proof material and the two older examples), in a tmp copy of the plan with
 its state dir and workdir under tmp_path, `--non-interactive --plain`, non-default knobs (`--set`) and the
 approvals they make necessary (`--approve N`, `--approve teardown`), six ordered steps:
 
@@ -11,6 +11,9 @@ approvals they make necessary (`--approve N`, `--approve teardown`), six ordered
 3. an out-of-band break done here (kill the process, delete a file, remove the hook, corrupt a setting)
    → `director check` exits 2;
 4. `apply` → exit 0 and the world is up again;
+   4b. (the plans of issue 24) a second break, one that trips a failure-branch check (`if …; then echo …;
+   exit 1; fi` or `cond && echo … && exit 1`) → `check` exits 2, and `apply` heals it. Their step-3 break is
+   one only a message-only check (exit 0 either way) can see: Director must read it by contrast;
 5. `teardown --approve teardown` → exit 0; the world is really gone, a discovered upstream is byte-identical;
 6. `teardown` again → exit 0, no act step ran, the world unchanged.
 
@@ -21,6 +24,7 @@ line that shows its cause. `tests/test_plans_plainbash.py` is the control: the s
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -31,7 +35,8 @@ import subprocess
 import tarfile
 import time
 import tomllib
-from collections.abc import Iterator
+import urllib.request
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,6 +44,7 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.e2e_helpers import (
+    EXAMPLES,
     NEW_PLANS,
     OLD_PLANS,
     Director,
@@ -55,7 +61,7 @@ from tests.e2e_helpers import (
     sha256,
     wait_for,
 )
-from tests.plainbash import processes_under
+from tests.plainbash import blocks, processes_under
 
 pytestmark = pytest.mark.slow
 
@@ -530,9 +536,318 @@ class StaticSite(World):
         assert not self.root.exists() and not (self.work / ".pamphlet-stg.pid").exists()
 
 
+# --- the plans of issue 24: each has a check that speaks only through its messages (exit 0 either way) and
+# a failure-branch check (`if …; then echo …; exit 1; fi`, silent when it holds). `break_` is seen by the
+# message-only check alone; `break_failure_branch` trips the failure branch (test_4b).
+
+
+def _plain_bash_check(plan: str, heading: str, knobs: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """§0 (its knob defaults replaced by `knobs`) and the verify block of the section whose heading starts with
+    `heading`, run by plain bash in Director's workdir: what the check says, without Director."""
+    bs = blocks((EXAMPLES / plan).read_text(encoding="utf-8"))
+    text = next(b.text for b in bs if b.kind == "variables")
+    for var, value in knobs.items():
+        text, n = re.subn(rf'\b{var}="[^"]*"', f'{var}="{value}"', text, count=1)
+        assert n == 1, f"{var} has no default in §0"
+    check = next(b.text for b in bs if b.section.startswith(heading) and b.role == "verify")
+    r = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", text + "\n" + check],
+        cwd=cwd, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    return r.returncode, r.stdout
+
+
+class MessageOnlyWorld(World):
+    """`message_check` names the section whose check speaks only through its messages."""
+
+    message_check: ClassVar[str]
+
+    def blind_break(self, do_break: Callable[[], str]) -> str:
+        """Break the world with `do_break`, proving with plain bash that the check's exit status cannot see it
+        (0 before, 0 after) while what it prints changes: only a reading by contrast can tell."""
+        knobs = {k.upper(): v for k, v in (s.split("=", 1) for s in self.sets)}
+        rc0, held = _plain_bash_check(self.plan, self.message_check, knobs, self.work)
+        what = do_break()
+        rc1, broken = _plain_bash_check(self.plan, self.message_check, knobs, self.work)
+        assert (rc0, rc1) == (0, 0), (
+            f"the message-only check exited {rc0} held, {rc1} broken:\n{held}\n{broken}"
+        )
+        assert held != broken, f"the check printed the same before and after '{what}':\n{held}"
+        return what
+
+
+def _openssl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(["openssl", *args], capture_output=True, text=True, timeout=60)
+    assert not check or r.returncode == 0, f"openssl {' '.join(args)}: {r.stdout}{r.stderr}"
+    return r
+
+
+def _days_left(cert: Path) -> float:
+    end = _openssl("x509", "-in", str(cert), "-noout", "-enddate").stdout.strip().split("=", 1)[1]
+    expires = time.mktime(time.strptime(end.replace(" GMT", ""), "%b %d %H:%M:%S %Y")) - time.timezone
+    return (expires - time.time()) / 86400
+
+
+class LocalCa(MessageOnlyWorld):
+    plan = "local-ca.local.md"
+    message_check = "4. "
+    sets = ("algo=ec", "portee=joker", "duree=longue", "env=recette")
+    approvals = ("4",)  # §4 is 🔴 for PORTEE=joker
+
+    @property
+    def base(self) -> Path:
+        return self.work / "sceau-recette"
+
+    def _chain_ok(self) -> bool:
+        b = self.base
+        r = _openssl("verify", "-CAfile", str(b / "racine.crt"), "-purpose", "sslserver", str(b / "serveur.crt"),
+                     check=False)  # fmt: skip
+        return r.returncode == 0
+
+    def up(self) -> None:
+        b = self.base
+        cnf = (b / "sceau.cnf").read_text()
+        assert re.search(r"^subjectAltName\s*=\s*DNS:\*\.recette\.sceau\.test\s", cnf, re.M), cnf
+        assert re.search(r"^O\s*=\s*Sceau recette\s", cnf, re.M), cnf
+        for key in ("racine.key", "serveur.key"):  # ALGO=ec reached both keys
+            text = _openssl("pkey", "-in", str(b / "private" / key), "-noout", "-text").stdout
+            assert "prime256v1" in text, f"{key} is not EC P-256"
+            assert (b / "private" / key).stat().st_mode & 0o777 == 0o600
+        assert (b / "private").stat().st_mode & 0o777 == 0o700
+        assert (
+            "CA:TRUE"
+            in _openssl("x509", "-in", str(b / "racine.crt"), "-noout", "-ext", "basicConstraints").stdout
+        )
+        assert self._chain_ok(), "serveur.crt does not verify against racine.crt"
+        # the trust store works as -CApath, and the wildcard (PORTEE=joker) covers a name of the environment
+        _openssl("verify", "-CApath", str(b / "trust"), "-purpose", "sslserver",
+                 "-verify_hostname", "api.recette.sceau.test", str(b / "serveur.crt"))  # fmt: skip
+        days = _days_left(b / "serveur.crt")
+        assert 395 < days <= 397.01, f"DUREE=longue: serveur.crt has {days:.1f} days"
+        pub = _openssl("pkey", "-in", str(b / "private" / "serveur.key"), "-pubout").stdout
+        assert pub == _openssl("x509", "-in", str(b / "serveur.crt"), "-noout", "-pubkey").stdout
+        chain = (b / "chaine.pem").read_text()
+        assert chain == (b / "serveur.crt").read_text() + (b / "racine.crt").read_text()
+
+    def identity(self) -> dict[str, Any]:
+        files = (
+            "private/racine.key",
+            "racine.crt",
+            "private/serveur.key",
+            "serveur.crt",
+            "chaine.pem",
+            "sceau.cnf",
+        )
+        return {f: identity(self.base / f) for f in files}
+
+    def break_(self) -> str:
+        return self.blind_break(self._self_signed)
+
+    def _self_signed(self) -> str:
+        """A self-signed serveur.crt: same key, name and validity. Only the chain check (messages) sees it."""
+        b = self.base
+        _openssl("req", "-x509", "-new", "-key", str(b / "private" / "serveur.key"), "-config", str(b / "sceau.cnf"),
+                 "-extensions", "serveur", "-days", "397", "-out", str(b / "serveur.crt"))  # fmt: skip
+        assert not self._chain_ok()
+        return "replaced serveur.crt by a self-signed one (same key, name, 397 days)"
+
+    def break_failure_branch(self) -> str:
+        """serveur.crt re-signed by our root for 2 days: the chain holds, the expiry branch exits 1."""
+        b = self.base
+        _openssl("x509", "-req", "-in", str(b / "serveur.csr"), "-CA", str(b / "racine.crt"),
+                 "-CAkey", str(b / "private" / "racine.key"), "-set_serial", "0x1234", "-days", "2",
+                 "-extfile", str(b / "sceau.cnf"), "-extensions", "serveur", "-out", str(b / "serveur.crt"))  # fmt: skip
+        assert self._chain_ok() and _days_left(b / "serveur.crt") < 3
+        return "re-signed serveur.crt for 2 days"
+
+    def gone(self) -> None:
+        assert not self.base.exists(), sorted(p.name for p in self.base.iterdir())
+
+
+class MetricsExporter(MessageOnlyWorld):
+    plan = "metrics-exporter.local.md"
+    message_check = "4. "
+    sets = ("intervall=schnell", "umfang=erweitert", "umgebung=test")
+    approvals = ("4",)  # §4 is 🔴 for UMFANG=erweitert
+    port = 19111
+
+    @property
+    def base(self) -> Path:
+        return self.work / "pegel-test"
+
+    def _scrape(self) -> tuple[str, str]:
+        with urllib.request.urlopen("http://127.0.0.1:19111/metrics", timeout=3) as r:
+            assert r.status == 200
+            return r.headers["Content-Type"], r.read().decode()
+
+    def _metric(self, name: str) -> int:
+        m = re.search(rf"^{name} (\d+)$", self._scrape()[1], re.M)
+        assert m, f"{name} not scraped"
+        return int(m.group(1))
+
+    def _pids(self) -> tuple[int, int]:
+        return read_pid(self.base / "sammler.pid"), read_pid(self.base / "exporter.pid")
+
+    def up(self) -> None:
+        ini = (self.base / "pegel.ini").read_text()
+        for key, want in (("intervall", "1"), ("umfang", "erweitert"), ("port", "19111")):
+            assert _env_value(self.base / "pegel.ini", key) == want, ini
+        sammler, exporter = self._pids()
+        assert pid_alive(sammler) and "sammler.sh" in cmdline(sammler), cmdline(sammler)
+        assert pid_alive(exporter) and "exporter.py" in cmdline(exporter), cmdline(exporter)
+        self.memo.setdefault("pids", set()).update({sammler, exporter})
+        ctype, body = self._scrape()
+        assert ctype == "text/plain; version=0.0.4; charset=utf-8", ctype
+        assert re.search(r'^pegel_prozess_rss_bytes\{pid="\d+",comm="[^"]*"\} \d+$', body, re.M), body[:800]
+        # INTERVALL=schnell: the collector's counter moves within a few seconds, and it measures what is there
+        n0 = self._metric("pegel_sammler_laeufe_total")
+        assert wait_for(lambda: self._metric("pegel_sammler_laeufe_total") > n0, 6), (
+            "the collector is not counting"
+        )
+        files = len([p for p in (self.base / "daten").rglob("*") if p.is_file()])
+        assert wait_for(lambda: self._metric("pegel_daten_dateien") == files, 6), (
+            "pegel_daten_dateien is wrong"
+        )
+
+    def identity(self) -> dict[str, Any]:
+        files = ("sammler.sh", "exporter.py", "pegel.ini", "sammler.pid", "exporter.pid")
+        return {"pids": self._pids(), **{f: identity(self.base / f) for f in files}}
+
+    def break_(self) -> str:
+        return self.blind_break(self._kill_collector)
+
+    def _kill_collector(self) -> str:
+        """The collector dies; the exporter still serves its last file. Only the ✔/✗ list shows it."""
+        sammler, exporter = self._pids()
+        _kill9(sammler)
+        self.memo["restarted"], self.memo["kept"] = (0, sammler), (1, exporter)
+        assert self._metric("pegel_sammler_laeufe_total") >= 1  # the scrape still looks fine
+        return f"SIGKILL the collector (pid {sammler})"
+
+    def healed(self) -> None:
+        self.up()
+        pids = self._pids()
+        (i, killed), (j, kept) = self.memo["restarted"], self.memo["kept"]
+        assert pids[i] != killed and pids[j] == kept, f"{pids}: not exactly the killed process was restarted"
+
+    def break_failure_branch(self) -> str:
+        sammler, exporter = self._pids()
+        _kill9(exporter)
+        self.memo["restarted"], self.memo["kept"] = (1, exporter), (0, sammler)
+        return f"SIGKILL the exporter (pid {exporter})"
+
+    def gone(self) -> None:
+        assert not port_open(19111), "port 19111 still answers"
+        assert not any(pid_alive(p) for p in self.memo.get("pids", ())), (
+            "the collector or exporter still runs"
+        )
+        assert not self.base.exists(), sorted(p.name for p in self.base.iterdir())
+
+
+class LogPipeline(MessageOnlyWorld):
+    plan = "log-pipeline.local.md"
+    message_check = "5. "
+    sets = ("layout=dated", "env=stg")
+
+    @property
+    def base(self) -> Path:
+        return self.work / "runoff-stg"
+
+    def _pids(self) -> tuple[int, int]:
+        return read_pid(self.base / "run" / "emit.pid"), read_pid(self.base / "run" / "rotor.pid")
+
+    def _manifest(self) -> list[str]:
+        return (self.base / "archive" / "MANIFEST").read_text().splitlines()
+
+    def up(self) -> None:
+        conf = self.base / "runoff.conf"
+        for key, want in (("layout", "dated"), ("keep", "0"), ("rotate_bytes", "1024")):
+            assert _env_value(conf, key) == want, conf.read_text()
+        emit, rotor = self._pids()
+        assert pid_alive(emit) and "emit.sh" in cmdline(emit), cmdline(emit)
+        assert pid_alive(rotor) and "rotor.sh" in cmdline(rotor), cmdline(rotor)
+        self.memo.setdefault("pids", set()).update({emit, rotor})
+        # the pipeline moves: a new shipment within 20 s, and the spool drains
+        n0 = len(self._manifest())
+        assert wait_for(lambda: len(self._manifest()) > n0, 20, 0.2), "nothing shipped in 20 s"
+        spool = self.base / "spool"
+        assert wait_for(lambda: len(list(spool.iterdir())) <= 2, 10, 0.2), sorted(
+            p.name for p in spool.iterdir()
+        )
+        archive = self.base / "archive"
+        shipped = sorted(archive.rglob("*.log.gz"))
+        for f in shipped:  # LAYOUT=dated
+            assert re.fullmatch(r"\d{4}/\d{2}/\d{2}/app-[^/]+\.log\.gz", str(f.relative_to(archive))), f
+        listed = {}
+        for line in self._manifest():
+            digest, rel = line.split("  ", 1)
+            listed[rel] = digest
+        seqs: set[int] = set()
+        for f in shipped:
+            rel = str(f.relative_to(archive))
+            if rel not in listed:  # shipped this instant: its MANIFEST line follows the rename
+                continue
+            assert listed[rel] == sha256(f), f"MANIFEST disagrees for {rel}"
+            with gzip.open(f, "rt") as z:
+                seqs |= {int(m) for m in re.findall(r" seq=(\d+) ", z.read())}
+        # archived files are a prefix of the stream: every line from the first to the last, none lost
+        assert seqs and seqs == set(range(1, max(seqs) + 1)), (
+            f"gaps in the archive: {len(seqs)} of {max(seqs)}"
+        )
+
+    def identity(self) -> dict[str, Any]:
+        files = ("bin/emit.sh", "bin/rotor.sh", "runoff.conf", "run/emit.pid", "run/rotor.pid")
+        return {"pids": self._pids(), **{f: identity(self.base / f) for f in files}}
+
+    def break_(self) -> str:
+        return self.blind_break(self._kill_rotor)
+
+    def _kill_rotor(self) -> str:
+        """The rotor dies: the archive and the app look fine; only the [ok]/[warn] line shows it."""
+        emit, rotor = self._pids()
+        _kill9(rotor)
+        self.memo["expect"] = (emit, None, rotor)
+        return f"SIGKILL the rotor (pid {rotor})"
+
+    def break_failure_branch(self) -> str:
+        """rotor.sh loses its exec bit (the running loop does not care): the `[ ! -x … ] && echo … && exit 1`
+        chain in the middle of §3's check trips."""
+        rotor_sh = self.base / "bin" / "rotor.sh"
+        rotor_sh.chmod(0o644)
+        emit, rotor = self._pids()
+        self.memo["expect"] = (emit, rotor, None)
+        return "chmod -x bin/rotor.sh"
+
+    def healed(self) -> None:
+        self.up()
+        emit, rotor = self._pids()
+        want_emit, want_rotor, killed = self.memo["expect"]
+        assert emit == want_emit, "the emitter was restarted"
+        assert rotor != killed and (want_rotor is None or rotor == want_rotor), (
+            "not exactly the killed loop restarted"
+        )
+        assert os.access(self.base / "bin" / "rotor.sh", os.X_OK)
+
+    def gone(self) -> None:
+        assert not any(pid_alive(p) for p in self.memo.get("pids", ())), "a loop still runs"
+        assert not self.base.exists(), sorted(p.name for p in self.base.iterdir())
+
+
 WORLDS: dict[str, type[World]] = {
     w.plan: w
-    for w in (NodeService, SqliteReport, GitDeploy, VenvWorker, KvService, SnapshotJob, Database, StaticSite)
+    for w in (
+        NodeService,
+        SqliteReport,
+        GitDeploy,
+        VenvWorker,
+        KvService,
+        SnapshotJob,
+        Database,
+        StaticSite,
+        LocalCa,
+        MetricsExporter,
+        LogPipeline,
+    )
 }
 assert set(WORLDS) == set(NEW_PLANS + OLD_PLANS)
 
@@ -644,6 +959,29 @@ def test_4_apply_heals(flow: Flow) -> None:
             flow.fail("4", r, f"apply rc={r.rc}; the world was not healed: {exc!r}")
         ) from None
     assert r.rc == 0, flow.fail("4", r, f"healing apply exited {r.rc} although the world is up")
+
+
+def test_4b_failure_branch_break_is_drift(flow: Flow) -> None:
+    """Plans with a failure-branch check (`if …; then echo …; exit 1; fi`, silent when it holds): a break that
+    trips it is drift, and apply heals it. Step 3's break was seen by a message-only check alone."""
+    breaker = getattr(flow.w, "break_failure_branch", None)
+    if breaker is None:
+        pytest.skip(f"{flow.w.plan}: no failure-branch break")
+    flow.need("up", "step 1 did not bring the world up")
+    d, w = flow.d, flow.w
+    what = breaker()
+    r = d.check()
+    flow.invariants("4b", r)
+    assert r.rc == 2, flow.fail("4b", r, f"after '{what}', check exited {r.rc}, not 2 (drift)")
+    r = d.apply(w.set_args(), w.approve_args())
+    flow.invariants("4b", r)
+    try:
+        w.healed()
+    except (AssertionError, OSError, KeyError, ValueError) as exc:
+        raise AssertionError(
+            flow.fail("4b", r, f"apply rc={r.rc}; the world was not healed: {exc!r}")
+        ) from None
+    assert r.rc == 0, flow.fail("4b", r, f"healing apply exited {r.rc} although the world is up")
 
 
 def test_5_teardown_removes_the_world_and_spares_upstream(flow: Flow) -> None:
