@@ -20,6 +20,29 @@ def _target_names() -> list[str]:
 
 
 PlanArg = Annotated[Path, typer.Argument(help="The plan (a Markdown file).", show_default=False)]
+PlansArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="The plan (a Markdown file), or several, or a directory of them: a family (docs/families.md).",
+        show_default=False,
+    ),
+]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        help="A family runs at most N plans at once (default: every plan that is ready).",
+        envvar="DIRECTOR_JOBS",
+    ),
+]
+OrphanOpt = Annotated[
+    bool,
+    typer.Option(
+        "--orphan-consumers",
+        help="Tear a provider down although a consumer beside it is still live (audited).",
+    ),
+]
 # Every common option also reads a DIRECTOR_* environment variable (README "Configuration"); list options
 # split the variable's value on whitespace (DIRECTOR_APPROVE="3 teardown").
 StateDirOpt = Annotated[
