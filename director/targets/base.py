@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 #: A progress callback: the CLI turns each message into a spinner line; `None` means silent.
 Progress = Callable[[str], None]
+#: In a block's environment: the state directories of the plans this plan requires (its providers), joined
+#: by `os.pathsep`; a target may look there for what a provider deployed (docs/families.md).
+ENV_PROVIDER_STATES = "DIRECTOR_PROVIDER_STATE_DIRS"
 
 
 @dataclass(frozen=True)
