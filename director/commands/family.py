@@ -119,7 +119,7 @@ def provided_alone(
             raise UsageError(
                 f"{path}: requires `{r.name}` from {r.plan}, which is not applied here (its latest run is "
                 f"not a completed apply); nothing was run. Apply it first, or both: director apply "
-                f"{_shown(target)} {path}"
+                f"{shown(target)} {path}"
             )
         providers[r.name] = (target, provide)
     return provided_env(path, decl, providers)
@@ -158,7 +158,7 @@ def guard_teardown(
         return
     from director.run.gates import operator_name
 
-    names = ", ".join(_shown(c) for c in live)
+    names = ", ".join(shown(c) for c in live)
     who = operator_name(opts.get("operator"))
     _audit(path, state_url, "teardown-consumers-orphaned" if override else "teardown-refused",
            {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
@@ -168,12 +168,12 @@ def guard_teardown(
     raise UpstreamGuard(
         f"{path}: teardown refused: {names} still bind{'s' if len(live) == 1 else ''} what this plan "
         f"provides ({', '.join(p.name for p in decl.provides)}); tear {it} down first or in the same run "
-        f"(director teardown {' '.join(_shown(c) for c in live)} {path}), or pass --orphan-consumers "
+        f"(director teardown {' '.join(shown(c) for c in live)} {path}), or pass --orphan-consumers "
         "(audited); nothing was run"
     )
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
     """A path as short as it can be said from here."""
     rel = os.path.relpath(path)
     return rel if len(rel) < len(str(path)) else str(path)

@@ -32,6 +32,7 @@ from director.commands.family import (
     parse,
     provided_alone,
     provided_env,
+    shown,
 )
 from director.commands.paths import require_plan
 from director.errors import DirectorError, ExitCode, UsageError
@@ -198,7 +199,7 @@ class FamilyRun:
                     m = graph.member(ext.consumer)
                     raise UsageError(
                         f"{m.label}: requires `{r.name}` from {r.plan}, which is neither in this run nor "
-                        f"applied here; nothing was run. Add it: director apply {ext.provider} …"
+                        f"applied here; nothing was run. Add it: director apply {shown(ext.provider)} …"
                     )
         if self.mode == "run" and self.kind == "teardown":
             leaving = {m.path for m in graph.members}
@@ -402,7 +403,7 @@ class FamilyRun:
         started = time.monotonic()
         error: str | None = None
         try:
-            provided = self._provided(graph, m) if self.mode != "run" or self.kind == "apply" else {}
+            provided = self._provided(graph, m)  # a teardown's §0 reads them too (consumers go first)
             code = run_command(
                 kind=self.kind, mode=self.mode, plan_path=Path(m.label), sets=sets, approve=approve,
                 events=None, provided=provided or None, family=seat, **opts,
@@ -437,10 +438,8 @@ class FamilyRun:
             detail = r.error or (res.message if res is not None and res.message else "")
             rows.append(Row(label[m.path], outcome, int(r.code), r.duration_s, detail))
         code = ExitCode(max(codes)) if codes else ExitCode.OK
-        if any(isinstance(results[m.path], Skipped) for m in order) and code == ExitCode.OK:
-            code = (
-                ExitCode.INTERRUPTED
-            )  # only an interruption skips members of a family whose runs all succeeded
+        if code == ExitCode.OK and any(isinstance(results[m.path], Skipped) for m in order):
+            code = ExitCode.INTERRUPTED  # nothing failed, yet members did not run: an interruption
         return code, rows
 
 
