@@ -101,7 +101,7 @@ def test_teardown_goes_in_reverse_and_refuses_a_provider_alone(tmp_path: Path) -
     # the provider alone: refused before anything runs, naming the live consumers, audited
     r = director("teardown", "base.md", "--approve", "teardown", cwd=tmp_path)
     assert r.returncode == 9, r.stdout + r.stderr
-    assert re.fullmatch(r"error: base.md: teardown refused: c1.md, c2.md still bind .*\n", r.stderr), r.stderr
+    assert re.fullmatch(r"error: base.md: teardown refused: c1.md \(base\), c2.md \(base\) still require .*\n", r.stderr), r.stderr
     assert mark(tmp_path, "base").is_file()
     assert audit_kinds(tmp_path, "base.md")[-1] == "teardown-refused"
     # the whole family: consumers first, then the provider; every mark gone
@@ -118,10 +118,10 @@ def test_teardown_goes_in_reverse_and_refuses_a_provider_alone(tmp_path: Path) -
 def test_the_override_tears_a_provider_down_and_is_audited(tmp_path: Path) -> None:
     _family(tmp_path, sleep=0)
     assert director("apply", ".", cwd=tmp_path).returncode == 0
-    # a consumer torn down alone is not guarded; the other still binds
+    # a consumer torn down alone is not guarded; the other still requires base
     assert director("teardown", "c1.md", "--approve", "teardown", cwd=tmp_path).returncode == 0
     r = director("teardown", "base.md", "--approve", "teardown", cwd=tmp_path)
-    assert r.returncode == 9 and "c2.md still binds" in r.stderr, r.stderr
+    assert r.returncode == 9 and "c2.md (base) still requires" in r.stderr, r.stderr
     r = director("teardown", "base.md", "--approve", "teardown", "--orphan-consumers", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not mark(tmp_path, "base").exists() and mark(tmp_path, "c2").is_file()

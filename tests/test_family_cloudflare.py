@@ -134,7 +134,7 @@ def test_the_seed_and_its_consumer_as_a_family(family: Family) -> None:
     # the seed alone: refused while the consumer is live, nothing run, its session untouched
     r = family.run("teardown", SEED, "--target", "local", "--approve", "teardown", "--non-interactive", "--plain")
     assert r.returncode == 9, r.stdout + r.stderr
-    assert f"{CONSUMER} still binds" in r.stderr
+    assert f"{CONSUMER} (workflow) still requires" in r.stderr
     assert family.sessions()["orders-dev"]["pid"] == sessions["orders-dev"]["pid"]
     assert _port_open(sessions["orders-dev"]["port"])
 

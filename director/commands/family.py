@@ -125,13 +125,14 @@ def provided_alone(
     return provided_env(path, decl, providers)
 
 
-def consumers_beside(path: Path, decl: Declarations) -> list[Path]:
-    """The plans in the provider's directory that require what it provides (by naming it, or by name)."""
+def consumers_beside(path: Path, decl: Declarations) -> dict[Path, list[str]]:
+    """The plans in the provider's directory that require what it provides (by naming it, or by name), and
+    the names each requires."""
     names = {p.name for p in decl.provides}
     if not names:
-        return []
+        return {}
     me = path.resolve()
-    found: list[Path] = []
+    found: dict[Path, list[str]] = {}
     for other in sorted(me.parent.glob("*.md")):
         if other.resolve() == me or not declares(other):
             continue
@@ -142,8 +143,7 @@ def consumers_beside(path: Path, decl: Declarations) -> list[Path]:
         for r in od.requires:
             named = r.plan is not None and (other.parent / r.plan).resolve() == me
             if r.name in names and (named or r.plan is None):
-                found.append(other.resolve())
-                break
+                found.setdefault(other.resolve(), []).append(r.name)
     return found
 
 
@@ -153,12 +153,13 @@ def guard_teardown(
     """A provider's teardown is refused while a consumer is live, unless that consumer is torn down in this
     run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited."""
     state_url = opts.get("state_url")
-    live = [c for c in consumers_beside(path, decl) if c not in leaving and is_live(c, state_url)]
+    bound = consumers_beside(path, decl)
+    live = [c for c in bound if c not in leaving and is_live(c, state_url)]
     if not live:
         return
     from director.run.gates import operator_name
 
-    names = ", ".join(shown(c) for c in live)
+    names = ", ".join(f"{shown(c)} ({', '.join(bound[c])})" for c in live)
     who = operator_name(opts.get("operator"))
     _audit(path, state_url, "teardown-consumers-orphaned" if override else "teardown-refused",
            {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
@@ -166,10 +167,9 @@ def guard_teardown(
         return
     it = "it" if len(live) == 1 else "them"
     raise UpstreamGuard(
-        f"{path}: teardown refused: {names} still bind{'s' if len(live) == 1 else ''} what this plan "
-        f"provides ({', '.join(p.name for p in decl.provides)}); tear {it} down first or in the same run "
-        f"(director teardown {' '.join(shown(c) for c in live)} {path}), or pass --orphan-consumers "
-        "(audited); nothing was run"
+        f"{path}: teardown refused: {names} still require{'s' if len(live) == 1 else ''} what this plan "
+        f"provides; tear {it} down first or in the same run (director teardown "
+        f"{' '.join(shown(c) for c in live)} {path}), or pass --orphan-consumers (audited); nothing was run"
     )
 
 
