@@ -204,3 +204,21 @@ def test_gates_are_asked_one_at_a_time_at_a_terminal(tmp_path: Path, term: Calla
     t.send("go")
     assert t.finish() == 0
     assert mark(tmp_path, "g1").is_file() and mark(tmp_path, "g2").is_file()
+
+
+def test_set_and_approve_reach_the_members_they_name(tmp_path: Path) -> None:
+    from tests.planmaker import CounterPlan, Step, write_plan
+
+    write_plan(tmp_path, CounterPlan([Step(marker="🔴")]), name="a.md")
+    write_plan(tmp_path, CounterPlan([Step(marker="🔴")]), name="b.md")
+    write(tmp_path, "plain")  # no input, no gate: a bare --set or --approve does not reach it
+    r = director("apply", ".", "--set", "a.md:mode=b", "--approve", "b.md:1", cwd=tmp_path)
+    # a: mode b, its gate not approved (exit 4); b: mode a, approved; plain: untouched by either
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "resolved_inputs: { mode: b," in (tmp_path / "a.md").read_text()
+    assert "resolved_inputs: { mode: a," in (tmp_path / "b.md").read_text()
+    assert re.search(r"^  b.md\s+completed\s+exit 0", r.stdout, re.M) and re.search(
+        r"^  a.md\s+awaiting-approval\s+exit 4", r.stdout, re.M
+    ), r.stdout
+    r = director("apply", ".", "--set", "nope=1", cwd=tmp_path)
+    assert r.returncode == 64 and r.stderr == "error: --set 'nope=1': no plan of the family has an input setting 'nope'\n"
