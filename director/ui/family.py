@@ -68,8 +68,7 @@ class MemberStream:
 
     def write(self, text: str) -> int:
         with self._lock:
-            text = self._partial + text
-            *lines, self._partial = text.split("\n")
+            *lines, self._partial = (self._partial + text).split("\n")
         for line in lines:
             self._screen.write_line(self._prefix + line + "\n")
         return len(text)
@@ -150,11 +149,6 @@ def family_table(c: Console, title: str, rows: list[Row]) -> None:
 def say(c: Console, line: str) -> None:
     """One plain line of the family's own (never read as markup)."""
     c.print(clean(line), markup=False, highlight=False)
-
-
-def words(kind: str, mode: str) -> str:
-    """The command a family run stands for (`apply`, `teardown`, `plan`, `check`)."""
-    return {"preview": "plan", "check": "check"}.get(mode, kind)
 
 
 def as_dict(row: Row) -> dict[str, Any]:
