@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class InFamily:
-    """How one plan's run sits in a family run (`commands/family.py`): its lines go to `console`, its
+    """How one plan's run sits in a family run (`commands/family_run.py`): its lines go to `console`, its
     events also to `events`, its questions to `prompter` (the family asks one at a time), Ctrl-C reaches it
     through `interrupts` (the family owns the signals); `result` is what the run ended with."""
 
