@@ -21,16 +21,21 @@ from director import __version__
 from director.cli_options import (
     AllowedSignersOpt,
     ApproveOpt,
+    AutoApproveOpt,
     Command,
     EventsOpt,
     GateSectionArg,
+    JobsOpt,
     JsonOpt,
     MaxRecoveriesOpt,
     NonInteractiveOpt,
     OperatorOpt,
+    OrphanOpt,
     PlainOpt,
     PlanArg,
     PlansArg,
+    ReinterviewOpt,
+    RestartOpt,
     SecretOpt,
     SetOpt,
     SignWithOpt,
@@ -38,6 +43,7 @@ from director.cli_options import (
     StateUrlOpt,
     StepTimeoutOpt,
     TargetOpt,
+    VerifyReceiptsOpt,
     WaitOpt,
     WorkdirOpt,
 )
@@ -155,26 +161,14 @@ def lint(
 
 @_command()
 def apply(
-    plan: PlanArg,
+    plans: PlansArg,
     target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     approve: ApproveOpt = None,
-    auto_approve: Annotated[
-        bool,
-        typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).", envvar="DIRECTOR_AUTO_APPROVE"),
-    ] = False,
+    auto_approve: AutoApproveOpt = False,
     non_interactive: NonInteractiveOpt = False,
-    restart: Annotated[
-        bool, typer.Option("--restart", help="Begin a fresh run instead of resuming.")
-    ] = False,
-    reinterview: Annotated[
-        bool,
-        typer.Option(
-            "--reinterview",
-            help="Ask the Provisioning Inputs again (the previous answers as defaults); "
-            "also done on the first apply after a teardown.",
-        ),
-    ] = False,
+    restart: RestartOpt = False,
+    reinterview: ReinterviewOpt = False,
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
@@ -187,20 +181,24 @@ def apply(
     wait_for_approval: WaitOpt = None,
     sign_with: SignWithOpt = None,
     allowed_signers: AllowedSignersOpt = None,
+    jobs: JobsOpt = None,
 ) -> int:
-    """Apply a plan: observe before act, stop at gates, resume where a previous run stopped.
+    """Apply a plan (or a family: providers first, in parallel where they can): observe before act, stop
+    at gates, resume where a previous run stopped.
 
     \b
     Examples:
       director apply plans/workflow.cloudflare.md --target local --set trigger=cli --auto-approve
       director apply plan.md --non-interactive --approve 3     # CI: approve §3's gate by flag
+      director apply plans/ --target local --jobs 2             # a family, in dependency order
     """
-    from director.commands.run import run_command
+    from director.commands.family_run import run_plans
 
-    return run_command(
+    return run_plans(
+        plans,
         kind="apply",
         mode="run",
-        plan_path=plan,
+        jobs=jobs,
         target=target,
         sets=set_ or [],
         approve=approve or [],
@@ -225,7 +223,7 @@ def apply(
 
 @_command()
 def teardown(
-    plan: PlanArg,
+    plans: PlansArg,
     target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     approve: ApproveOpt = None,
@@ -243,17 +241,21 @@ def teardown(
     wait_for_approval: WaitOpt = None,
     sign_with: SignWithOpt = None,
     allowed_signers: AllowedSignersOpt = None,
+    jobs: JobsOpt = None,
+    orphan_consumers: OrphanOpt = False,
 ) -> int:
-    """Tear down what the plan created: observe first, 💥 approval, resumable.
+    """Tear down what the plan created (a family: consumers first): observe first, 💥 approval, resumable.
 
     Example: director teardown plans/workflow.cloudflare.md --target local --approve teardown
     """
-    from director.commands.run import run_command
+    from director.commands.family_run import run_plans
 
-    return run_command(
+    return run_plans(
+        plans,
         kind="teardown",
         mode="run",
-        plan_path=plan,
+        jobs=jobs,
+        orphan_consumers=orphan_consumers,
         target=target,
         sets=set_ or [],
         approve=approve or [],
@@ -277,7 +279,7 @@ def teardown(
 
 @_command("plan")
 def plan_cmd(
-    plan: PlanArg,
+    plans: PlansArg,
     target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     teardown_: Annotated[bool, typer.Option("--teardown", help="Preview the teardown instead.")] = False,
@@ -287,17 +289,19 @@ def plan_cmd(
     events: EventsOpt = None,
     plain: PlainOpt = False,
     state_url: StateUrlOpt = None,
+    jobs: JobsOpt = None,
 ) -> int:
     """Preview (read-only): in sync / will apply / needs approval / blocked, per section. Exit 2 if changes.
 
     Example: director plan plans/workflow.cloudflare.md --target local
     """
-    from director.commands.run import run_command
+    from director.commands.family_run import run_plans
 
-    return run_command(
+    return run_plans(
+        plans,
         kind="teardown" if teardown_ else "apply",
         mode="preview",
-        plan_path=plan,
+        jobs=jobs,
         target=target,
         sets=set_ or [],
         state_dir=state_dir,
@@ -319,33 +323,29 @@ def check(
     events: EventsOpt = None,
     plain: PlainOpt = False,
     state_url: StateUrlOpt = None,
+    jobs: JobsOpt = None,
 ) -> int:
     """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift.
 
-    Several plans are checked one after the other; the exit code is the highest of theirs.
+    Several plans (or a directory) are checked at once, as a fleet; the exit code is the highest of theirs.
 
     Example: director check plans/workflow.cloudflare.md --target local
     """
-    from director.commands.run import run_command
+    from director.commands.family_run import run_plans
 
-    if len(plans) > 1 and state_dir is not None:
-        raise DirectorUsageError("--state-dir names one plan's state: check one plan at a time with it")
-    codes = [
-        run_command(
-            kind="apply",
-            mode="check",
-            plan_path=plan,
-            target=target,
-            state_dir=state_dir,
-            workdir=workdir,
-            secrets=secret or [],
-            events=events,
-            plain=plain,
-            state_url=state_url,
-        )
-        for plan in plans
-    ]
-    return max(codes)
+    return run_plans(
+        plans,
+        kind="apply",
+        mode="check",
+        jobs=jobs,
+        target=target,
+        state_dir=state_dir,
+        workdir=workdir,
+        secrets=secret or [],
+        events=events,
+        plain=plain,
+        state_url=state_url,
+    )
 
 
 @_command("approve")
@@ -360,10 +360,7 @@ def approve_cmd(
     state_url: StateUrlOpt = None,
     sign_with: SignWithOpt = None,
     allowed_signers: AllowedSignersOpt = None,
-    verify: Annotated[
-        bool,
-        typer.Option("--verify", help="Re-check every stored receipt (exit 1 if one is not accepted)."),
-    ] = False,
+    verify: VerifyReceiptsOpt = False,
 ) -> int:
     """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm).
 
@@ -387,15 +384,18 @@ def approve_cmd(
 
 @_command()
 def status(
-    plan: PlanArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False, state_url: StateUrlOpt = None
+    plans: PlansArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False, state_url: StateUrlOpt = None
 ) -> int:
-    """The plan's state at a glance: Live State, last run, frontier, gate, lease, local sessions.
+    """The plan's state at a glance: Live State, last run, frontier, gate, lease, local sessions (a family:
+    each plan in dependency order, and who requires what).
 
     Example: director status plans/workflow.cloudflare.md --json
     """
-    from director.commands.status import status_command
+    from director.commands.status import family_status_command, status_command
 
-    return status_command(plan, state_dir=state_dir, as_json=as_json, state_url=state_url)
+    if len(plans) == 1 and not plans[0].is_dir():
+        return status_command(plans[0], state_dir=state_dir, as_json=as_json, state_url=state_url)
+    return family_status_command(plans, state_dir=state_dir, as_json=as_json, state_url=state_url)
 
 
 @_command()

@@ -60,7 +60,28 @@ PlanArg = Annotated[
     Path, typer.Argument(help="The plan (a Markdown file).", show_default=False, metavar="PLAN")
 ]
 PlansArg = Annotated[
-    list[Path], typer.Argument(help="The plans (Markdown files).", show_default=False, metavar="PLAN")
+    list[Path],
+    typer.Argument(
+        help="The plan (a Markdown file), or several, or a directory of them: a family (docs/families.md).",
+        show_default=False,
+        metavar="PLAN",
+    ),
+]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        help="A family runs at most N plans at once (default: every plan that is ready).",
+        envvar="DIRECTOR_JOBS",
+    ),
+]
+OrphanOpt = Annotated[
+    bool,
+    typer.Option(
+        "--orphan-consumers",
+        help="Tear a provider down although a consumer beside it is still live (audited).",
+    ),
 ]
 # Every common option also reads a DIRECTOR_* environment variable (README "Configuration"); list options
 # split the variable's value on whitespace (DIRECTOR_APPROVE="3 teardown").
@@ -70,6 +91,21 @@ GateSectionArg = Annotated[
     typer.Argument(
         help="The gated section: number (3) or slug (teardown).", metavar="SECTION", show_default=False
     ),
+]
+AutoApproveOpt = Annotated[
+    bool, typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).", envvar="DIRECTOR_AUTO_APPROVE")
+]
+RestartOpt = Annotated[bool, typer.Option("--restart", help="Begin a fresh run instead of resuming.")]
+ReinterviewOpt = Annotated[
+    bool,
+    typer.Option(
+        "--reinterview",
+        help="Ask the Provisioning Inputs again (the previous answers as defaults); "
+        "also done on the first apply after a teardown.",
+    ),
+]
+VerifyReceiptsOpt = Annotated[
+    bool, typer.Option("--verify", help="Re-check every stored receipt (exit 1 if one is not accepted).")
 ]
 StateDirOpt = Annotated[
     Path | None,

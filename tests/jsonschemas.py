@@ -12,15 +12,24 @@ import json
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 from director import schemas
+
+
+@functools.cache
+def _registry() -> Registry[Any]:
+    """Every shipped schema by its `$id` (a family's status refers to the status schema by it)."""
+    return Registry().with_resources(
+        (schemas.load(n)["$id"], Resource.from_contents(schemas.load(n))) for n in schemas.NAMES
+    )
 
 
 @functools.cache  # checking a schema costs ~50 ms: tests that poll an event stream validate it often
 def _validator(name: str) -> Draft202012Validator:
     schema = schemas.load(name)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return Draft202012Validator(schema, registry=_registry())
 
 
 def check(document: Any, name: str | None = None) -> None:

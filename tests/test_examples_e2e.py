@@ -44,7 +44,6 @@ from typing import Any, ClassVar
 import pytest
 
 from tests.e2e_helpers import (
-    EXAMPLES,
     NEW_PLANS,
     OLD_PLANS,
     Director,
@@ -62,6 +61,7 @@ from tests.e2e_helpers import (
     wait_for,
 )
 from tests.plainbash import blocks, processes_under
+from tests.pristine import EXAMPLES
 
 pytestmark = pytest.mark.slow
 

@@ -47,6 +47,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp / "out"
     out.mkdir()
     plan = write_plan(tmp, CounterPlan([Step(), Step(marker="🔴")]))
+    sibling = write_plan(tmp, CounterPlan([Step()]), name="sibling.md")
     events = tmp / "events.jsonl"
     assert director("apply", str(plan), "--events", str(events), cwd=tmp, out=out).returncode == 4
     assert director("status", str(plan), "--json", cwd=tmp, out=out).returncode == 0
@@ -63,6 +64,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "plan": json.loads(run("show", str(plan), "--json")),
         "diff": json.loads(run("diff", str(plan), "--last-run", "--json")),
         "status": json.loads(run("status", str(plan), "--json")),
+        "family": json.loads(run("status", str(plan), str(sibling), "--json")),
         "audit": json.loads(run("audit", str(plan), "--json")),
         "audit-record": [json.loads(ln) for ln in run("audit", str(plan), "--jsonl").splitlines()],
         "lint": json.loads(run("lint", str(plan), "--format", "json")),
@@ -75,7 +77,7 @@ def test_every_output_validates_and_declares_its_schema(outputs: dict[str, Any],
     docs = outputs[name] if isinstance(outputs[name], list) else [outputs[name]]
     assert docs
     for doc in docs:
-        assert re.fullmatch(r"director\.[a-z]+/1", doc["schema"]), doc["schema"]
+        assert re.fullmatch(r"director\.[a-z-]+/1", doc["schema"]), doc["schema"]
         assert schemas.name_for(doc) == name
         jsonschemas.check(doc)
 

@@ -10,7 +10,8 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,20 @@ if TYPE_CHECKING:
     from director.ui.render import LiveReporter
 
 
+@dataclass
+class InFamily:
+    """How one plan's run sits in a family run (`commands/family_run.py`): its lines go to `console`, its
+    events also to `events`, its questions to `prompter` (the family asks one at a time), Ctrl-C reaches it
+    through `interrupts` (the family owns the signals); `result` is what the run ended with."""
+
+    label: str
+    console: Console
+    events: Callable[[dict[str, Any]], None] | None
+    prompter: Prompter | None
+    interrupts: Callable[[Callable[[str], bool]], AbstractContextManager[None]]
+    result: RunResult | None = field(default=None)
+
+
 def run_command(
     *,
     kind: RunKind,
@@ -67,8 +82,14 @@ def run_command(
     wait_for_approval: float | None = None,
     sign_with: Path | None = None,
     allowed_signers: Path | None = None,
+    provided: dict[str, str] | None = None,
+    family: InFamily | None = None,
 ) -> ExitCode:
-    """apply / teardown (mode `run`), plan (`preview`), check (`check`)."""
+    """apply / teardown (mode `run`), plan (`preview`), check (`check`): one plan's run, one call.
+
+    `provided` is what the plan's providers realized (`DIRECTOR_PROVIDED_*`, docs/plan-format.md), added
+    to its blocks' environment; `family` is set when the run is a member of a family run.
+    """
     from director.ci import github_actions, in_ci
     from director.commands import trust
     from director.exec.secrets import secret_name_predicate
@@ -89,7 +110,10 @@ def run_command(
     given = _preflight(pf.plan, pf.path, kind, mode, approve, sets)
     interactive = not non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
     events_to_stdout = events == "-"
-    console = make_console(plain or events_to_stdout or not sys.stdout.isatty(), stderr=events_to_stdout)
+    if family is not None:
+        interactive, console = family.prompter is not None, family.console
+    else:
+        console = make_console(plain or events_to_stdout or not sys.stdout.isatty(), stderr=events_to_stdout)
     p = paths_for(plan_path, state_dir, workdir)
     created = prepare_dirs(p)
     who = operator_name(operator)
@@ -97,11 +121,15 @@ def run_command(
     tgt, tenv, used = _target(target, p, pf.plan, console)
 
     with ExitStack() as closing:
-        bus, live = _views(console, pf.plan, kind, interactive, plain)
-        _event_sinks(bus, events, closing)
-        prompter = _prompter(console, live, interactive)
+        bus, live = _views(console, pf.plan, kind, interactive, plain, family)
+        if family is None:
+            _event_sinks(bus, events, closing)
+        elif family.events is not None:
+            bus.subscribe(family.events)
+        prompter = family.prompter if family is not None else _prompter(console, live, interactive)
         journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
-        shell = _shell(tenv, p, interactive, secrets)
+        # A family member's blocks never read the terminal: several may run at once (docs/families.md).
+        shell = _shell(tenv, p, interactive and family is None, secrets, provided or {})
         cfg = RunConfig(
             kind=kind,
             mode=mode,
@@ -133,7 +161,8 @@ def run_command(
         )
         try:
             lease = _lease(backend, p, pf, journal, bus, kind, mode)
-            with lease, _signals_to(engine.interrupt), _shown(live):
+            signals = family.interrupts if family is not None else _signals_to
+            with lease, signals(engine.interrupt), _shown(live):
                 if mode == "run":
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 ask_again = reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
@@ -141,7 +170,10 @@ def run_command(
         finally:
             shell.close()
             journal.close()
-        code = _finish(console, bus, result, mode, kind, events_to_stdout, live=live is not None, pf=pf)
+        code = _finish(console, bus, result, mode, kind, events_to_stdout, live=live is not None, pf=pf,
+                       table=family is None)  # fmt: skip
+    if family is not None:
+        family.result = result
     if github_actions():
         out = sys.stderr if events_to_stdout else sys.stdout
         _github_report(pf.plan, plan_path, result, mode, kind, code, out)
@@ -243,14 +275,16 @@ def _target(name: str, p: Paths, plan: Plan, console: Console) -> tuple[Target, 
 
 
 def _views(
-    console: Console, plan: Plan, kind: str, interactive: bool, plain: bool
+    console: Console, plan: Plan, kind: str, interactive: bool, plain: bool, family: InFamily | None = None
 ) -> tuple[Bus, LiveReporter | None]:
-    """The event bus with the screen on it: a live view at an interactive terminal, else plain lines."""
+    """The event bus with the screen on it: a live view at an interactive terminal, else plain lines (a
+    family member's name the plan in every event, and its lines are plain)."""
     from director.run.events import Bus
     from director.ui.render import LiveReporter, PlainReporter
 
-    bus = Bus()
+    bus = Bus(fields={"plan": family.label} if family is not None else None)
     use_live = interactive and not plain and console.is_terminal and not os.environ.get("NO_COLOR")
+    use_live = use_live and family is None
     if not use_live:
         bus.subscribe(PlainReporter(console))
         return bus, None
@@ -292,12 +326,16 @@ def _prompter(console: Console, live: LiveReporter | None, interactive: bool) ->
     return tp
 
 
-def _shell(tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str]) -> Shell:
-    """The blocks' session: this environment plus the target's, in the workspace, secrets redacted."""
+def _shell(
+    tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str], provided: dict[str, str]
+) -> Shell:
+    """The blocks' session: this environment, what its providers realized, and the target's, in the
+    workspace, secrets redacted."""
     from director.exec.secrets import Redactor
     from director.exec.shell import Shell
 
     base_env = dict(os.environ)
+    base_env.update(provided)
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))
     return Shell(
@@ -414,12 +452,13 @@ def _finish(
     *,
     live: bool = False,
     pf: Any = None,
+    table: bool = True,
 ) -> ExitCode:
     """The summary, the outcome in words, the realized values, the `run.end` event; the exit code."""
     from director.ledger.compose import outputs
     from director.ui.summary import print_outputs, summary_table
 
-    if result.sections and (mode != "run" or not events_to_stdout):
+    if table and result.sections and (mode != "run" or not events_to_stdout):
         summary_table(
             console,
             result.sections,

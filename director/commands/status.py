@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from director.commands.paths import backend_for, load_plan, paths_for
-from director.errors import DirectorError, ExitCode
+from director.errors import DirectorError, ExitCode, UsageError
 
 
 def status_command(
@@ -27,6 +27,46 @@ def status_command(
 
 
 SCHEMA = "director.status/1"
+FAMILY_SCHEMA = "director.family/1"
+
+
+def family_status_command(
+    plans: list[Path], *, state_dir: Path | None, as_json: bool, state_url: str | None = None
+) -> ExitCode:
+    """Each plan of the family in dependency order, what it requires from which plan, whether it is live."""
+    from director.commands.family import is_live
+    from director.commands.family_run import members
+    from director.ui.render import make_console
+    from director.ui.status import render_status
+
+    if state_dir is not None:
+        raise UsageError("--state-dir names one plan's state: ask for one plan's status with it")
+    graph, _ = members(plans)
+    order = graph.order()
+    docs = [status_data(Path(m.label), None, state_url) for m in order]
+    label = {m.path: m.label for m in graph.members}
+    edges = [
+        {"consumer": label[e.consumer], "provider": label[e.provider], "name": e.require.name}
+        for e in graph.edges
+    ]
+    if as_json:
+        out = {
+            "schema": FAMILY_SCHEMA,
+            "order": [m.label for m in order],
+            "edges": edges,
+            "live": {m.label: is_live(m.path, state_url) for m in order},
+            "plans": docs,
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False, default=_rfc3339))
+        return ExitCode.OK
+    console = make_console(False)
+    for m, doc in zip(order, docs, strict=True):
+        console.rule(m.label)
+        for e in edges:
+            if e["consumer"] == m.label:
+                console.print(f"requires {e['name']} from {e['provider']}", markup=False, highlight=False)
+        render_status(console, doc)
+    return ExitCode.OK
 
 
 def _rfc3339(value: object) -> str:

@@ -8,8 +8,8 @@ re-parse the result as a check (`update_yaml`).
 
 from __future__ import annotations
 
-import functools
 import io
+import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,10 +30,20 @@ __all__ = ["LedgerWriteError", "render_inline", "render_key", "render_scalar", "
 # Rendering values
 
 
-@functools.cache
+_PER_THREAD = threading.local()
+
+
 def _yaml(flow: bool) -> YAML:
-    """One round-trip instance per style, reused (each load and dump resets it): building one globs
-    ruamel's plug-in directories, about a millisecond, and a ledger write renders several values."""
+    """One round-trip instance per style and thread, reused (each load and dump resets it): building one
+    globs ruamel's plug-in directories, about a millisecond, and a ledger write renders several values; an
+    instance renders one value at a time, and a family run writes ledgers on several threads."""
+    cache: dict[bool, YAML] = _PER_THREAD.__dict__.setdefault("yaml", {})
+    if flow not in cache:
+        cache[flow] = _new_yaml(flow)
+    return cache[flow]
+
+
+def _new_yaml(flow: bool) -> YAML:
     y = YAML(typ="rt")
     y.width = 1_000_000_000  # never fold: a ledger value stays on its line
     y.allow_unicode = True

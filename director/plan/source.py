@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime
-import functools
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -126,12 +126,18 @@ def plain(value: Any, *, exact: bool = False) -> Any:
     return str(value)
 
 
-@functools.cache
-def _rt_yaml() -> YAML:
-    """One round-trip loader, reused (each load resets it; building one globs ruamel's plug-ins)."""
-    from ruamel.yaml import YAML
+_PER_THREAD = threading.local()
 
-    return YAML(typ="rt")
+
+def _rt_yaml() -> YAML:
+    """One round-trip loader per thread, reused (each load resets it; building one globs ruamel's plug-ins;
+    a loader reads one text at a time, and a family run reads plans on several threads)."""
+    loader: YAML | None = getattr(_PER_THREAD, "rt_yaml", None)
+    if loader is None:
+        from ruamel.yaml import YAML
+
+        loader = _PER_THREAD.rt_yaml = YAML(typ="rt")
+    return loader
 
 
 def load_yaml(text: str, ctx: Source, body_start: int, what: str) -> Any:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
@@ -204,16 +205,16 @@ def _quote(value: str, quote: str, syntax: Syntax) -> str:
 
 # YAML 1.1 (still read by many tools) takes these plain scalars for bools, a null or sexagesimal numbers.
 _YAML_11 = re.compile(r"^(?:[yYnN]|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|~|[-+]?\d[\d_]*(?::[0-5]?\d)+)$")
-_yaml_loader: YAML | None = None
+_PER_THREAD = threading.local()  # a loader reads one text at a time; a family run reads on several threads
 
 
 def _yaml_plain(text: str) -> tuple[bool, object]:
     """(reads as one plain scalar, what it reads as) for `k: text` in YAML."""
-    global _yaml_loader
+    _yaml_loader: YAML | None = getattr(_PER_THREAD, "yaml", None)
     if _yaml_loader is None:
         from ruamel.yaml import YAML
 
-        _yaml_loader = YAML(typ="safe", pure=True)
+        _yaml_loader = _PER_THREAD.yaml = YAML(typ="safe", pure=True)
     from ruamel.yaml.error import YAMLError
 
     if not text or "\n" in text or text != text.strip():

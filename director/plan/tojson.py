@@ -189,6 +189,14 @@ def _live_state(ls: LiveState | None) -> dict[str, Any] | None:
     }
 
 
+def _family(plan: Plan) -> dict[str, Any]:
+    """`provides` and `requires`: the plan's family declarations (docs/plan-format.md)."""
+    from director.plan.family import declarations
+
+    d = declarations(plan)
+    return {"provides": [p.to_json() for p in d.provides], "requires": [r.to_json() for r in d.requires]}
+
+
 def to_json(plan: Plan) -> dict[str, Any]:
     """The plan as a stable, versioned JSON-able dict (`"schema": "director.plan/1"`)."""
     return {
@@ -199,6 +207,7 @@ def to_json(plan: Plan) -> dict[str, Any]:
         "newline": plan.newline,
         "line_count": len(plan_lines(plan.source)),
         "preamble": list(plan.preamble),
+        **_family(plan),
         "prompt_rules": list(plan.prompt_rules),
         "legend": plan.legend,
         "inputs": [_input(i) for i in plan.inputs],

@@ -13,6 +13,8 @@ Types (documented in docs/events.md):
   approval.refused {section, approval_id, code, reason}   (a receipt whose signature is not accepted)
   ledger.write {path, changed}                         target {op, detail}
   run.end {run_id, mode, outcome, section, message, exit_code}   (the last line; written after the summary)
+In a family run every event of a member also names its `plan`, and the family adds
+  family.start {command, plans, jobs}   family.skip {plan, reason}   family.end {members, exit_code}
 Verdicts: in-sync, applied, verified, failed, awaiting-approval, will-apply, needs-approval, blocked, skipped.
 """
 
@@ -84,7 +86,10 @@ class Bus:
     same text.
     """
 
-    def __init__(self, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self, clock: Callable[[], datetime] | None = None, fields: dict[str, Any] | None = None
+    ) -> None:
+        self._fields = dict(fields or {})  # in every event (a family member's: its `plan`)
         self._listeners: list[Listener] = []
         self._seq = 0
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -110,6 +115,7 @@ class Bus:
             "seq": self._seq,
             "ts": self._clock().isoformat(timespec="milliseconds"),
             "type": type_,
+            **self._fields,
             **data,
         }
         for listener in self._listeners:

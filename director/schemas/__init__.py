@@ -5,6 +5,7 @@
 | `director show --json` | `director.plan/1` | plan.json |
 | `director diff --json` | `director.diff/1` | diff.json |
 | `director status --json` | `director.status/1` | status.json |
+| `director status --json` of several plans (a family) | `director.family/1` | family.json |
 | `director audit --json` | `director.audit/1` | audit.json |
 | `director audit --jsonl` (one line) | `director.audit/1` + `record` | audit-record.json |
 | `director lint --format json` | `director.lint/1` | lint.json |
@@ -21,7 +22,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-NAMES = ("plan", "diff", "status", "audit", "audit-record", "lint", "event")
+NAMES = ("plan", "diff", "status", "family", "audit", "audit-record", "lint", "event")
 
 
 @cache

@@ -16,6 +16,9 @@ class Progress(Protocol):
     terminal, not written at all in plain output or a log (where its start and end lines say enough)."""
 
     def __call__(self, message: str, /, *, ongoing: bool = False) -> None: ...
+#: In a block's environment: the state directories of the plans this plan requires (its providers), joined
+#: by `os.pathsep`; a target may look there for what a provider deployed (docs/families.md).
+ENV_PROVIDER_STATES = "DIRECTOR_PROVIDER_STATE_DIRS"
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,9 @@ class WorkerRecord:
     env: str | None = None
     workflows: list[str] = field(default_factory=list)
     deleted_workflows: list[str] = field(default_factory=list)
+    # Workflows this Worker binds cross-script: its session runs their host Worker too (docs/families.md)
+    bound_workflows: list[str] = field(default_factory=list)
+    serves: list[str] = field(default_factory=list)  # those host Workers, run inside this session
     workers_dev: bool = False
     port: int | None = None
     inspector_port: int | None = None
@@ -216,9 +219,13 @@ class AccountData:
         )
 
     def host_of(self, workflow: str) -> WorkerRecord | None:
-        """The Worker whose config registers this workflow (and has not deleted it)."""
+        """The Worker whose config registers this workflow (and has not deleted it); else one whose session
+        serves it to a cross-script binding."""
         for record in self.workers.values():
             if workflow in record.live_workflows:
+                return record
+        for record in self.workers.values():
+            if workflow in record.bound_workflows:
                 return record
         return None
 

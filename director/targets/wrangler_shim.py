@@ -160,6 +160,8 @@ def workflow_resource(args: Args, account_id: str, name: str) -> str:
 def cmd_workflows_list(ctx: Context, args: Args) -> int:
     """The real local list of every live session that hosts workflows; else the real empty message."""
     hosts = [r for _, r in sorted(ctx.account.load().workers.items()) if r.live_workflows and r.alive()]
+    for peer in ctx.peers:  # a provider's account: one account on Cloudflare
+        hosts += [r for _, r in sorted(peer.load().workers.items()) if r.live_workflows and r.alive()]
     if not hosts:
         banner(ctx)
         warn(NO_WORKFLOWS)
@@ -183,6 +185,8 @@ def cmd_workflow(ctx: Context, args: Args, workflow: str) -> int:
     """A command on one workflow: run for real against the session that hosts it."""
     account = ctx.account
     record = account.load().host_of(workflow)
+    for peer in ctx.peers if record is None else ():
+        record = record or peer.load().host_of(workflow)
     if record is None or not record.alive() or record.port is None:
         banner(ctx)
         resource = workflow_resource(args, account.account_id, workflow)

@@ -133,6 +133,22 @@ def _render_section(
             _render_block(b, console, (targets or {}).get((s.key, b.index), ()))
 
 
+def _family(plan: Plan, console: Console) -> None:
+    """What the plan provides to other plans and requires from them (docs/plan-format.md, Families)."""
+    from director.plan.family import declarations
+
+    d = declarations(plan)
+    for p in d.provides:
+        keys = f"  [dim](Live State: {', '.join(p.keys)})[/]" if p.keys else ""
+        expr = f"({p.expression})" if p.expression else ""
+        console.print(f"provides [cyan]{escape(p.name)}{escape(expr)}[/]{keys}")
+    for r in d.requires:
+        how = [w for w, on in (("optional", r.optional), ("discovered", r.discovered)) if on]
+        source = f" from {escape(r.plan)}" if r.plan else " [dim](by name)[/]"
+        note = f"  [dim]({', '.join(how)})[/]" if how else ""
+        console.print(f"requires [cyan]{escape(r.name)}[/]{source}{note}")
+
+
 def render(plan: Plan, console: Console) -> None:
     """Print the plan's outline: inputs, sections in execution order, teardown, Live State."""
     console.print(Text(plan.title, style="bold underline"))
@@ -141,6 +157,7 @@ def render(plan: Plan, console: Console) -> None:
     for q in plan.preamble:
         first = q.split("\n", 1)[0]
         console.print(f"[dim]> {escape(first[:120])}{'…' if len(first) > 120 or chr(10) in q else ''}[/]")
+    _family(plan, console)
     console.print()
 
     if plan.inputs:

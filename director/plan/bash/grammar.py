@@ -7,6 +7,7 @@ the builder (node → command ids, assignments with their values) to the modules
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -27,11 +28,16 @@ from director.plan.bash.words import (
     word_of,
 )
 
+_PER_THREAD = threading.local()
 
-@functools.cache
+
 def _parser() -> Parser:
-    """The tree-sitter parser for bash (built once)."""
-    return Parser(Language(tree_sitter_bash.language()))
+    """The tree-sitter parser for bash, one per thread (a family run reads plans on several threads at
+    once, and a parser parses one text at a time)."""
+    parser: Parser | None = getattr(_PER_THREAD, "parser", None)
+    if parser is None:
+        parser = _PER_THREAD.parser = Parser(Language(tree_sitter_bash.language()))
+    return parser
 
 
 # ---------------------------------------------------------------------------------------------------

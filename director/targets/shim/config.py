@@ -97,6 +97,7 @@ class WorkerConfig:
     main: str | None
     workflows: tuple[str, ...]
     workers_dev: bool
+    bound: tuple[tuple[str, str], ...] = ()  # (workflow, the Worker that hosts it): cross-script bindings
 
 
 def worker_config(
@@ -122,13 +123,18 @@ def worker_config(
         for w in section.get("workflows", []) or []
         if isinstance(w, dict) and w.get("name") and w.get("script_name") in (None, worker_name)
     )
+    bound = tuple(
+        (str(w["name"]), str(w["script_name"]))
+        for w in section.get("workflows", []) or []
+        if isinstance(w, dict) and w.get("name") and w.get("script_name") not in (None, worker_name)
+    )
     routes = section.get("routes") or section.get("route")
     # packages/wrangler/src/triggers/deploy.ts getSubdomainValues: default on only without routes.
     workers_dev = section.get("workers_dev")
     if workers_dev is None:
         workers_dev = not routes
     return WorkerConfig(
-        path=path, name=worker_name, main=main, workflows=hosted, workers_dev=bool(workers_dev)
+        path=path, name=worker_name, main=main, workflows=hosted, workers_dev=bool(workers_dev), bound=bound
     )
 
 

@@ -82,9 +82,17 @@ def wait_ready(proc: subprocess.Popen[bytes], log: Path, port: int, timeout: flo
 
 
 def dev_argv(
-    ctx: Context, args: Args, cfg: WorkerConfig, bundle: Path | None, port: int, inspector: int, state: Path
+    ctx: Context,
+    args: Args,
+    cfg: WorkerConfig,
+    bundle: Path | None,
+    port: int,
+    inspector: int,
+    state: Path,
+    serves: tuple[Path, ...] = (),
 ) -> list[str]:
-    """The `wrangler dev` command line that stands in for a deployed Worker."""
+    """The `wrangler dev` command line that stands in for a deployed Worker (and, after it, the configs of
+    the Workers whose Workflows it binds cross-script: `serves`)."""
     argv = [str(ctx.real), "dev"]
     if bundle is not None:
         # Run the snapshot the deploy bundled (like the real upload), not the live source file:
@@ -92,6 +100,8 @@ def dev_argv(
         argv += [str(bundle), "--no-bundle"]
     if cfg.path is not None:
         argv += ["--config", str(cfg.path)]
+    for other in serves:
+        argv += ["--config", str(other)]
     for option in ("env", "name", "compatibility-date", "compatibility-flags"):
         value = args.value(option)
         if value is not None:
@@ -154,10 +164,43 @@ def cmd_deploy(ctx: Context, args: Args) -> int:
         if line.strip() != "--dry-run: exiting now.":
             out(line)
     err(result.stderr)
-    return _deploy_session(ctx, args, cfg, pending, upload_s)
+    serves = _bound_hosts(ctx, cfg)
+    if serves is None:
+        shutil.rmtree(pending, ignore_errors=True)
+        return 1
+    return _deploy_session(ctx, args, cfg, pending, upload_s, serves)
 
 
-def _deploy_session(ctx: Context, args: Args, cfg: WorkerConfig, pending: Path, upload_s: float) -> int:
+def _bound_hosts(ctx: Context, cfg: WorkerConfig) -> dict[str, Path] | None:
+    """The config of each Worker whose Workflow `cfg` binds cross-script (its name → its config), found in
+    this account or a provider's; None (said) when one cannot be found.
+
+    wrangler 4.86 cannot bind a Workflow across two `wrangler dev` sessions (the consumer's session fails:
+    `Worker "workflows:<wf>"'s binding "USER_WORKFLOW" refers to a service "core:user:<script>", but no
+    such service is defined`; the dev registry serves service bindings and Durable Objects, not
+    Workflows). So the consumer's session runs the host Worker too (`wrangler dev -c consumer -c host`):
+    the binding works, and the instances it starts live in the consumer's session (docs/families.md).
+    """
+    found: dict[str, Path] = {}
+    for workflow, script in cfg.bound:
+        record = ctx.find_worker(script)
+        if record is None or not record.config or not Path(record.config).is_file():
+            err(
+                format_error(
+                    f"Director's local target: {cfg.name} binds Workflow {workflow} of Worker {script}, "
+                    "which neither this plan's local account nor its providers' has deployed. Apply the plan "
+                    "that provides it first (a family run, or a plan that names it as its provider, passes "
+                    "its account on)."
+                )
+            )
+            return None
+        found[script] = Path(record.config)
+    return found
+
+
+def _deploy_session(
+    ctx: Context, args: Args, cfg: WorkerConfig, pending: Path, upload_s: float, serves: dict[str, Path]
+) -> int:
     account = ctx.account
     name = cfg.name
     assert name is not None
@@ -186,7 +229,7 @@ def _deploy_session(ctx: Context, args: Args, cfg: WorkerConfig, pending: Path, 
         state.mkdir(parents=True, exist_ok=True)
         account.logs_dir.mkdir(parents=True, exist_ok=True)
         log = account.logs_dir / f"{name}-{time.strftime('%Y%m%dT%H%M%S')}-{version_id[:8]}.log"
-        command = dev_argv(ctx, args, cfg, bundle, port, inspector, state)
+        command = dev_argv(ctx, args, cfg, bundle, port, inspector, state, tuple(serves.values()))
         started = time.monotonic()
         with log.open("wb") as log_handle:
             # Own session + process group: survives the shim and Director, and stops as one group.
@@ -207,6 +250,7 @@ def _deploy_session(ctx: Context, args: Args, cfg: WorkerConfig, pending: Path, 
             record.config = str(cfg.path) if cfg.path else None
             record.main, record.env = cfg.main, args.value("env")
             record.workflows, record.deleted_workflows = list(cfg.workflows), []
+            record.bound_workflows, record.serves = [w for w, _ in cfg.bound], list(serves)
             record.workers_dev = cfg.workers_dev
             record.port, record.inspector_port, record.url = port, inspector, url
             record.pid = record.pgid = proc.pid

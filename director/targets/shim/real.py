@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from director.targets.local import ENV_ACCOUNT, ENV_REAL, ENV_REAL_VERSION, LocalAccount
+from director.targets.base import ENV_PROVIDER_STATES
+from director.targets.local import ENV_ACCOUNT, ENV_REAL, ENV_REAL_VERSION, LocalAccount, WorkerRecord
 from director.targets.shim.output import out
 
 _TOKEN_VARS = (
@@ -32,6 +33,7 @@ class Context:
     account: LocalAccount
     real: Path
     cwd: Path
+    peers: tuple[LocalAccount, ...] = ()  # the local accounts of the plan's providers (a family)
 
     @classmethod
     def from_env(cls) -> Context:
@@ -47,7 +49,20 @@ class Context:
             raise ShimError(f"{ENV_REAL}={real} cannot be read: {exc}") from exc
         if b"director.targets.wrangler_shim" in head:
             raise ShimError(f"{ENV_REAL}={real} is Director's own wrapper, not a real wrangler")
-        return cls(account=LocalAccount(Path(account)), real=real_path, cwd=Path.cwd())
+        peers = tuple(
+            LocalAccount(Path(d) / "local")
+            for d in os.environ.get(ENV_PROVIDER_STATES, "").split(os.pathsep)
+            if d and (Path(d) / "local").is_dir() and (Path(d) / "local").resolve() != Path(account).resolve()
+        )
+        return cls(account=LocalAccount(Path(account)), real=real_path, cwd=Path.cwd(), peers=peers)
+
+    def find_worker(self, name: str) -> WorkerRecord | None:
+        """A Worker of this account, else of a provider's account (the same account on Cloudflare)."""
+        for account in (self.account, *self.peers):
+            record = account.load().workers.get(name)
+            if record is not None:
+                return record
+        return None
 
 
 class ShimError(Exception):

@@ -1,0 +1,456 @@
+"""`director apply|plan|check|teardown PLAN… | DIR`: one plan, or a family of them (docs/families.md).
+
+One plan runs as it always did, plus what its family says about it (`commands/family.py`): the values its
+named providers realized, and, for a provider's teardown, the refusal while a consumer beside it is live.
+
+A family run: several plans (or a directory of them) applied, torn down, previewed or checked as one.
+
+Each member is one `run_command` call (its own journal, lease, gates and Live State) on a worker thread of
+`director.run.family.Scheduler`; this module wires the parts around them: the members and their graph, the
+checks made before anything runs (cycles, missing providers, a provider's teardown while a consumer outside
+the run is live), `--set`/`--approve` per member, one screen and one event stream for all, questions asked
+one at a time on the main thread, Ctrl-C to every member, and the family's summary and exit code.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from director.commands.family import (
+    applied,
+    decl_of,
+    declares,
+    guard_teardown,
+    parse,
+    provided_alone,
+    provided_env,
+    shown,
+)
+from director.commands.paths import require_plan
+from director.errors import DirectorError, ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from director.plan.model import Input, Plan
+    from director.run.config import Mode, RunResult
+    from director.run.events import Bus
+    from director.run.family import Graph, Member, Scheduler
+    from director.run.gates import Arrival, Elsewhere, GateContent, Prompter
+    from director.state.journal import RunKind
+    from director.ui.family import Screen
+
+
+def run_plans(
+    plans: list[Path],
+    *,
+    kind: RunKind,
+    mode: Mode,
+    jobs: int | None = None,
+    orphan_consumers: bool = False,
+    **opts: Any,
+) -> ExitCode:
+    """One plan (a file), or a family (several, or a directory)."""
+    from director.commands.run import run_command
+
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    if len(plans) == 1 and not plans[0].is_dir():
+        path = plans[0]
+        require_plan(path)
+        provided: dict[str, str] = {}
+        if declares(path):
+            plan = parse(path)
+            decl = decl_of(plan)
+            if mode == "run" and kind == "teardown":
+                guard_teardown(path, plan, decl, set(), opts, orphan_consumers)
+            provided = provided_alone(
+                path, decl, opts.get("state_url"), need_live=mode == "run" and kind == "apply"
+            )
+        return run_command(kind=kind, mode=mode, plan_path=path, provided=provided or None, **opts)
+    return FamilyRun(plans, kind, mode, jobs, orphan_consumers, opts).run()
+
+
+@dataclass
+class Outcome:
+    """How one member's run ended."""
+
+    code: ExitCode
+    result: RunResult | None
+    error: str | None
+    duration_s: float
+
+
+def members(args: list[Path]) -> tuple[Graph, dict[Path, Plan]]:
+    """The family the arguments name: its graph (errors before anything runs), and each member's plan."""
+    from director.run.family import Member, build_graph, family_usage
+
+    plans: dict[Path, Plan] = {}
+    found: list[Member] = []
+    for label, path in collect(args):
+        plan = parse(path)
+        found.append(Member(path.resolve(), label, decl_of(plan)))
+        plans[path.resolve()] = plan
+    family_usage(found)
+    return build_graph(found), plans
+
+
+def collect(args: list[Path]) -> list[tuple[str, Path]]:
+    """(label, path) of every plan named: a file as given, a directory's `*.md` plans (those with a block
+    to run), in name order."""
+    out: list[tuple[str, Path]] = []
+    for arg in args:
+        if arg.is_dir():
+            found = [
+                (str(f), f)
+                for f in sorted(arg.glob("*.md"))
+                if f.is_file() and any(s.executable_blocks for s in parse(f).sections)
+            ]
+            if not found:
+                raise UsageError(f"PLAN: the directory {arg} holds no plan (no *.md with a block to run)")
+            out += found
+        else:
+            require_plan(arg)
+            out.append((str(arg), arg))
+    return out
+
+
+class _Asker:
+    """A member's prompter: each question goes to the main thread, which asks one at a time while the
+    other members' lines wait (`Screen.held`); a Ctrl-C there interrupts the family."""
+
+    def __init__(self, run: FamilyRun, real: Prompter, label: str) -> None:
+        self._run = run
+        self._real = real
+        self._label = label
+
+    def _ask(self, fn: Callable[[], Any]) -> Any:
+        def in_main() -> Any:
+            with self._run.screen.held():
+                self._run.say(f"── {self._label} asks:")
+                try:
+                    return fn()
+                except KeyboardInterrupt:
+                    self._run.interrupt("Ctrl-C")
+                    raise
+
+        assert self._run.scheduler is not None
+        return self._run.scheduler.in_main(in_main)
+
+    def ask_input(self, inp: Input) -> str:
+        return str(self._ask(lambda: self._real.ask_input(inp)))
+
+    def ask_go(self, content: GateContent, elsewhere: Elsewhere | None = None) -> bool | Arrival:
+        answer: bool | Arrival = self._ask(lambda: self._real.ask_go(content, elsewhere))
+        return answer
+
+
+class FamilyRun:
+    """One family command from start to exit code."""
+
+    def __init__(
+        self,
+        plans: list[Path],
+        kind: RunKind,
+        mode: Mode,
+        jobs: int | None,
+        orphan_consumers: bool,
+        opts: dict[str, Any],
+    ) -> None:
+        self.args = plans
+        self.kind = kind
+        self.mode = mode
+        self.jobs = jobs
+        self.override = orphan_consumers
+        self.opts = opts
+        self.scheduler: Scheduler[Outcome] | None = None
+        self.screen: Screen
+        self.console: Console
+        self._handlers: set[Callable[[str], bool]] = set()
+        self._handlers_lock = threading.Lock()
+        self._events_lock = threading.Lock()
+        self._sink: Callable[[dict[str, Any]], None] | None = None
+
+    # -- before anything runs ----------------------------------------------------------------------
+
+    def _members(self) -> tuple[Graph, dict[Path, Plan]]:
+        for option in ("state_dir", "workdir"):
+            if self.opts.get(option) is not None:
+                flag = "--" + option.replace("_", "-")
+                raise UsageError(f"{flag} names one plan's state: run one plan at a time with it")
+        return members(self.args)
+
+    def _check_before(self, graph: Graph, plans: dict[Path, Plan]) -> None:
+        """What would stop the family is said before anything runs."""
+        state_url = self.opts.get("state_url")
+        if self.mode == "run" and self.kind == "apply":
+            for ext in graph.external:
+                r = ext.require
+                if r.optional or r.discovered or not ext.exists:
+                    continue
+                if not applied(ext.provider, state_url):
+                    m = graph.member(ext.consumer)
+                    raise UsageError(
+                        f"{m.label}: requires `{r.name}` from {r.plan}, which is neither in this run nor "
+                        f"applied here; nothing was run. Add it: director apply {shown(ext.provider)} …"
+                    )
+        if self.mode == "run" and self.kind == "teardown":
+            leaving = {m.path for m in graph.members}
+            for m in graph.members:
+                if m.decl.provides:
+                    guard_teardown(Path(m.label), plans[m.path], m.decl, leaving, self.opts, self.override)
+
+    def _scoped(
+        self, graph: Graph, plans: dict[Path, Plan]
+    ) -> tuple[dict[Path, list[str]], dict[Path, list[str]]]:
+        """`--set`/`--approve` per member: `PLAN:VALUE` for one plan, a bare value for every plan it fits."""
+        from director.run.gates import matches
+
+        def member_of(prefix: str) -> Member | None:
+            for m in graph.members:
+                if prefix in (m.label, m.path.name, str(m.path)):
+                    return m
+            return None
+
+        sets: dict[Path, list[str]] = {m.path: [] for m in graph.members}
+        approve: dict[Path, list[str]] = {m.path: [] for m in graph.members}
+        for raw in self.opts.get("sets") or []:
+            head, colon, rest = raw.partition(":")
+            m = member_of(head) if colon and "=" not in head else None
+            if m is not None:
+                sets[m.path].append(rest)
+                continue
+            knob = raw.partition("=")[0].strip().lower()
+            fits = [x for x in graph.members if any(i.knob.lower() == knob for i in plans[x.path].inputs)]
+            if not fits:
+                raise UsageError(f"--set {raw!r}: no plan of the family has an input setting {knob!r}")
+            for x in fits:
+                sets[x.path].append(raw)
+        for raw in self.opts.get("approve") or []:
+            head, colon, rest = raw.rpartition(":")
+            m = member_of(head) if colon else None
+            if m is not None:
+                approve[m.path].append(rest)
+                continue
+            fits = [
+                x
+                for x in graph.members
+                if any(matches(raw, s.key, s.slug, s.title) for s in plans[x.path].sections)
+            ]
+            if not fits:
+                raise UsageError(f"--approve: no plan of the family has a section {raw!r}")
+            for x in fits:
+                approve[x.path].append(raw)
+        return sets, approve
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def say(self, line: str) -> None:
+        from director.ui.family import say
+
+        say(self.console, line)
+
+    def interrupt(self, by: str) -> None:
+        """Ctrl-C/SIGTERM: start nothing more, stop the running blocks of every member."""
+        if self.scheduler is not None:
+            self.scheduler.stop(f"interrupted ({by})")
+        with self._handlers_lock:
+            handlers = list(self._handlers)
+        for h in handlers:
+            h(by)
+
+    @contextmanager
+    def _interrupts(self, handler: Callable[[str], bool]) -> Iterator[None]:
+        with self._handlers_lock:
+            self._handlers.add(handler)
+        try:
+            yield
+        finally:
+            with self._handlers_lock:
+                self._handlers.discard(handler)
+
+    @contextmanager
+    def _signals(self) -> Iterator[None]:
+        def on_signal(signum: int, _frame: Any) -> None:
+            self.interrupt("SIGTERM" if signum == signal.SIGTERM else "Ctrl-C")
+
+        old_int = signal.signal(signal.SIGINT, on_signal)
+        old_term = signal.signal(signal.SIGTERM, on_signal)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, old_int)
+            signal.signal(signal.SIGTERM, old_term)
+
+    def _event(self, ev: dict[str, Any]) -> None:
+        if self._sink is not None:
+            with self._events_lock:
+                self._sink(ev)
+
+    def _events(self, closing: ExitStack) -> Bus:
+        """The family's event stream (`--events`), which every member writes to as well."""
+        from director.run.events import Bus, JsonlWriter
+
+        events = self.opts.get("events")
+        if events == "-":
+            self._sink = JsonlWriter(sys.stdout)
+        elif events:
+            try:
+                handle = closing.enter_context(open(events, "a", encoding="utf-8"))  # noqa: SIM115
+            except OSError as exc:
+                raise UsageError(f"--events: cannot write {events}: {exc.strerror or exc}") from None
+            self._sink = JsonlWriter(handle)
+        bus = Bus()
+        bus.subscribe(self._event)
+        return bus
+
+    def _provided(self, graph: Graph, m: Member) -> dict[str, str]:
+        """What the member's providers realized, read from their Live State now (after they ran)."""
+        providers: dict[str, tuple[Path, Any]] = {}
+        for e in graph.edges:
+            if e.consumer == m.path:
+                providers[e.require.name] = (e.provider, e.provide)
+        for ext in graph.external:
+            if ext.consumer == m.path and ext.exists:
+                provide = decl_of(parse(ext.provider)).provide(ext.require.name)
+                if provide is not None:
+                    providers[ext.require.name] = (ext.provider, provide)
+        return provided_env(m.path, m.decl, providers)
+
+    def run(self) -> ExitCode:
+        from director.ci import in_ci
+        from director.run.family import Scheduler, Skipped
+        from director.ui.family import Screen
+        from director.ui.render import make_console
+
+        graph, plans = self._members()
+        self._check_before(graph, plans)
+        sets, approve = self._scoped(graph, plans)
+        to_stdout = self.opts.get("events") == "-"
+        plain = bool(self.opts.get("plain"))
+        self.console = make_console(plain or to_stdout or not sys.stdout.isatty(), stderr=to_stdout)
+        self.screen = Screen(self.console.file)
+        interactive = (
+            not self.opts.get("non_interactive", True)
+            and not in_ci()
+            and sys.stdin.isatty()
+            and sys.stdout.isatty()
+        )
+        real: Prompter | None = None
+        if interactive:
+            from director.ui.prompts import TerminalPrompter
+
+            real = TerminalPrompter(self.console)
+        teardown = self.kind == "teardown" and self.mode == "run"
+        order = graph.order()[::-1] if teardown else graph.order()
+        observe_only = self.mode != "run"
+        deps = {m.path: set() for m in graph.members} if observe_only else graph.deps(reverse=teardown)
+        jobs = self.jobs or len(order)
+        label = {m.path: m.label for m in graph.members}
+
+        def one(m: Member) -> Outcome:
+            return self._run_member(graph, m, real, sets[m.path], approve[m.path])
+
+        def succeeded(o: Outcome) -> bool:
+            return o.code in (ExitCode.OK, ExitCode.UNCONFIRMED)
+
+        with ExitStack() as closing:
+            bus = self._events(closing)
+            command = {"preview": "plan", "check": "check"}.get(self.mode, self.kind)
+            bus.emit("family.start", command=command, plans=[m.label for m in order], jobs=jobs)
+            joined = (", " if observe_only else " → ").join(m.label for m in order)
+            self.say(f"director: {command} of {len(order)} plans, {jobs} at a time: {joined}")
+            self.scheduler = Scheduler(order, deps, jobs, one, succeeded)
+            with self._signals():
+                results = self.scheduler.run()
+            code, rows = self._summary(order, results, label)
+            for m in order:
+                r = results[m.path]
+                if isinstance(r, Skipped):
+                    bus.emit("family.skip", plan=m.label, reason=r.reason)
+            from director.ui.family import as_dict, family_table
+
+            family_table(self.console, f"family {command}", rows)
+            bus.emit("family.end", members=[as_dict(r) for r in rows], exit_code=int(code))
+        for exc in (self.scheduler.errors if self.scheduler else {}).values():
+            if not isinstance(exc, (DirectorError, KeyboardInterrupt)):
+                raise exc  # a bug in one member: its traceback, once every member has stopped
+        return code
+
+    def _run_member(
+        self, graph: Graph, m: Member, real: Prompter | None, sets: list[str], approve: list[str]
+    ) -> Outcome:
+        from director.commands.run import InFamily, run_command
+        from director.ui.plainconsole import PlainConsole
+
+        stream = self.screen.member(m.label, max(len(x.label) for x in graph.members))
+        console: Any = PlainConsole(stream)  # type: ignore[arg-type]
+        seat = InFamily(
+            label=m.label,
+            console=console,
+            events=self._event if self._sink is not None else None,
+            prompter=_Asker(self, real, m.label) if real is not None else None,
+            interrupts=self._interrupts,
+        )
+        opts = {k: v for k, v in self.opts.items() if k not in ("sets", "approve", "events")}
+        started = time.monotonic()
+        error: str | None = None
+        try:
+            provided = self._provided(graph, m)  # a teardown's §0 reads them too (consumers go first)
+            code = run_command(
+                kind=self.kind, mode=self.mode, plan_path=Path(m.label), sets=sets, approve=approve,
+                events=None, provided=provided or None, family=seat, **opts,
+            )  # fmt: skip
+        except DirectorError as exc:
+            code, error = ExitCode(exc.exit_code), str(exc)
+            console.print(f"error: {exc}", markup=False, highlight=False)
+        except KeyboardInterrupt:
+            code, error = ExitCode.INTERRUPTED, "interrupted"
+        finally:
+            stream.close()
+        return Outcome(code, seat.result, error, time.monotonic() - started)
+
+    def _summary(
+        self, order: list[Member], results: dict[Path, Any], label: dict[Path, str]
+    ) -> tuple[ExitCode, list[Any]]:
+        from director.run.family import Skipped
+        from director.ui.family import Row
+
+        rows: list[Row] = []
+        codes: list[int] = []
+        started = self.scheduler.started_at if self.scheduler else {}
+        ran = sorted((m for m in order if m.path in started), key=lambda m: started[m.path])
+        for m in [*ran, *(m for m in order if m.path not in started)]:
+            r = results[m.path]
+            if isinstance(r, Skipped):
+                rows.append(Row(label[m.path], "skipped", None, None, r.reason))
+                continue
+            codes.append(int(r.code))
+            res = r.result
+            outcome = _outcome(self.mode, r)
+            detail = r.error or (res.message if res is not None and res.message else "")
+            rows.append(Row(label[m.path], outcome, int(r.code), r.duration_s, detail))
+        code = ExitCode(max(codes)) if codes else ExitCode.OK
+        if code == ExitCode.OK and any(isinstance(results[m.path], Skipped) for m in order):
+            code = ExitCode.INTERRUPTED  # nothing failed, yet members did not run: an interruption
+        return code, rows
+
+
+def _outcome(mode: str, o: Outcome) -> str:
+    """The member's outcome in a word or two."""
+    if o.error is not None and o.result is None:
+        return "error"
+    res = o.result
+    if mode == "preview":
+        return "changes pending" if res is not None and res.changes else "no changes"
+    if mode == "check":
+        return "drift" if res is not None and res.drift else "in sync"
+    return res.outcome if res is not None else "error"

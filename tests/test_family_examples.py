@@ -1,0 +1,64 @@
+"""A local family of example plans through the real CLI: git-deploy provides `checkout(SITE)`, which
+static-site optionally discovers; database stands alone. Applied as a directory, static-site starts after
+git-deploy and database runs beside them; the value reaches static-site's server process (its environment in
+/proc, not Director's word); git-deploy's teardown alone is refused while static-site is live; the family's
+teardown stops the server and closes its port."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.e2e_helpers import pid_alive, port_open, read_pid, wait_for
+from tests.familyplans import director, events, of
+from tests.pristine import EXAMPLES
+
+pytestmark = pytest.mark.slow
+
+PLANS = ("git-deploy.local.md", "static-site.local.md", "database.local.md")
+SITE_PORT = 8765  # static-site.local.md's port for ENV=dev
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes()
+    return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+
+
+def test_a_local_family_of_examples(tmp_path: Path) -> None:
+    for name in PLANS:
+        (tmp_path / name).write_text((EXAMPLES / name).read_text(encoding="utf-8"), encoding="utf-8")
+    pidfile = tmp_path / ".director" / "static-site.local.md" / "workspace" / ".pamphlet-dev.pid"
+    try:
+        ev = tmp_path / "apply.jsonl"
+        r = director("apply", ".", "--auto-approve", "--events", str(ev), cwd=tmp_path, timeout=300)
+        assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+        evs = events(ev)
+        assert evs[0]["plans"].index("git-deploy.local.md") < evs[0]["plans"].index("static-site.local.md")
+        assert of(evs, "git-deploy.local.md", "run.end")[0]["ts"] <= of(evs, "static-site.local.md", "run.start")[0]["ts"]
+        # database does not depend on git-deploy: it ran beside it
+        assert of(evs, "database.local.md", "run.start")[0]["ts"] < of(evs, "git-deploy.local.md", "run.end")[0]["ts"]
+        # what static-site's server was started with: git-deploy's realized SITE
+        server = read_pid(pidfile)
+        env = _environ(server)
+        site = tmp_path / ".director" / "git-deploy.local.md" / "workspace" / "pushdeploy" / "site-main"
+        assert env.get("DIRECTOR_PROVIDED_CHECKOUT_SITE") == str(site) and site.is_dir(), env
+        assert port_open(SITE_PORT)
+
+        r = director("teardown", "git-deploy.local.md", "--approve", "teardown", cwd=tmp_path)
+        assert r.returncode == 9 and "static-site.local.md (checkout) still requires" in r.stderr, r.stderr
+        assert site.is_dir() and pid_alive(server)
+
+        ev = tmp_path / "teardown.jsonl"
+        r = director("teardown", ".", "--approve", "teardown", "--events", str(ev), cwd=tmp_path, timeout=300)
+        assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+        evs = events(ev)
+        assert of(evs, "static-site.local.md", "run.end")[0]["ts"] <= of(evs, "git-deploy.local.md", "run.start")[0]["ts"]
+        assert wait_for(lambda: not pid_alive(server), 10) and wait_for(lambda: not port_open(SITE_PORT), 10)
+        assert not site.exists()
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(read_pid(pidfile), signal.SIGTERM)
