@@ -28,6 +28,7 @@ from director.targets.install import resolve_wrangler
 from director.targets.local import LocalTarget, stop_group
 from tests.familyplans import events, of
 from tests.jsonschemas import validated
+from tests.pristine import PRISTINE
 from tests.test_e2e_local import processes_of, wait_until
 
 pytestmark = pytest.mark.slow
@@ -43,7 +44,7 @@ class Family:
     def __init__(self, root: Path) -> None:
         self.root = root
         for name in (SEED, CONSUMER):
-            (root / name).write_text((ROOT / "plans" / name).read_text(encoding="utf-8"), encoding="utf-8")
+            (root / name).write_text((PRISTINE / "plans" / name).read_text(encoding="utf-8"), encoding="utf-8")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("CLOUDFLARE_", "CF_", "DIRECTOR_"))}
         # The dev registry wrangler sessions share is per user by default: this test's sessions get their own.
         self.env.update(CI="1", NO_COLOR="1", COLUMNS="240", WRANGLER_SEND_METRICS="false",
