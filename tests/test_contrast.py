@@ -78,7 +78,9 @@ def verdict(
         ('[ -f "$F" ] && echo up\necho done', [False]),  # an unenforced assertion, then a header line
         ('[ -f "$F" ] || { echo "missing"; exit 1; }\necho ok', [True]),
         ('if [ ! -f "$F" ]; then echo "Error: missing"; exit 1; fi', [True]),
-        ('set -e\nif [ -f "$F" ]; then echo a; else echo b; fi', [True]),
+        ('set -e\nif [ -f "$F" ]; then echo a; else echo b; fi', [False]),  # a tested condition never aborts
+        ('set -e\nif [ -f "$F" ]; then echo a; else grep -q x "$G"; echo b; fi', [True]),  # an untested grep does
+        ('set -euo pipefail\nok() { [ -e "$1" ] && echo "✔ $1" || echo "✗ $1"; }\nok a\nok b', [False, False]),
         ('m() { if [ -e "$1" ]; then echo "✔ $1"; else echo "✗ $1"; fi; }\nm a\nm b', [False, False]),
         ('m() { [ -e "$1" ] || { echo "✗ $1"; exit 1; }; echo "✔ $1"; }\nm a\nm b', [True, True]),
         ('r() { [ -e "$1" ] || return 1; echo "ok $1"; }\nr a || echo "a missing"\nr b', [False, True]),
@@ -284,3 +286,30 @@ def test_lint_reads_a_value_function_pipeline_as_a_value() -> None:
     block = 'wert() { sed -n "s/^x //p" "$F" | head -1; }\n[ "$(wert)" = 1 ] || { echo "x is not 1"; exit 1; }'
     assert [i.code for i in bash.verify_issues(block)] == []
     assert [i.code for i in bash.verify_issues("probe 2>&1 | tail -5")] == ["verify-exit-status"]
+
+
+def test_c6_a_check_beside_one_that_changed(shell: Shell, tmp_path: Path) -> None:
+    """After an act, a check whose path did not change beside one that did: the block showed the act's
+    effect, so it holds (and is learned held) -- unless it printed its own exit-0 alternative both times,
+    like the seed's worker line, which stays the one that could not confirm."""
+    two = (
+        'if [ -e "$D/conf" ]; then echo "conf da"; else echo "conf fehlt"; fi\n'
+        'if [ -e "$D/data" ]; then echo "data da"; else echo "data fehlt"; fi'
+    )
+    d = str(tmp_path)
+    (tmp_path / "conf").write_text("")
+    _, _, _, before = verdict(shell, two, D=d)
+    (tmp_path / "data").write_text("")
+    v, why, learned, after = verdict(shell, two, phase="after-act", before=before, D=d)
+    assert v is Verdict.PASSED, why
+    assert contrast.Learned(0, "held", after[0]) in learned and contrast.Learned(1, "held", after[1]) in learned
+    seed_like = (
+        '[ -e "$D/wf" ] && echo "workflow STILL PRESENT" || echo "workflow gone"\n'
+        '[ -e "$D/nope" ] && echo "worker gone" || echo "worker check inconclusive"'
+    )
+    (tmp_path / "wf").write_text("")
+    _, _, _, present = verdict(shell, seed_like, family="teardown", D=d)
+    (tmp_path / "wf").unlink()
+    v, why, learned, _ = verdict(shell, seed_like, phase="after-act", family="teardown", before=present, D=d)
+    assert v is Verdict.INCONCLUSIVE and "plan line 2" in why and "worker check inconclusive" in why, why
+    assert [x.unit for x in learned if x.world == "held"] == [0]

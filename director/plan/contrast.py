@@ -96,9 +96,10 @@ def block_key(text: str) -> str:
 
 
 def contrast_units(model: VerifyModel, ran: Mapping[int, int]) -> list[Unit]:
-    """The units judged by contrast: those that cannot fail, and those that printed an exit-0 alternative."""
-    soft = {ln.probe for ln in model.lines if ln.polarity == "fail" and not ln.hard}
-    return [u for u in model.units if not u.can_fail or any(ran.get(p, 0) for p in u.lines if p in soft)]
+    """The units judged by contrast: those that cannot fail, and those that took an exit-0 alternative
+    (printed a soft failure line, or one of the lines structure cannot tell apart)."""
+    doubt = {ln.probe for ln in model.lines if ln.polarity == "fail" and not ln.hard} | model.choices
+    return [u for u in model.units if not u.can_fail or any(ran.get(p, 0) for p in u.lines if p in doubt)]
 
 
 def _reading(model: VerifyModel, unit: Unit, ran: Mapping[int, int]) -> _Reading:
@@ -115,9 +116,19 @@ def _reading(model: VerifyModel, unit: Unit, ran: Mapping[int, int]) -> _Reading
 
 
 def _judge_unit(
-    path: Path, base: Baseline, reading: _Reading, *, phase: Phase, family: Family, before: Path | None
+    path: Path,
+    base: Baseline,
+    reading: _Reading,
+    *,
+    phase: Phase,
+    family: Family,
+    before: Path | None,
+    block_changed: bool = False,
 ) -> tuple[Verdict, str, World | None]:
-    """A contrast unit's verdict, why, and the world to remember its path in (after an act only)."""
+    """A contrast unit's verdict, why, and the world to remember its path in (after an act only).
+
+    `block_changed`: after the act, another unit of the block changed its path with it.
+    """
     present = "when present" if family == "teardown" else "before its act"
     held = "once gone" if family == "teardown" else "when it held"
     if path in base.held:
@@ -126,43 +137,41 @@ def _judge_unit(
         return Verdict.FAILED, f"took the path it took {present}", None
     if phase == "observe":
         if path in base.settled:
-            return (
-                Verdict.SKIPPED,
-                "took the path it took right after its last act: unchanged, never seen to change",
-                None,
-            )
+            why = "took the path it took right after its last act: unchanged, never seen to change"
+            return Verdict.SKIPPED, why, None
         if base:
             return Verdict.INCONCLUSIVE, "took a path never seen before: the world changed", None
         if family == "teardown":
             return Verdict.INCONCLUSIVE, "has never been seen in a torn-down world: not known gone", None
-    # Right after an act that did not change the path (or with nothing seen before it): what it looks like
-    # now is remembered as `settled`; what it means is the structure's to say (never a teardown's "gone").
+        return _by_structure(reading, "exits 0 whatever it finds, and has not been seen in a known world yet")
+    # Right after an act, a path that did not change with it (or one not seen before it).
     same = before is not None and before == path
-    if phase == "after-act" and family == "teardown":
-        why = "the same path as when present" if same else "a path not seen before the teardown"
-        return Verdict.INCONCLUSIVE, f"took {why}: not shown gone", "settled"
-    settle: World | None = "settled" if phase == "after-act" else None
-    if reading == "pass":
+    if same and block_changed and reading != "soft":
+        # The block showed the act's effect in its other checks; this one was not part of the change.
         return (
             Verdict.PASSED,
-            "printed its pass line" + (" (the same before and after the act)" * same),
-            settle,
+            "took the same path before and after the act, beside checks that changed",
+            "held",
         )
+    if family == "teardown":
+        why = "the same path as when present" if same else "a path not seen before the teardown"
+        return Verdict.INCONCLUSIVE, f"took {why}: not shown gone", "settled"
+    if not same:
+        v, why, _ = _by_structure(reading, "exits 0 whatever it finds and was not seen before the act")
+        return v, why, "settled"
+    v, why, _ = _by_structure(
+        reading, "took the same path before and after the act: it did not show its effect"
+    )
+    return v, why + (" (the same before and after the act)" if v is Verdict.PASSED else ""), "settled"
+
+
+def _by_structure(reading: _Reading, undecided: str) -> tuple[Verdict, str, World | None]:
+    """What structure alone says: a pass line by position, an exit-0 alternative, or nothing it can tell."""
+    if reading == "pass":
+        return Verdict.PASSED, "printed its pass line", None
     if reading == "soft":
-        return (
-            Verdict.INCONCLUSIVE,
-            "printed its exit-0 alternative" + (", before and after the act" * same),
-            settle,
-        )
-    if same:
-        return (
-            Verdict.INCONCLUSIVE,
-            "took the same path before and after the act: it did not show its effect",
-            settle,
-        )
-    if phase == "after-act":
-        return Verdict.INCONCLUSIVE, "exits 0 whatever it finds and was not seen before the act", settle
-    return Verdict.INCONCLUSIVE, "exits 0 whatever it finds, and has not been seen in a known world yet", None
+        return Verdict.INCONCLUSIVE, "printed its exit-0 alternative", None
+    return Verdict.INCONCLUSIVE, undecided, None
 
 
 def _canonical(model: VerifyModel) -> dict[int, int]:
@@ -228,6 +237,7 @@ def judge(
             phase=phase,
             family=family,
             before=None if before is None else before.get(u.index),
+            block_changed=bool(changed),
         )
         if u.index in changed:
             why = "changed its path with the act"

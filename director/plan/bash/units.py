@@ -151,6 +151,50 @@ class _Statuses:
             return True
         return True  # `[ ]`, `[[ ]]`, `(( ))`, `! cmd`, anything else
 
+    def errexit_fails(self, node: Node, pipefail: bool, seen: frozenset[str] = frozenset()) -> bool:
+        """Under `set -e`: whether a command of `node` whose failure is not tested can end the block.
+
+        Tested (no errexit): every element of an and-or list but the last, `if`/`while` conditions, `!`.
+        """
+        node = unredirect(node)
+        t = node.type
+        if t == "list":
+            els, _ = flatten(node)
+            return self.errexit_fails(els[-1], pipefail, seen)
+        if t in ("compound_statement", "subshell", "do_group", "else_clause", "case_item"):
+            return any(self.errexit_fails(x, pipefail, seen) for x in statements(node))
+        if t in ("if_statement", "elif_clause"):
+            return any(self.errexit_fails(x, pipefail, seen) for x in _branch_bodies(node))
+        if t == "case_statement":
+            return any(self.errexit_fails(c, pipefail, seen) for c in node.children if c.type == "case_item")
+        if t in ("for_statement", "while_statement", "c_style_for_statement", "select_statement"):
+            body = next((c for c in node.children if c.type in ("do_group", "compound_statement")), None)
+            return body is not None and self.errexit_fails(body, pipefail, seen)
+        if t == "pipeline":
+            parts = [c for c in node.children if c.is_named]
+            tail = parts if pipefail else parts[-1:]
+            return any(self.errexit_fails(p, pipefail, seen) for p in tail)
+        if t in ("variable_assignment", "variable_assignments"):
+            return any(c.type == "command_substitution" for c in _walk(node))
+        if t in ("declaration_command", "function_definition", "comment", "negated_command"):
+            return False
+        if t == "command":
+            name, _ = simple_name(node)
+            base = name.rsplit("/", 1)[-1]
+            if base in _EXITS:
+                return is_fail_exit(node)
+            if base in _ALWAYS_OK:
+                return False
+            if base in self.functions:
+                fn_body = self.functions[base].child_by_field_name("body")
+                return (
+                    base not in seen
+                    and fn_body is not None
+                    and self.errexit_fails(fn_body, pipefail, seen | {base})
+                )
+            return True
+        return True  # `[ ]`, `[[ ]]`, `(( ))` as a statement of their own
+
     def _returns_fail(self, fn: str) -> bool:
         if fn not in self._fn_fails:
             self._fn_fails[fn] = any(
@@ -191,6 +235,24 @@ def _functions(root: Node) -> dict[str, Node]:
     return out
 
 
+def _branch_bodies(node: Node) -> list[Node]:
+    """The statements of every branch of an `if` (its `then`, `elif`s and `else`), conditions left out."""
+    out: list[Node] = []
+    mode = "cond"
+    for c in node.children:
+        if c.type == "then":
+            mode = "then"
+        elif c.type == "elif_clause":
+            out.extend(_branch_bodies(c))
+            mode = "done"
+        elif c.type == "else_clause":
+            out.extend(statements(c))
+            mode = "done"
+        elif mode == "then" and c.is_named and c.type != "comment":
+            out.append(c)
+    return out
+
+
 def _branch_ends(node: Node) -> list[Node]:
     """The last statement of each branch of an `if` (its `then`, `elif`s and `else`)."""
     ends: list[Node] = []
@@ -221,8 +283,19 @@ def check_units(
     functions = _functions(root)
     st = _Statuses(script, node_cmd, functions)
     block_errexit = errexit(script)
+    pipefail = any(
+        c.program == "set" and any(a.static == "pipefail" for a in c.args) for c in script.commands
+    )
+    # What a path is made of: the messages, the exits, and the assignments an if/case branch makes (a check
+    # that gathers its verdict in a variable, `out+="✅"` or `out+="❌"`, speaks through which branch ran).
+    branch_assigns = {
+        p for branches in alternatives(root, node_cmd) for b in branches for p in b
+        if script.commands[p].kind == "assign" and not script.commands[p].in_subst
+    }  # fmt: skip
     observable = {
-        c.id for c in script.commands if c.id in report_lines or (c.name in _EXITS and not c.in_subst)
+        c.id
+        for c in script.commands
+        if c.id in report_lines or (c.name in _EXITS and not c.in_subst) or c.id in branch_assigns
     }
     stmts = statements(root)
     units: list[Unit] = []
@@ -237,7 +310,7 @@ def check_units(
         if not probes or not (_branches(s) or any(_branches(functions[fn]) for fn in fns)):
             continue  # it prints nothing, or always the same: a header line tells no world from another
         can_fail = (
-            block_errexit
+            (block_errexit and st.errexit_fails(s, pipefail))
             or st.reaches_fail_exit(s)
             or (i == len(stmts) - 1 and st.can_fail(s))
             or any(st._returns_fail(fn) for fn in fns if i == len(stmts) - 1)
@@ -412,7 +485,6 @@ def captured_functions(script: Script) -> frozenset[str]:
                 captured.add(name)
                 grew = True
     return frozenset(captured)
-
 
 
 def _to_stderr(text: str) -> set[int]:
