@@ -313,3 +313,15 @@ def test_c6_a_check_beside_one_that_changed(shell: Shell, tmp_path: Path) -> Non
     v, why, learned, _ = verdict(shell, seed_like, phase="after-act", family="teardown", before=present, D=d)
     assert v is Verdict.INCONCLUSIVE and "plan line 2" in why and "worker check inconclusive" in why, why
     assert [x.unit for x in learned if x.world == "held"] == [0]
+
+
+def test_only_a_branch_of_its_own_is_a_choice() -> None:
+    """The lines an if/else prints as its branches are what structure cannot tell apart; a pass line inside
+    a branch's assertion (`probe && echo ok`, a knob choosing how to probe) keeps its position's reading."""
+    alt = bash.verify_model('if [ -f "$F" ]; then echo "läuft"; else echo "gestoppt"; fi')
+    assert alt.choices == frozenset(ln.probe for ln in alt.lines)
+    knob = bash.verify_model(
+        'if [ "$MODE" = http ]; then\n  curl -s "$URL" | grep -q ok && echo "front door answers"\n'
+        'else\n  probe-cli\nfi\necho next'
+    )
+    assert knob.choices == frozenset()

@@ -391,12 +391,27 @@ def choice_lines(
             n.type == "case_statement"
         )
         if alternatives and not st.reaches_fail_exit(n):
-            out.update(p for p in _probes_under(n, node_cmd) if p in report_lines)
+            # the lines a branch prints as a statement of its own; a line inside an assertion of a branch
+            # (`probe && echo ok`) keeps the reading its position gives it
+            bodies = _branch_bodies(n) if n.type == "if_statement" else [
+                s for item in n.children if item.type == "case_item" for s in statements(item)
+            ]  # fmt: skip
+            plain = [b for b in bodies if _plain(b)]
+            out.update(p for b in plain for p in _probes_under(b, node_cmd) if p in report_lines)
     for stmts in _statement_lists(root):
         for i, s in enumerate(stmts):
             if any(_is_ok_exit(later) for later in stmts[i + 1 :]):
                 out.update(p for p in _probes_under(s, node_cmd) if p in report_lines)
     return frozenset(out)
+
+
+def _plain(node: Node) -> bool:
+    """A statement that is one command (maybe redirected, maybe the end of a pipeline): no condition."""
+    node = unredirect(node)
+    if node.type == "pipeline":
+        parts = [c for c in node.children if c.is_named]
+        node = unredirect(parts[-1]) if parts else node
+    return node.type == "command"
 
 
 def alternatives(root: Node, node_cmd: Mapping[int, int]) -> tuple[tuple[frozenset[int], ...], ...]:
