@@ -144,15 +144,18 @@ def _judge_unit(
         if family == "teardown":
             return Verdict.INCONCLUSIVE, "has never been seen in a torn-down world: not known gone", None
         return _by_structure(reading, "exits 0 whatever it finds, and has not been seen in a known world yet")
-    # Right after an act, a path that did not change with it (or one not seen before it).
+    # Right after an act, a path that did not change with it (or one not reached before it).
     same = before is not None and before == path
-    if same and block_changed and reading != "soft":
-        # The block showed the act's effect in its other checks; this one was not part of the change.
-        return (
-            Verdict.PASSED,
-            "took the same path before and after the act, beside checks that changed",
-            "held",
-        )
+    if block_changed and ((same and reading != "soft") or before is None):
+        # The block showed the act's effect (other checks changed, or it now gets this far): this check
+        # was not part of the change, or shows what the world looks like once the act made the block pass.
+        if same:
+            return (
+                Verdict.PASSED,
+                "took the same path before and after the act, beside checks that changed",
+                "held",
+            )
+        return Verdict.PASSED, "took a path after the act the block did not reach before it", "held"
     if family == "teardown":
         why = "the same path as when present" if same else "a path not seen before the teardown"
         return Verdict.INCONCLUSIVE, f"took {why}: not shown gone", "settled"
@@ -228,6 +231,9 @@ def judge(
     local = dict(baselines)
     changed: set[int] = set()
     learned = _learn(units, paths, before, canon, local, changed) if phase == "after-act" and before else []
+    # The block as a whole took another path with the act: a unit (any, also one whose exit status
+    # decides) changed, or was reached on one side only.
+    block_changed = before is not None and any(before.get(u.index) != paths.get(u.index) for u in model.units)
     verdicts: list[UnitVerdict] = []
     for u in units:
         v, why, world = _judge_unit(
@@ -237,7 +243,7 @@ def judge(
             phase=phase,
             family=family,
             before=None if before is None else before.get(u.index),
-            block_changed=bool(changed),
+            block_changed=block_changed,
         )
         if u.index in changed:
             why = "changed its path with the act"

@@ -25,6 +25,13 @@ Conventions (the same as `idioms.py`, which explains them at length):
   *test's* truth only: Director never sees them.
 - `lang`: the language of its messages, an ISO 639-1 code (`en`, `de`, `fr`, …) or `symbols` when they are
   marks only (`✔`/`✗`, `[OK]`/`[!!]`…).
+
+Two mined checks were left out because no reading without words can tell their worlds apart: the same
+messages and exits run in both, and only the *text* a command prints differs (whyNat/hello-world-printer-
+app2's Makefile smoke test prints what `curl` fetched, a greeting or a 404 page, exit 0 either way;
+suxin2017/ng-m's nginx check prints `$?`, 0 or 1, then a malformed `test` that takes the same branch in
+both worlds). Director judges by exit status, structure and the path a run takes; a check that speaks only
+through the words or values it prints is out of its reach by design (docs/verify-semantics.md).
 """
 
 from __future__ import annotations

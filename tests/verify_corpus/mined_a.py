@@ -596,24 +596,6 @@ IDIOMS: tuple[Mined, ...] = (
         note="only set -e turns the second curl's failure into the block's",
     ),
     m(
-        "makefile-smoke-printf-and-curl-without-fail",
-        "whyNat/hello-world-printer-app2:Makefile",
-        "message",
-        "en",
-        r"""
-        printf "1:" && curl "http://127.0.0.1:$HTTP_PORT/hello";
-        printf "\n2:" && curl "http://127.0.0.1:$HTTP_PORT/greetings?name=W";
-        """,
-        r"""printf 'Hello World!' > "$W/hello" && printf 'Greetings, W!' > "$W/greetings" """,
-        r"""printf 'Greetings, W!' > "$W/greetings" """,
-        r"""printf 'Hello World!' > "$W/hello" && printf 'Greetings, W!' > "$W/greetings" """,
-        p="1:Hello World!",
-        f="1:<!DOCTYPE HTML>",
-        server=True,
-        tools=("curl",),
-        note="a make recipe (its `@` prefixes dropped); curl without -f prints the 404 page and exits 0",
-    ),
-    m(
         "devops-verify-set-e-test-or-subshell-exit",
         "SYimleang/DevOps-Portfolio:scripts/verify.sh",
         "exit",

@@ -1803,31 +1803,6 @@ IDIOMS: tuple[Mined, ...] = (
         note="nginx is a world tool that accepts a config with an events block; the getconfig dump is left out",
     ),
     m(
-        "nginx-t-echo-status-then-malformed-test-chinese",
-        "suxin2017/ng-m:script/test-nginx.sh",
-        "message",
-        "zh",
-        r"""
-        echo "跳到nginx配置目录"
-        "$W/bin/nginx" -t -c nginx.conf -p "$W/ng-config"
-        echo $?
-        if test -e $? -eq 0
-        then
-            echo "成功"
-        else
-            echo "失败"
-        fi
-        """,
-        _NGINX + r"""mkdir -p "$W/ng-config"; printf 'events {}\nhttp {}\n' > "$W/ng-config/nginx.conf" """,
-        _NGINX + r"""mkdir -p "$W/ng-config"; printf 'http {\n' > "$W/ng-config/nginx.conf" """,
-        _NGINX + r"""mkdir -p "$W/ng-config"; printf 'events {}\nhttp {}\n' > "$W/ng-config/nginx.conf" """,
-        p="0",
-        f="1",
-        note="`test -e $? -eq 0` is a syntax error, so 失败 prints in both worlds: only the echoed status "
-        "differs; nginx is a world tool, the `cd ..` is left out",
-    ),
-    # ---------------------------------------------------------------- release / deploy gates
-    m(
         "package-versions-vs-github-ref-two-ifs",
         "douglasnaphas/aws-github-oidc:GitHubOIDCRoleStack/pre-release.sh",
         "failure-branch",

@@ -235,8 +235,14 @@ class _VerifyBuilder:
                 if item.type == "case_item":
                     self.walk_list(statements(item), fail, tail)
             return None
-        if t in ("compound_statement", "subshell"):
+        if t == "compound_statement":
             self.walk_list(statements(st), fail, tail)
+            return None
+        if t == "subshell":
+            before = set(self.lines)
+            self.walk_list(statements(st), fail, tail)
+            for p in set(self.lines) - before:  # its `exit` ends the subshell, not the block: never hard
+                self.lines[p] = replace(self.lines[p], hard=False)
             return None
         if t in ("for_statement", "while_statement", "c_style_for_statement", "select_statement"):
             head = self.node_cmd.get(st.id)
@@ -252,16 +258,22 @@ class _VerifyBuilder:
     def report(self, node: Node, fail: bool, exits_after: bool) -> int | None:
         """Record `node` as a report line when it is an echo/printf that prints; returns its probe."""
         target = node
+        teed = False
         if node.type == "pipeline":
             parts = [c for c in node.children if c.is_named]
             target = parts[-1] if parts else node
+            teed = len(parts) == 2 and self._tee(parts[1])
+            if teed:
+                target = parts[0]  # `echo X | tee -a LOG`: tee passes the line on to the output
         if target.type == "redirected_statement":
             target = target.child_by_field_name("body") or target
         cid = self.node_cmd.get(target.id)
         if cid is None:
             return None
         c = self.script.commands[cid]
-        if c.kind != "command" or c.program not in _REPORTERS or c.in_subst or not c.last_in_pipeline:
+        if c.kind != "command" or c.program not in _REPORTERS or c.in_subst:
+            return None
+        if not (c.last_in_pipeline or teed):
             return None
         if c.stdout_to_file:
             return None
@@ -277,6 +289,14 @@ class _VerifyBuilder:
         polarity: Polarity = "fail" if (fail or exits_after) else "pass"
         self.lines[cid] = ReportLine(cid, c.row, message, label_of(message), polarity, exits_after)
         return cid
+
+    def _tee(self, node: Node) -> bool:
+        """`tee [-a] FILE…` writing to the output too (not sent to /dev/null or a file)."""
+        cid = self.node_cmd.get(unredirect(node).id)
+        if cid is None:
+            return False
+        tee = self.script.commands[cid]
+        return tee.program == "tee" and not tee.stdout_to_file
 
     def _body_kind(
         self, body_probes: list[int], new_lines: list[ReportLine], exits: bool

@@ -96,7 +96,7 @@ def verify_issues(text: str, context: str = "") -> list[ShellIssue]:
             )
     warned = {i.line for i in out}
     for u in model.units:
-        if not u.can_fail and not any(u.row <= line <= u.end_row for line in warned):
+        if not u.can_fail and u.lines and not any(u.row <= line <= u.end_row for line in warned):
             out.append(ShellIssue(u.row, "judged-by-contrast", _CONTRAST))
     return sorted(out, key=lambda i: (i.line, i.code))
 

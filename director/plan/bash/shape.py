@@ -89,8 +89,9 @@ def is_fail_exit(node: Node) -> bool:
 
 
 def group_exits(node: Node) -> bool:
-    """A `{ …; exit N; }` / `( … )` / branch that ends the script on failure."""
-    if node.type in ("compound_statement", "subshell", "if_statement", "else_clause", "elif_clause"):
+    """A `{ …; exit N; }` / branch that ends the script on failure (an `exit` in `( … )` ends the subshell
+    only: `probe || (echo "bad"; exit 1)` lets the block go on)."""
+    if node.type in ("compound_statement", "if_statement", "else_clause", "elif_clause"):
         return any(is_fail_exit(s) or group_exits(s) for s in statements(node))
     if node.type == "redirected_statement":
         body = node.child_by_field_name("body")

@@ -27,6 +27,7 @@ _ALWAYS_OK = frozenset(
      "unset", "alias", "hash", "umask", "trap"}
 )  # fmt: skip
 _EXITS = frozenset({"exit", "return"})
+_LOOP_EXITS = frozenset({"break", "continue"})  # a poll that broke out of its loop took another path
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,8 @@ class _Statuses:
         stack = [node]
         while stack:
             n = stack.pop()
-            if n.type == "function_definition":
-                continue
+            if n.type in ("function_definition", "subshell"):
+                continue  # an `exit` in `( … )` ends the subshell only
             if n.type in ("command", "redirected_statement"):
                 name, _ = simple_name(n)
                 if name == "exit" and is_fail_exit(n):
@@ -295,7 +296,9 @@ def check_units(
     observable = {
         c.id
         for c in script.commands
-        if c.id in report_lines or (c.name in _EXITS and not c.in_subst) or c.id in branch_assigns
+        if c.id in report_lines
+        or (c.name in _EXITS | _LOOP_EXITS and not c.in_subst)
+        or c.id in branch_assigns
     }
     stmts = statements(root)
     units: list[Unit] = []
