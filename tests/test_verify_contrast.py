@@ -317,16 +317,18 @@ ROTOR_ACT = """echo 4242 > "$W/rotor.pid"; echo running > "$W/rotor.state\""""
 @pytest.mark.slow
 def test_a_message_check_first_reached_after_the_act(tmp_path: Path) -> None:
     """The message-only check stands after an exit-status check that fails on a fresh world: before the
-    first act it is never reached, so nothing can be contrasted. The first apply says so (exit 10) and
-    remembers the path as settled; the next apply is in sync (the act does not run again); a break only the
-    message shows is drift; the heal teaches both worlds; the apply after it is in sync, confirmed."""
+    first act it is never reached. The act makes the block pass and reach it: what it prints then is what
+    the held world looks like (learned held), so the next apply is in sync (the act does not run again); a
+    break only the message shows is drift; the heal teaches the not-held world; a second break is judged
+    by it."""
     idiom = m("rotor", ISSUE, "message", "en", ROTOR, ROTOR_ACT, ':', ROTOR_ACT, p="[ok] rotor running")
     with _life(idiom, tmp_path) as s:
         plan = tmp_path / "plan.md"
         plan.write_text(life_plan(idiom.name, idiom.block, idiom.act, s.w, tmp_path / "ctr", s.port), encoding="utf-8")
         s.world("broken")  # nothing there yet: the pid-file check fails, the message check is not reached
         r = s.director("apply", plan)
-        s.expect("first apply", r.returncode == 10 and "not seen before the act" in r.stdout, "exit 10, said why", r)
+        row = check_row(plan.read_text(encoding="utf-8"), "thing holds")
+        s.expect("first apply", r.returncode == 0 and row.startswith("✅"), "exit 0, row ✅", r, f", row {row!r}")
         n = s.count("acts")
         r = s.director("apply", plan)
         s.expect("apply again", r.returncode == 0 and s.count("acts") == n, "exit 0, the act not run", r)
