@@ -164,10 +164,9 @@ LIVE_AFTER_APPLY = """\
 
 ```yaml
 status:        live
-last_action:   '<TS> apply run 1 on target none: applied §0–§2; verified §3'
+last_action:   '<TS> apply run 1: applied §0–§2; verified §3'
 last_verified: <DAY> — chain complete · s1 exists · s2 exists
 resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' }
-target:        none
 ```
 
 | key   | value (filled on apply) |
@@ -189,10 +188,9 @@ LIVE_AFTER_TEARDOWN = """\
 
 ```yaml
 status:        gone
-last_action:   '<TS> teardown run 2 on target none: torn down NAME=chain-a, V1=value-1-a, V2=value-2-a'
+last_action:   '<TS> teardown run 2: torn down NAME=chain-a, V1=value-1-a, V2=value-2-a'
 last_verified: — (torn down <DAY>)
 resolved_inputs: { mode: a, resolved_by: tester, resolved_at: '<TS>' }
-target:        none
 ```
 
 | key   | value (filled on apply) |
