@@ -268,6 +268,14 @@ def plan_cmd(
     target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
     teardown_: Annotated[bool, typer.Option("--teardown", help="Preview the teardown instead.")] = False,
+    section: Annotated[
+        str | None,
+        typer.Option(
+            "--section",
+            help="Also show this gated section's gate in full (every command as it runs, file diffs, "
+            "variables): the details a gate's panel at a terminal leaves out. Number, key or slug.",
+        ),
+    ] = None,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
     secret: SecretOpt = None,
@@ -277,13 +285,14 @@ def plan_cmd(
 ) -> int:
     """Preview (read-only): in sync / will apply / needs approval / blocked, per section. Exit 2 if changes.
 
-    Example: director plan plans/workflow.cloudflare.md --target local
+    Example: director plan plans/workflow.cloudflare.md --target local --section 3
     """
     from director.commands.run import run_command
 
     return run_command(
         kind="teardown" if teardown_ else "apply",
         mode="preview",
+        detail_section=section,
         plan_path=plan,
         target=target,
         sets=set_ or [],

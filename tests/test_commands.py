@@ -291,7 +291,7 @@ def test_audit_human_view(tmp_path: Path, out: Path) -> None:
     plan = _audited_plan(tmp_path, out)
     r = director("audit", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 0, r.stderr
-    assert "run 1 apply on none by alice: completed" in r.stdout
+    assert "run 1 apply by alice: completed" in r.stdout
     assert "awaiting-approval → running" in r.stdout
     assert "approval receipts" in r.stdout and "bob" in r.stdout and "approve-command" in r.stdout
 

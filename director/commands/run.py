@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from director.state.journal import RunKind
     from director.state.store import StateStore
     from director.targets.base import Target, TargetEnv
-    from director.ui.render import LiveReporter
+    from director.ui.board import LiveReporter
 
 
 def run_command(
@@ -65,6 +65,7 @@ def run_command(
     max_recoveries: int = 5,
     state_url: str | None = None,
     wait_for_approval: float | None = None,
+    detail_section: str | None = None,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`)."""
     from director.ci import github_actions, in_ci
@@ -82,6 +83,7 @@ def run_command(
     # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
     # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
     given = _preflight(pf.plan, pf.path, kind, mode, approve, sets)
+    _check_detail(pf.plan, detail_section)
     interactive = not non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
     events_to_stdout = events == "-"
     console = make_console(plain or events_to_stdout or not sys.stdout.isatty(), stderr=events_to_stdout)
@@ -94,7 +96,7 @@ def run_command(
     with ExitStack() as closing:
         bus, live = _views(console, pf.plan, kind, interactive, plain)
         _event_sinks(bus, events, closing)
-        prompter = _prompter(console, live, interactive)
+        prompter = _prompter(console, live, interactive, plan_path)
         journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
         shell = _shell(tenv, p, interactive, secrets)
         cfg = RunConfig(
@@ -111,6 +113,7 @@ def run_command(
             sets=given,
             secret_names=tuple(secrets),
             wait_for_approval=wait_for_approval,
+            detail_section=detail_section,
         )
         engine = Engine(
             plan_file=pf,
@@ -129,9 +132,17 @@ def run_command(
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 ask_again = reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
                 result = engine.execute(_resolver(pf, given, prompter, ask_again))
+        except KeyboardInterrupt:
+            if engine.run is None:  # Ctrl-C at the interview: say so, the board of pending sections is gone
+                what = "no run was started" if mode == "run" else "nothing was observed"
+                console.print(f"interrupted before anything ran: {what}; nothing changed", markup=False,
+                              highlight=False)  # fmt: skip
+            raise
         finally:
             shell.close()
             journal.close()
+        if detail_section is not None and result.detail is None:
+            result.detail = f"--section {detail_section}: no gate to show (the preview does not judge it)"
         code = _finish(console, bus, result, mode, kind, events_to_stdout, live=live is not None, pf=pf)
     if github_actions():
         out = sys.stderr if events_to_stdout else sys.stdout
@@ -155,6 +166,14 @@ def _preflight(
         raise UsageError(f"{path}: the plan has no `## Teardown` section")
     _check_approvals(plan, approve)
     return knobs.parse_sets(plan, sets)
+
+
+def _check_detail(plan: Plan, selector: str | None) -> None:
+    """`plan --section N` must name a section of this plan."""
+    from director.run.gates import matches
+
+    if selector is not None and not any(matches(selector, s.key, s.slug, s.title) for s in plan.sections):
+        raise UsageError(f"--section: the plan has no section {selector!r}")
 
 
 def _check_options(
@@ -241,7 +260,8 @@ def _views(
 ) -> tuple[Bus, LiveReporter | None]:
     """The event bus with the screen on it: a live view at an interactive terminal, else plain lines."""
     from director.run.events import Bus
-    from director.ui.render import LiveReporter, PlainReporter
+    from director.ui.board import LiveReporter
+    from director.ui.render import PlainReporter
 
     bus = Bus()
     use_live = interactive and not plain and console.is_terminal and not os.environ.get("NO_COLOR")
@@ -274,13 +294,16 @@ def _event_sinks(bus: Bus, events: str | None, closing: ExitStack) -> None:
     bus.subscribe(JsonlWriter(sink))
 
 
-def _prompter(console: Console, live: LiveReporter | None, interactive: bool) -> Prompter | None:
+def _prompter(
+    console: Console, live: LiveReporter | None, interactive: bool, plan_path: Path
+) -> Prompter | None:
     """Questions at the terminal (the live view steps aside while one is asked), or none."""
     if not interactive:
         return None
     from director.ui.prompts import TerminalPrompter
 
     tp = TerminalPrompter(console)
+    tp.details = lambda key: f"director plan {plan_path} --section {key}"
     if live is not None:
         tp.pause, tp.hold, tp.resume = live.pause, live.hold, live.resume
     return tp
@@ -410,7 +433,7 @@ def _finish(
     pf: Any = None,
 ) -> ExitCode:
     """The summary, the outcome in words, the realized values, the `run.end` event; the exit code."""
-    from director.ledger.compose import outputs
+    from director.ledger.compose import doubts, outputs
     from director.ui.summary import print_outputs, summary_table
 
     if result.sections and (mode != "run" or not events_to_stdout):
@@ -420,9 +443,17 @@ def _finish(
             title={"preview": "plan", "check": "check"}.get(mode, f"{kind} run {result.run_id}"),
             live=live,
         )
+    if result.detail is not None:  # `plan --section N`: the gate in full, before the outcome
+        from director.run.gates import GateContent
+        from director.ui.prompts import gate_panel
+
+        if isinstance(result.detail, GateContent):
+            gate_panel(console, result.detail, full=True)
+        else:
+            console.print(str(result.detail), markup=False, highlight=False)
     code = _report(console, result, mode, kind)
     realized = outputs(pf.plan) if pf is not None and mode == "run" and kind == "apply" else {}
-    print_outputs(console, realized)
+    print_outputs(console, realized, doubts(pf.plan) if realized else {})
     bus.emit("run.end", **_end_fields(result, mode, code), outputs=realized)
     return code
 

@@ -28,6 +28,7 @@ class RunConfig:
     sets: dict[str, str] = field(default_factory=dict)
     secret_names: tuple[str, ...] = ()
     wait_for_approval: float | None = None  # seconds a gate waits for a receipt (`--wait-for-approval`)
+    detail_section: str | None = None  # `plan --section N`: the gate to show in full
 
 
 @dataclass
@@ -55,6 +56,7 @@ class RunResult:
     changes: bool = False  # preview: something would change; check: drift found
     drift: list[str] = field(default_factory=list)
     unconfirmed: list[str] = field(default_factory=list)  # completed, but a check was inconclusive
+    detail: object = None  # `plan --section N`: that section's `GateContent`, or why there is none (str)
 
 
 class Stop(Exception):
