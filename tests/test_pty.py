@@ -104,6 +104,9 @@ def test_ctrl_c_at_the_interview_cancels_before_anything_runs(
     t.child.sendintr()
     assert t.finish() == 130
     assert acts(out) == [] and plan.read_bytes() == before
+    screen = t.text()
+    assert "interrupted before anything ran: no run was started; nothing changed" in screen, screen
+    assert "· pending" not in screen, "no board of sections that never ran"
 
 
 # ---------------------------------------------------------------------------------------------- gates

@@ -96,7 +96,7 @@ def run_command(
     with ExitStack() as closing:
         bus, live = _views(console, pf.plan, kind, interactive, plain)
         _event_sinks(bus, events, closing)
-        prompter = _prompter(console, live, interactive, plan_path)
+        prompter = _prompter(console, live, interactive, plan_path, kind)
         journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
         shell = _shell(tenv, p, interactive, secrets)
         cfg = RunConfig(
@@ -295,7 +295,7 @@ def _event_sinks(bus: Bus, events: str | None, closing: ExitStack) -> None:
 
 
 def _prompter(
-    console: Console, live: LiveReporter | None, interactive: bool, plan_path: Path
+    console: Console, live: LiveReporter | None, interactive: bool, plan_path: Path, kind: str
 ) -> Prompter | None:
     """Questions at the terminal (the live view steps aside while one is asked), or none."""
     if not interactive:
@@ -303,7 +303,8 @@ def _prompter(
     from director.ui.prompts import TerminalPrompter
 
     tp = TerminalPrompter(console)
-    tp.details = lambda key: f"director plan {plan_path} --section {key}"
+    preview = f"director plan {plan_path}" + (" --teardown" if kind == "teardown" else "")
+    tp.details = lambda key: f"{preview} --section {key}"
     if live is not None:
         tp.pause, tp.hold, tp.resume = live.pause, live.hold, live.resume
     return tp

@@ -181,7 +181,7 @@ def _reasked(journal: StateStore | None, content: GateContent) -> tuple[str, str
     if not earlier:
         return "", ""
     last = earlier[-1]
-    who = f"{last.operator}@{last.host} at {last.at:%Y-%m-%d %H:%M:%S} ({last.how})"
+    who = f"{last.operator}@{last.host} at {last.at.isoformat(timespec='seconds')} ({last.how})"
     if last.sha256 != content.sha256:
         diff = _diff(_approval_text(last.content), _approval_text(content.to_json()), "approved", "now")
         return f"asked again: the approval by {who} was for other content (the diff below)", diff
@@ -335,7 +335,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
             _wait(run, section, content, "needs a human go")
     if receipt is not None:
         run.gate_receipts[section.key] = receipt.id
-        at = f"{receipt.at:%Y-%m-%dT%H:%M:%S}"
+        at = receipt.at.isoformat(timespec="seconds")
         how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at})"
         made = "`director approve`" if receipt.how == "approve-command" else receipt.how
         run.approved_with[section.key] = (

@@ -349,7 +349,7 @@ def _compact_parts(
         for cmd in commands:
             lines += command_lines(cmd, width, plain)
         fits = lines if len(lines) <= left - 1 else lines[: max(1, left - 2)]
-        cmds.append(Text(f"commands ({total} lines, as they run):", style="bold"))
+        cmds.append(Text(f"commands ({total} line{'s' if total != 1 else ''}, as they run):", style="bold"))
         cmds += [ln.copy() for ln in fits]
         for t in cmds[1:]:
             assert isinstance(t, Text)
@@ -357,7 +357,7 @@ def _compact_parts(
         if len(fits) < len(lines):
             cmds.append(_one_line(f"  … {len(lines) - len(fits)} more lines: see details", "dim"))
     elif commands:
-        cmds.append(_one_line(f"commands: {total} lines (see details)", "bold"))
+        cmds.append(_one_line(f"commands: {total} line{'s' if total != 1 else ''} (see details)", "bold"))
     elif not any(cmd.startswith("# write ") for cmd in content.commands):
         cmds.append(_one_line("no command: the approval covers the section as written", "dim"))
     return [*head, *why_now, *changes, *cmds, *tail]

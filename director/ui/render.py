@@ -74,10 +74,13 @@ def fields(data: object, limit: int = 100) -> str:
     """A record's data as a human reads it -- `kind=apply, text=<2591 chars>` --, never a Python repr: a
     nested value as compact JSON, times to the second; cut to `limit` characters."""
     import json
+    from datetime import date
 
     if isinstance(data, dict):
         parts = []
         for k, v in data.items():
+            if isinstance(v, date):  # a YAML timestamp (`resolved_at`)
+                v = seconds(v) if hasattr(v, "hour") else v.isoformat()
             shown = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
             parts.append(f"{k}={shown}")
         text = ", ".join(parts)

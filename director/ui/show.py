@@ -19,6 +19,7 @@ from director.plan.model import (
 )
 from director.plan.templates import target_variables
 from director.plan.verify import excerpt
+from director.ui.render import fields
 
 _ROLE_STYLE = {
     BlockRole.ACT: "bold yellow",
@@ -184,7 +185,8 @@ def render(plan: Plan, console: Console) -> None:
         return
     console.print(f"[bold]Live State[/] [dim](line {ls.span.first_line})[/]")
     for data_key, v in ls.data.items():
-        console.print(f"  {escape(str(data_key))}: {escape(str(v))}")
+        shown = fields(v, 10_000) if isinstance(v, dict) else str(v)  # `{ mode: a }`: never a Python repr
+        console.print(f"  {escape(str(data_key))}: {escape(shown)}")
     if ls.kv_rows:
         kv = Table(show_header=True, title_justify="left")
         kv.add_column("key", style="cyan")
