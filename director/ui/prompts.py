@@ -149,7 +149,7 @@ def screen_of(c: Console) -> tuple[int, int] | None:
 def wrap_command(line: str, width: int | None) -> list[tuple[int, int]]:
     """Where a command line is cut to fit `width` columns: (start, end) offsets of each piece. The first
     piece has `width` columns, every continuation `width - 4 - len(CONTINUED)` (it is indented under its
-    line, after `CONTINUED`); cut at a space where one is near, else anywhere."""
+    line, after `CONTINUED`); cut at a space where one is near, else after a `/`, else anywhere."""
     if width is None or len(line) <= width:
         return [(0, len(line))]
     indent = len(line) - len(line.lstrip(" "))
@@ -157,6 +157,8 @@ def wrap_command(line: str, width: int | None) -> list[tuple[int, int]]:
     start, room = 0, max(8, width)
     while len(line) - start > room:
         cut = line.rfind(" ", start + room // 2, start + room)
+        if cut <= start:  # no space near: after a path's `/`, else anywhere
+            cut = line.rfind("/", start + room // 3, start + room - 1)
         end = cut + 1 if cut > start else start + room
         pieces.append((start, end))
         start = end
