@@ -125,7 +125,7 @@ def test_gate_stops_non_interactive_run_then_approve_command_lets_it_pass(tmp_pa
     assert acts(out) == ["s1"], "nothing of the gated section ran"
     a = director("approve", str(plan), "2", "--yes", "--operator", "alice", cwd=tmp_path, out=out)
     assert a.returncode == 0, a.stdout + a.stderr
-    assert 'echo "s2" >> "$OUT/acts"' in a.stdout  # it shows what is approved
+    assert f'echo "s2" >> "{out}/acts"' in a.stdout  # it shows what is approved, as it runs
     r = director("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 0, r.stdout + r.stderr
     assert acts(out) == ["s1", "s2", "s3"]
