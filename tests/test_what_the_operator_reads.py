@@ -217,6 +217,19 @@ def test_a_declined_gate_or_teardown_leaves_the_status_as_what_exists(tmp_path: 
     assert {r.name: r.result for r in ls.check_rows} == before and "target" not in ls.data
 
 
+def test_a_teardown_that_fails_after_its_destructive_block_ran_is_partially_torn_down(
+    tmp_path: Path, out: Path
+) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step()]))
+    plan.write_text(plan.read_text().replace('rm -f "$OUT"/s[0-9]*\n', 'rm -f "$OUT"/s1\nexit 1\n'))
+    assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    r = director("teardown", str(plan), "--approve", "teardown", cwd=tmp_path, out=out)
+    assert r.returncode == 3 and not (out / "s1").exists(), r.stdout + r.stderr
+    ls = ledger(plan)
+    assert ls.data["status"] == "partially torn down", "its destructive block ran: not live, not gone"
+    assert str(ls.data["last_action"]).endswith("— failed at teardown"), ls.data["last_action"]
+
+
 def test_a_check_seen_failing_before_a_gate_is_never_left_passing(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     assert director("apply", str(plan), "--approve", "2", cwd=tmp_path, out=out).returncode == 0
