@@ -291,6 +291,7 @@ def test_an_interrupted_section_shows_the_time_its_block_ran(tmp_path: Path, out
     assert ledger(plan).data["status"] == "partially applied", "its act began: something may exist"
 
 
+@pytest.mark.slow
 def test_a_wait_for_a_receipt_is_not_the_sections_time(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     ev = tmp_path / "ev.jsonl"
