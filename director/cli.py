@@ -23,10 +23,12 @@ from director.cli_options import (
     ApproveOpt,
     AutoApproveOpt,
     Command,
+    DetailSectionOpt,
     EventsOpt,
     GateSectionArg,
     JobsOpt,
     JsonOpt,
+    LintStrictOpt,
     MaxRecoveriesOpt,
     NonInteractiveOpt,
     OperatorOpt,
@@ -43,6 +45,7 @@ from director.cli_options import (
     StateUrlOpt,
     StepTimeoutOpt,
     TargetOpt,
+    TeardownPreviewOpt,
     VerifyReceiptsOpt,
     WaitOpt,
     WorkdirOpt,
@@ -135,14 +138,7 @@ def lint(
             envvar="DIRECTOR_LINT_FORMAT",
         ),
     ] = LintFormat.text,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict",
-            help="Warnings fail too (exit 1); by default only errors do.",
-            envvar="DIRECTOR_LINT_STRICT",
-        ),
-    ] = False,
+    strict: LintStrictOpt = False,
 ) -> int:
     """Check plans for what an author would want fixed: exit 1 on errors (on warnings too with --strict).
 
@@ -282,7 +278,8 @@ def plan_cmd(
     plans: PlansArg,
     target: TargetOpt = DEFAULT_TARGET,
     set_: SetOpt = None,
-    teardown_: Annotated[bool, typer.Option("--teardown", help="Preview the teardown instead.")] = False,
+    teardown_: TeardownPreviewOpt = False,
+    section: DetailSectionOpt = None,
     state_dir: StateDirOpt = None,
     workdir: WorkdirOpt = None,
     secret: SecretOpt = None,
@@ -293,7 +290,7 @@ def plan_cmd(
 ) -> int:
     """Preview (read-only): in sync / will apply / needs approval / blocked, per section. Exit 2 if changes.
 
-    Example: director plan plans/workflow.cloudflare.md --target local
+    Example: director plan plans/workflow.cloudflare.md --target local --section 3
     """
     from director.commands.family_run import run_plans
 
@@ -302,6 +299,7 @@ def plan_cmd(
         kind="teardown" if teardown_ else "apply",
         mode="preview",
         jobs=jobs,
+        detail_section=section,
         target=target,
         sets=set_ or [],
         state_dir=state_dir,

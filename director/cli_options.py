@@ -107,6 +107,23 @@ ReinterviewOpt = Annotated[
 VerifyReceiptsOpt = Annotated[
     bool, typer.Option("--verify", help="Re-check every stored receipt (exit 1 if one is not accepted).")
 ]
+TeardownPreviewOpt = Annotated[bool, typer.Option("--teardown", help="Preview the teardown instead.")]
+DetailSectionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--section",
+        help="Also show this gated section's gate in full (every command as it runs, file diffs, "
+        "variables): the details a gate's panel at a terminal leaves out. Number, key or slug.",
+    ),
+]
+LintStrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Warnings fail too (exit 1); by default only errors do.",
+        envvar="DIRECTOR_LINT_STRICT",
+    ),
+]
 StateDirOpt = Annotated[
     Path | None,
     typer.Option(

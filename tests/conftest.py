@@ -70,11 +70,12 @@ def out(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def term(tmp_path: Path, out: Path) -> Iterator[Callable[..., Term]]:
-    """`term(*args, env=None)`: the CLI at a pseudo-terminal (tests/terminal.py); every one killed after."""
+    """`term(*args, env=None, size=None)`: the CLI at a pseudo-terminal (tests/terminal.py; `size` (rows,
+    columns)); every one killed after."""
     made: list[Term] = []
 
-    def spawn(*args: str, env: dict[str, str] | None = None) -> Term:
-        t = Term(list(args), tmp_path, out, env)
+    def spawn(*args: str, env: dict[str, str] | None = None, size: tuple[int, int] | None = None) -> Term:
+        t = Term(list(args), tmp_path, out, env, size)
         made.append(t)
         return t
 

@@ -20,7 +20,14 @@ TIMEOUT = 30.0  # generous: a loaded 2-core machine; every wait ends as soon as 
 class Term:
     """The CLI at a pseudo-terminal of ROWS x COLS, its output fed to an emulated screen."""
 
-    def __init__(self, args: list[str], cwd: Path, out: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        args: list[str],
+        cwd: Path,
+        out: Path,
+        env: dict[str, str] | None = None,
+        size: tuple[int, int] | None = None,  # (rows, columns); ROWS x COLS by default
+    ) -> None:
         e = {
             k: v
             for k, v in os.environ.items()
@@ -28,12 +35,13 @@ class Term:
         }
         e.update({"TERM": "xterm-256color", "COUNTER_OUT": str(out)})
         e.update(env or {})
-        self.screen = pyte.Screen(COLS, ROWS)
+        rows, cols = size or (ROWS, COLS)
+        self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.raw = b""
         # no encoding: the child's output is bytes, fed as they come to pyte's ByteStream
         self.child: pexpect.spawn[bytes] = pexpect.spawn(
-            sys.executable, ["-m", "director", *args], cwd=str(cwd), env=e, dimensions=(ROWS, COLS)
+            sys.executable, ["-m", "director", *args], cwd=str(cwd), env=e, dimensions=(rows, cols)
         )
         self.eof = False
 

@@ -72,7 +72,7 @@ def test_diff_against_head_shows_what_apply_realized(tmp_path: Path, out: Path) 
         "live",
     )
     assert yaml["last_action"]["new"].endswith(
-        "apply run 1 on target none: applied §0–§2; verified §3"
+        "apply run 1: applied §0–§2; verified §3"
     )
     assert yaml["resolved_inputs.resolved_by"] == {
         "op": "added",
@@ -177,7 +177,8 @@ def test_status_json_fields(tmp_path: Path, out: Path) -> None:
     kv = {r["key"]: r for r in s["live_state"]["kv"]}  # the clean value, its remark, the cell as written
     assert (kv["NAME"]["value"], kv["NAME"]["remark"], kv["NAME"]["cell"]) == ("chain-${MODE}", "the chain", "`chain-${MODE}` (the chain)")
     assert {r["name"] for r in s["live_state"]["checks"]} >= {"chain complete"}
-    assert s["live_state"]["status"] == "awaiting-approval" and s["live_state"]["target"] == "none"  # the plan runs no wrangler
+    # §1 applied, the run waits at §2: the ledger says what exists; a plan that runs no wrangler has no target
+    assert s["live_state"]["status"] == "partially applied" and s["live_state"]["target"] is None
     lr = s["last_run"]
     assert set(lr) == {
         "id",
@@ -290,7 +291,7 @@ def test_audit_human_view(tmp_path: Path, out: Path) -> None:
     plan = _audited_plan(tmp_path, out)
     r = director("audit", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 0, r.stderr
-    assert "run 1 apply on none by alice: completed" in r.stdout
+    assert "run 1 apply by alice: completed" in r.stdout
     assert "awaiting-approval → running" in r.stdout
     assert "approval receipts" in r.stdout and "bob" in r.stdout and "approve-command" in r.stdout
 

@@ -303,7 +303,7 @@ def test_plain_output_draws_no_box_and_leaves_no_trailing_space(tmp_path: Path, 
 def test_apply_ends_with_the_realized_values_and_output_prints_them(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step()]))
     r = director("output", str(plan), "V1", cwd=tmp_path, out=out)
-    assert r.returncode == 64 and "not realized yet" in r.stderr
+    assert r.returncode == 64 and "V1 holds no realized value" in r.stderr and "never applied" in r.stderr
     r = director("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 0
     assert r.stdout.rstrip().endswith("outputs:\n  NAME = chain-a\n  V1   = value-1-a\n  V2   = value-2-a")
@@ -356,8 +356,12 @@ def test_expanded_commands_leave_single_quotes_comments_and_quoted_heredocs_alon
     cmd = ('wrangler deploy --config "$CONFIG" --name ${WORKER}\n# $WORKER in a comment\n'
            "echo '$WORKER' \"$WORKER\"\ncat > x <<'JS'\nconst a = `${WORKER}`;\nJS\necho $UNSET $API_TOKEN\n")
     got = expanded(cmd, {"CONFIG": "/w/orders.jsonc", "WORKER": "orders-dev", "API_TOKEN": "s3cr3t"})
-    assert got.splitlines() == [
+    assert got.splitlines() == [  # the command once, as it runs: every line, values put in
         'wrangler deploy --config "/w/orders.jsonc" --name orders-dev',
+        "# $WORKER in a comment",
         "echo '$WORKER' \"orders-dev\"",
+        "cat > x <<'JS'",
+        "const a = `${WORKER}`;",
+        "JS",
         "echo $UNSET ***",
     ]

@@ -104,6 +104,9 @@ def test_ctrl_c_at_the_interview_cancels_before_anything_runs(
     t.child.sendintr()
     assert t.finish() == 130
     assert acts(out) == [] and plan.read_bytes() == before
+    screen = t.text()
+    assert "interrupted before anything ran: no run was started; nothing changed" in screen, screen
+    assert "· pending" not in screen, "no board of sections that never ran"
 
 
 # ---------------------------------------------------------------------------------------------- gates
@@ -118,14 +121,14 @@ def test_gate_shows_title_reason_and_exact_commands_and_go_proceeds(
     assert acts(out) == ["s1"], "nothing of the gated section runs before the answer"
     assert "🔴 GATE · §2 Step 2" in screen
     assert "why gated: outward-facing" in screen
-    for command in ('echo "s2" >> "$OUT/acts"', 'touch "$OUT/s2"', 'export V2="value-2-$MODE"'):
-        assert command in screen, f"the gate shows the exact command {command!r}"
+    for command in (f'echo "s2" >> "{out}/acts"', f'touch "{out}/s2"', 'export V2="value-2-a"'):
+        assert command in screen, f"the gate shows the exact command, as it runs: {command!r}"
     assert "inputs: MODE=a" in screen and re.search(r"content sha256 [0-9a-f]{64}", screen)
     t.send("go")
     assert t.finish() == 0, t.text()
     assert acts(out) == ["s1", "s2", "s3"]
     final = t.text()
-    assert "(anything else declines: the run stops here): go" in final, "the answer stays in the scrollback"
+    assert "(anything else declines: the run stops, awaiting approval): go" in final, "the answer stays"
     assert (
         final.index("🔴 GATE · §2 Step 2") < final.rindex("director apply run 1") < final.index("4 applied")
     )
@@ -174,13 +177,13 @@ def test_teardown_gate_shows_what_exists_and_the_board_shows_only_what_a_teardow
     t = term("teardown", str(plan))
     screen = t.wait("Type chain-a to run these commands")
     assert "💥 DESTRUCTIVE · teardown Teardown (observe-first, resumable)" in screen
-    assert "what the ledger says exists" in screen and "`value-1-a`" in screen
-    assert 'rm -f "$OUT"/s[0-9]*' in screen
+    assert "- V1: `value-1-a` (back to its template)" in screen, "what exists, and what goes"
+    assert f'rm -f "{out}"/s[0-9]*' in screen
     assert acts(out, "teardown-acts") == []
     t.send("chain-a")
     assert t.finish() == 0, t.text()
     assert acts(out, "teardown-acts") == ["td"]
-    board = t.text().split("(anything else declines: the run stops here): chain-a\n", 1)[1]
+    board = t.text().split("(anything else declines: the run stops, awaiting approval): chain-a\n", 1)[1]
     assert "director teardown run 2" in board and "· completed" in board
     assert "✓ in sync" in row(board, "§0") and "torn down" in row(board, "teardown")
     assert "§1 " not in board, "the numbered steps do not run in a teardown: not on its board"
@@ -210,7 +213,7 @@ def test_live_view_shows_states_a_growing_elapsed_time_the_output_tail_and_the_s
     assert "· pending" in row(first, "§2") and "· pending" in row(first, "§3")
     assert "warming up" in first, "the running block's output tail is on the board"
     assert re.search(r"§1 act · plan line \d+", first)
-    assert "director apply run 1 · target none · MODE=a" in first
+    assert "director apply run 1 · MODE=a" in first, "no target for a plan that uses none"
     second = t.wait(lambda s: (elapsed(s) or 0) >= e1 + 1.0)
     assert "✓ applied" in row(second, "§0"), "the same board, redrawn in place"
     assert second.count("§1 ") == 1 + second.count("§1 act"), "one §1 row, not a new frame below the old"
@@ -260,8 +263,9 @@ def test_ctrl_c_during_a_long_block_interrupts_and_a_later_apply_resumes(
     assert "`director apply` resumes" in t.seen()
     last_run = status(plan, out)["last_run"]
     assert isinstance(last_run, dict) and last_run["state"] == "interrupted"
-    ls = parse_file(str(plan)).live_state
-    assert ls is not None and ls.data["status"] == "interrupted"
+    ls = parse_file(str(plan)).live_state  # what exists: §1's act began; how the run ended is last_action's
+    assert ls is not None and ls.data["status"] == "partially applied"
+    assert str(ls.data["last_action"]).endswith("— interrupted at §1"), ls.data["last_action"]
 
     (out / "fast").touch()
     r = director("apply", str(plan), cwd=tmp_path, out=out)
@@ -344,23 +348,21 @@ def test_gate_shows_the_template_diff_the_ledger_changes_and_a_re_asked_approval
     screen = t.wait("Type go to run these commands")
     seen = t.seen()
     assert "🔴 GATE · §2 Step 2" in seen
-    # why it acts now: what changed since it last succeeded
-    assert "why it acts now (not in sync):" in seen and "the regenerated chain.jsonc changed" in seen
-    assert "chain.jsonc on disk differs from its regenerated template" in seen
-    # the re-asked approval says why and shows the approved text against this one
+    # why it acts now: what changed since it last succeeded, and the file on disk
+    assert "why now:" in seen and "the regenerated chain.jsonc changed" in seen
+    assert "chain.jsonc on disk differs from its regenerated" in seen
+    # the re-asked approval says why; the ledger keys and the file it changes
     assert re.search(r"asked again: the approval by \S+@\S+ at .* \(auto\) was for other content", seen)
-    assert '-  "level": 1' in seen and '+  "level": 2' in seen
-    # the file as a diff against the disk, the ledger keys it changes
-    assert f"file {out}/chain.jsonc will be written (against what is on disk):" in seen
-    assert f"{out}/chain.jsonc (on disk)" in seen and f"{out}/chain.jsonc (regenerated)" in seen
-    assert "Live State changes:" in seen and "~ LEVEL: `1` → `2`" in seen
-    # the commands with their variables expanded
-    assert "with its variables expanded:" in seen and f'touch "{out}/s2"' in seen
-    # the board stays above the panel while the gate is open
-    assert "✓ applied" in row(seen[: seen.index("🔴 GATE · §2")], "§1") or "✓ in sync" in row(
-        seen[: seen.index("🔴 GATE · §2")], "§1"
-    )
-    assert "⏸ awaiting approval" in row(seen[: seen.index("🔴 GATE · §2")], "§2")
+    assert "~ LEVEL: `1` → `2`" in seen and f"✎ file {out}/chain.jsonc: +1 −1 lines against the disk" in seen
+    assert f'touch "{out}/s2"' in seen, "the commands as they run"
+    # the details the panel leaves out: `director plan --section 2` (read-only, while the gate waits)
+    assert f"details: director plan {plan} --section 2" in seen
+    d = director("plan", str(plan), "--section", "2", cwd=tmp_path, out=out)
+    assert d.returncode == 2, d.stdout + d.stderr
+    assert '-  "level": 1' in d.stdout and '+  "level": 2' in d.stdout, "the approved text against this one"
+    assert f"file {out}/chain.jsonc will be written (against what is on disk):" in d.stdout
+    assert f"{out}/chain.jsonc (on disk)" in d.stdout and f"{out}/chain.jsonc (regenerated)" in d.stdout
+    assert "variables: " in d.stdout and "inputs: MODE=a" in d.stdout
     del screen
     t.send("go")
     assert t.finish() == 0, t.text()
@@ -396,7 +398,7 @@ def test_a_destructive_gate_asks_for_the_resources_name_not_go(
     t = term("teardown", str(plan))
     screen = t.wait("Type chain-a to run these commands")
     assert "to approve, type chain-a (the name of what it destroys)" in t.seen()
-    assert "resources named:" in t.seen() and "NAME chain-a" in t.seen()
+    assert "named: NAME chain-a" in t.seen()
     del screen
     t.send("go")
     assert t.finish() == 4, t.text()
@@ -437,7 +439,9 @@ def test_approve_at_a_terminal_shows_the_gate_and_asks_before_recording(
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 4
     t = term("approve", str(plan), "2", "--operator", "carol")
     t.wait("Type go to record this approval as carol")
-    assert "🔴 GATE · §2 Step 2" in t.seen() and "why it acts now (not in sync):" in t.seen()
+    assert "🔴 GATE · §2 Step 2" in t.seen() and "why now:" in t.seen()
+    assert "(anything else declines: no receipt is recorded)" in t.seen(), "declining stops no run"
+    assert "the run stops" not in t.seen()
     t.send("no")
     assert t.finish() == 4 and "not approved: no receipt recorded" in t.seen()
     assert audit(plan, out)["approvals"] == []

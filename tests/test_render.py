@@ -20,10 +20,10 @@ from rich.console import Console
 
 from director.plan.model import Input
 from director.run.gates import GateContent
+from director.ui.board import LiveReporter
 from director.ui.prompts import TerminalPrompter, gate_panel
 from director.ui.render import (
     LineBuffer,
-    LiveReporter,
     PlainReporter,
     clean,
     make_console,
@@ -273,8 +273,8 @@ def test_gate_panel_names_section_reason_and_every_command_literally() -> None:
     text = buf.getvalue()
     assert "🔴 GATE · §3 Deploy [bold]x[/]" in text
     assert "why gated: outward-facing" in text
-    assert "commands about to run (1 of 2):" in text and "commands about to run (2 of 2):" in text
-    assert 'wrangler deploy --name "$W"' in text and "echo [/] done" in text
+    assert "commands about to run (1 of 2), as they run:" in text and "commands about to run (2 of 2)" in text
+    assert 'wrangler deploy --name "$W"' in text and "echo [/] done" in text  # no values known: as written
     assert "variables: W=orders-dev" in text and "inputs: TRIGGER=http" in text
     c, buf = plain_console()
     gate_panel(c, content(marker="💥", note="", context={"WORKER": "`orders-dev`"}))
@@ -296,8 +296,8 @@ def test_prompter_asks_until_a_listed_option_and_only_go_approves(monkeypatch: p
     assert "Please select one of the available options" in buf.getvalue()
     assert p.ask_input(inp) == "cli", "Enter takes the default"
     assert [p.ask_go(content()), p.ask_go(content()), p.ask_go(content())] == [False, True, True]
-    # the interview erases the board; a gate holds it (the panel goes below the board as it stands)
-    assert calls == ["pause", "resume"] * 2 + ["hold", "resume"] * 3
+    # the interview and a gate erase the board (drawn again, once, below the answer)
+    assert calls == ["pause", "resume"] * 5
 
 
 def test_prompter_end_of_input_declines_a_gate_and_cancels_the_interview(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -592,14 +592,15 @@ def test_gate_panel_shows_the_consequences_and_the_stronger_word_for_destructive
                                                "# write /w/orders.jsonc\n{\n  \"workers_dev\": true,\n}\n")))
     text = buf.getvalue()
     assert not re.search(r"[╭╮╰╯│─]", text) and all(ln == ln.rstrip() for ln in text.splitlines())
-    for want in ("why it acts now (not in sync):", "  input TRIGGER changed: cli → http",
+    for want in ("why it acts now:", "  input TRIGGER changed: cli → http",
                  "Live State changes:", "  + URL: from this section's output", "  ~ status: not-created → live",
                  "resources named:", "  WORKER orders-dev (in orders.jsonc)",
                  "file /w/orders.jsonc will be written (against what is on disk):",
                  '  -  "workers_dev": false,', '  +  "workers_dev": true,',
-                 "with its variables expanded:", '  wrangler deploy --name "orders-dev"',
+                 "commands about to run (1 of 2), as they run:", '  wrangler deploy --name "orders-dev"',
                  "asked again: the approval by al@h", "  -old", "  +new"):
         assert want in text, f"{want!r} not in:\n{text}"
+    assert text.count("wrangler deploy --name") == 1, "each command once, as it runs"
     assert "to approve, type" not in text, "a 🔴 gate asks for go"
     c, buf = plain_console()
     gate_panel(c, content(marker="💥", review=Review(confirm="orders-dev", resources=("WORKER orders-dev",))))

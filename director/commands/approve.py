@@ -54,7 +54,8 @@ def approve_command(
             raise UsageError(f"{plan_path}: no run has reached {selector!r} yet; run `director apply` first")
         kn = dict(run.inputs or {})
         if knobs.gate_of(section, kn) is None:
-            raise UsageError(f"SECTION: {selector!r} is not gated for inputs {kn}")
+            given = ", ".join(f"{k}={v}" for k, v in kn.items()) or "none"
+            raise UsageError(f"SECTION: {selector!r} is not gated for the inputs of the last run ({given})")
         content = _content_as_it_stands(plan, section, run, journal, kn)
         gate_panel(console, content)
         who = operator_name(operator)
@@ -63,7 +64,7 @@ def approve_command(
                 raise UsageError(
                     "--yes: no terminal to confirm at; pass --yes to record the approval without asking"
                 )
-            if not confirm(console, content, f"to record this approval as {who}"):
+            if not confirm(console, content, f"to record this approval as {who}", "no receipt is recorded"):
                 console.print("not approved: no receipt recorded", markup=False, highlight=False)
                 return ExitCode.AWAITING_APPROVAL
         r = make_receipt(content, who, "approve-command")
@@ -183,4 +184,5 @@ def _content_as_it_stands(plan: Any, section: Any, run: Any, journal: Any, kn: d
         reasons=reasons.why_waiting(journal, run.id, section.key) or why,
         journal=journal,
         kv_templates=templates_kv,
+        acted_before=last is not None,
     )

@@ -388,7 +388,8 @@ class FamilyRun:
     def _run_member(
         self, graph: Graph, m: Member, real: Prompter | None, sets: list[str], approve: list[str]
     ) -> Outcome:
-        from director.commands.run import InFamily, run_command
+        from director.commands.run import run_command
+        from director.commands.run_screen import InFamily
         from director.ui.plainconsole import PlainConsole
 
         stream = self.screen.member(m.label, max(len(x.label) for x in graph.members))

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
-from dataclasses import dataclass, field
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from director.commands import run_screen
 from director.commands.paths import (
     Paths,
     backend_for,
@@ -25,6 +24,7 @@ from director.commands.paths import (
     require_plan,
     require_writable_plan,
 )
+from director.commands.run_screen import InFamily
 from director.errors import DirectorError, ExitCode, PlanError, UsageError
 
 if TYPE_CHECKING:
@@ -34,28 +34,13 @@ if TYPE_CHECKING:
     from director.ledger.planfile import PlanFile
     from director.plan import knobs
     from director.plan.model import Plan
-    from director.run.config import Mode, RunResult
+    from director.run.config import Mode
     from director.run.events import Bus
     from director.run.gates import Prompter
     from director.state.backends import StateBackend
     from director.state.journal import RunKind
     from director.state.store import StateStore
     from director.targets.base import Target, TargetEnv
-    from director.ui.render import LiveReporter
-
-
-@dataclass
-class InFamily:
-    """How one plan's run sits in a family run (`commands/family_run.py`): its lines go to `console`, its
-    events also to `events`, its questions to `prompter` (the family asks one at a time), Ctrl-C reaches it
-    through `interrupts` (the family owns the signals); `result` is what the run ended with."""
-
-    label: str
-    console: Console
-    events: Callable[[dict[str, Any]], None] | None
-    prompter: Prompter | None
-    interrupts: Callable[[Callable[[str], bool]], AbstractContextManager[None]]
-    result: RunResult | None = field(default=None)
 
 
 def run_command(
@@ -84,6 +69,7 @@ def run_command(
     allowed_signers: Path | None = None,
     provided: dict[str, str] | None = None,
     family: InFamily | None = None,
+    detail_section: str | None = None,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`): one plan's run, one call.
 
@@ -108,6 +94,7 @@ def run_command(
     # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
     # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
     given = _preflight(pf.plan, pf.path, kind, mode, approve, sets)
+    _check_detail(pf.plan, detail_section)
     interactive = not non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
     events_to_stdout = events == "-"
     if family is not None:
@@ -121,12 +108,15 @@ def run_command(
     tgt, tenv, used = _target(target, p, pf.plan, console)
 
     with ExitStack() as closing:
-        bus, live = _views(console, pf.plan, kind, interactive, plain, family)
+        bus, live = run_screen.views(console, pf.plan, kind, interactive, plain, family)
         if family is None:
-            _event_sinks(bus, events, closing)
+            run_screen.event_sinks(bus, events, closing)
         elif family.events is not None:
             bus.subscribe(family.events)
-        prompter = family.prompter if family is not None else _prompter(console, live, interactive)
+        if family is not None:
+            prompter = family.prompter
+        else:
+            prompter = run_screen.prompter(console, live, interactive, plan_path, kind)
         journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
         # A family member's blocks never read the terminal: several may run at once (docs/families.md).
         shell = _shell(tenv, p, interactive and family is None, secrets, provided or {})
@@ -146,6 +136,7 @@ def run_command(
             wait_for_approval=wait_for_approval,
             signing_key=key,
             allowed_signers=signers,
+            detail_section=detail_section,
         )
         if signers is not None:
             console.print(f"approvals must be signed by a key in {signers}", markup=False, highlight=False)
@@ -162,21 +153,31 @@ def run_command(
         try:
             lease = _lease(backend, p, pf, journal, bus, kind, mode)
             signals = family.interrupts if family is not None else _signals_to
-            with lease, signals(engine.interrupt), _shown(live):
+            with lease, signals(engine.interrupt), run_screen.shown(live):
                 if mode == "run":
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 ask_again = reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
                 result = engine.execute(_resolver(pf, given, prompter, ask_again))
+        except KeyboardInterrupt:
+            if engine.run is None:  # Ctrl-C at the interview: say so, the board of pending sections is gone
+                what = "no run was started" if mode == "run" else "nothing was observed"
+                console.print(f"interrupted before anything ran: {what}; nothing changed", markup=False,
+                              highlight=False)  # fmt: skip
+            raise
         finally:
             shell.close()
             journal.close()
-        code = _finish(console, bus, result, mode, kind, events_to_stdout, live=live is not None, pf=pf,
-                       table=family is None)  # fmt: skip
+        if detail_section is not None and result.detail is None:
+            result.detail = f"--section {detail_section}: no gate to show (the preview does not judge it)"
+        code = run_screen.finish(
+            console, bus, result, mode, kind, events_to_stdout,
+            live=live is not None, pf=pf, table=family is None,
+        )  # fmt: skip
     if family is not None:
         family.result = result
     if github_actions():
         out = sys.stderr if events_to_stdout else sys.stdout
-        _github_report(pf.plan, plan_path, result, mode, kind, code, out)
+        run_screen.github_report(pf.plan, plan_path, result, mode, kind, code, out)
     return code
 
 
@@ -196,6 +197,14 @@ def _preflight(
         raise UsageError(f"{path}: the plan has no `## Teardown` section")
     _check_approvals(plan, approve)
     return knobs.parse_sets(plan, sets)
+
+
+def _check_detail(plan: Plan, selector: str | None) -> None:
+    """`plan --section N` must name a section of this plan."""
+    from director.run.gates import matches
+
+    if selector is not None and not any(matches(selector, s.key, s.slug, s.title) for s in plan.sections):
+        raise UsageError(f"--section: the plan has no section {selector!r}")
 
 
 def _check_options(
@@ -272,58 +281,6 @@ def _target(name: str, p: Paths, plan: Plan, console: Console) -> tuple[Target, 
         return tgt, tgt.block_environment(), True
     finally:
         progress.close()  # an install's status line is never left under an error or the run
-
-
-def _views(
-    console: Console, plan: Plan, kind: str, interactive: bool, plain: bool, family: InFamily | None = None
-) -> tuple[Bus, LiveReporter | None]:
-    """The event bus with the screen on it: a live view at an interactive terminal, else plain lines (a
-    family member's name the plan in every event, and its lines are plain)."""
-    from director.run.events import Bus
-    from director.ui.render import LiveReporter, PlainReporter
-
-    bus = Bus(fields={"plan": family.label} if family is not None else None)
-    use_live = interactive and not plain and console.is_terminal and not os.environ.get("NO_COLOR")
-    use_live = use_live and family is None
-    if not use_live:
-        bus.subscribe(PlainReporter(console))
-        return bus, None
-    rows = [
-        (s.key, f"§{s.key}" if s.number is not None else s.key, s.title) for s in plan.executable_sections
-    ]
-    if kind == "teardown" and plan.teardown:
-        rows.append((plan.teardown.key, "teardown", plan.teardown.title))
-    live = LiveReporter(console, rows)
-    bus.subscribe(live)
-    return bus, live
-
-
-def _event_sinks(bus: Bus, events: str | None, closing: ExitStack) -> None:
-    """`--events FILE|-`: JSONL events to a file (closed with `closing`) or to stdout."""
-    from director.run.events import JsonlWriter
-
-    if not events:
-        return
-    if events == "-":
-        bus.subscribe(JsonlWriter(sys.stdout))
-        return
-    try:
-        sink = closing.enter_context(open(events, "a", encoding="utf-8"))  # noqa: SIM115
-    except OSError as exc:
-        raise UsageError(f"--events: cannot write {events}: {exc.strerror or exc}") from None
-    bus.subscribe(JsonlWriter(sink))
-
-
-def _prompter(console: Console, live: LiveReporter | None, interactive: bool) -> Prompter | None:
-    """Questions at the terminal (the live view steps aside while one is asked), or none."""
-    if not interactive:
-        return None
-    from director.ui.prompts import TerminalPrompter
-
-    tp = TerminalPrompter(console)
-    if live is not None:
-        tp.pause, tp.hold, tp.resume = live.pause, live.hold, live.resume
-    return tp
 
 
 def _shell(
@@ -427,167 +384,3 @@ def _signals_to(handler: Callable[[str], bool]) -> Iterator[None]:
     finally:
         signal.signal(signal.SIGINT, old_int)
         signal.signal(signal.SIGTERM, old_term)
-
-
-@contextmanager
-def _shown(live: LiveReporter | None) -> Iterator[None]:
-    """The live view on screen while the engine runs (nothing to do for plain output)."""
-    if live is None:
-        yield
-        return
-    live.start()
-    try:
-        yield
-    finally:
-        live.stop()
-
-
-def _finish(
-    console: Console,
-    bus: Bus,
-    result: RunResult,
-    mode: str,
-    kind: str,
-    events_to_stdout: bool,
-    *,
-    live: bool = False,
-    pf: Any = None,
-    table: bool = True,
-) -> ExitCode:
-    """The summary, the outcome in words, the realized values, the `run.end` event; the exit code."""
-    from director.ledger.compose import outputs
-    from director.ui.summary import print_outputs, summary_table
-
-    if table and result.sections and (mode != "run" or not events_to_stdout):
-        summary_table(
-            console,
-            result.sections,
-            title={"preview": "plan", "check": "check"}.get(mode, f"{kind} run {result.run_id}"),
-            live=live,
-        )
-    code = _report(console, result, mode, kind)
-    realized = outputs(pf.plan) if pf is not None and mode == "run" and kind == "apply" else {}
-    print_outputs(console, realized)
-    bus.emit("run.end", **_end_fields(result, mode, code), outputs=realized)
-    return code
-
-
-def _end_fields(result: RunResult, mode: str, code: ExitCode) -> dict[str, Any]:
-    return {
-        "run_id": result.run_id,
-        "mode": mode,
-        "outcome": result.outcome,
-        "section": result.section,
-        "message": result.message,
-        "exit_code": int(code),
-    }
-
-
-def _report(console: Console, result: RunResult, mode: str, kind: str) -> ExitCode:
-    """Say how the run ended, in one or a few lines, and pick its exit code."""
-    from director.ui.render import clean
-
-    def say(line: str) -> None:
-        # Messages carry block output: never read them as rich markup.
-        console.print(clean(line), markup=False, highlight=False)
-
-    if mode == "preview":
-        say("changes pending" if result.changes else "no changes: everything is in sync")
-        return ExitCode.CHANGES if result.changes else ExitCode.OK
-    if mode == "check":
-        for d in result.drift:
-            say(f"drift: {d}")
-        say("drift found" if result.drift else "in sync with the ledger")
-        return ExitCode.CHANGES if result.drift else ExitCode.OK
-    outcome = result.outcome
-    if outcome == "completed":
-        say(f"{kind} completed: {result.message}")
-        if result.unconfirmed:
-            for note in result.unconfirmed:
-                say(f"unconfirmed: {note}")
-            return ExitCode.UNCONFIRMED
-        return ExitCode.OK
-    if outcome == "awaiting-approval":
-        say(f"awaiting approval: {result.message}")
-        say(f"approve with:  {result.approve_hint}   (or re-run with --approve {result.section})")
-        return ExitCode.AWAITING_APPROVAL
-    if outcome == "interrupted":
-        say(f"interrupted: {result.message}; `director {kind}` resumes")
-        return ExitCode.INTERRUPTED
-    say(f"failed: {result.message}")
-    return ExitCode.STEP_FAILED
-
-
-def _github_report(
-    plan: Plan, plan_path: Path, result: RunResult, mode: str, kind: str, code: ExitCode, out: Any
-) -> None:
-    """On GitHub Actions: annotations at the sections concerned, and a Markdown job summary (docs/ci.md)."""
-    from director.ci import Level, annotation, append_summary, md_cell
-    from director.plan.model import section_label
-
-    path = str(plan_path)
-    command = {"preview": "plan", "check": "check"}.get(mode, kind)
-
-    def line_of(key: str | None) -> int:
-        for s in plan.sections:
-            if s.key == key:
-                return s.span.first_line
-        return plan.title_line + 1
-
-    def line_of_drift(text: str) -> int:
-        ls = plan.live_state
-        m = re.match(r"check row '(.*)':", text)
-        if m and ls is not None:
-            return next((r.line + 1 for r in ls.check_rows if r.name == m.group(1)), ls.span.first_line)
-        for s in plan.sections:
-            label = section_label(s)
-            if text == label or text.startswith((f"{label}:", f"{label} ")):
-                return s.span.first_line
-        return plan.title_line + 1
-
-    title = f"director {command}"
-
-    def say(level: Level, msg: str, key: str | None = None, line: int | None = None, name: str = "") -> None:
-        where = line if line is not None else line_of(key)
-        print(annotation(level, msg, file=path, line=where, title=name or title), file=out, flush=True)
-
-    if mode == "preview":
-        for r in result.sections:
-            if r.verdict in ("will-apply", "needs-approval"):
-                say("notice", f"{r.verdict}: {r.detail}", r.key)
-            elif r.verdict in ("blocked", "failed"):
-                say("error", f"{r.verdict}: {r.detail}", r.key)
-    elif mode == "check":
-        for d in result.drift:
-            say("error", f"drift: {d}", line=line_of_drift(d), name=f"{title}: drift")
-    elif result.outcome == "awaiting-approval":
-        msg = f"awaiting approval: {result.message}; approve with: {result.approve_hint}"
-        say("warning", msg, result.section)
-    elif result.outcome in ("failed", "interrupted"):
-        msg = f"{result.outcome}: {result.message}"
-        say("error", msg, result.section, name=f"{title} {result.outcome}")
-    for note in result.unconfirmed:
-        say("warning", f"unconfirmed: {note}", result.section)
-
-    if mode == "preview":
-        outcome = "changes pending" if result.changes else "no changes: everything is in sync"
-    elif mode == "check":
-        outcome = "drift found" if result.drift else "in sync with the ledger"
-    else:
-        outcome = f"{kind} {result.outcome}" + (f": {result.message}" if result.message else "")
-    md = [f"### `director {command}` · `{md_cell(path)}`", ""]
-    md += [f"**{md_cell(outcome)}** (exit {int(code)})", ""]
-    if result.sections:
-        md += ["| section | verdict | detail |", "| --- | --- | --- |"]
-        for r in result.sections:
-            s = next((x for x in plan.sections if x.key == r.key), None)
-            name = f"{section_label(s)} {s.title}" if s is not None else r.key
-            md.append(f"| {md_cell(name)} | {md_cell(r.verdict)} | {md_cell(r.detail)} |")
-        md.append("")
-    if result.drift:
-        md += ["Drift:", "", *[f"- {md_cell(d)}" for d in result.drift], ""]
-    if result.unconfirmed:
-        md += ["Unconfirmed:", "", *[f"- {md_cell(n)}" for n in result.unconfirmed], ""]
-    if result.outcome == "awaiting-approval" and result.approve_hint:
-        md += [f"Approve with `{result.approve_hint}` or re-run with `--approve {result.section}`.", ""]
-    append_summary("\n".join(md))

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from director.plan import bash
+from director.plan import hints as plan_hints
 from director.plan import knobs as knobs_mod
 from director.plan.model import CheckRow, KVRow, Plan, SectionKind
 from director.plan.verify import CheckResult, Verdict, excerpt
@@ -93,13 +94,8 @@ def first_url(text: str) -> str | None:
 
 
 def keys_named(hints: Iterable[str], rows: Iterable[KVRow]) -> list[str]:
-    """Key/value keys a section's `→ Live State:` hints name (word match, case-insensitive)."""
-    text = " ".join(hints)
-    out = []
-    for r in rows:
-        if re.search(rf"(?<![\w$]){re.escape(r.key)}(?!\w)", text, flags=re.IGNORECASE):
-            out.append(r.key)
-    return out
+    """Key/value keys a section's `→ Live State:` hints name (by exact name or `$KEY`: `plan.hints`)."""
+    return plan_hints.keys_named(hints, rows)
 
 
 # CSI, OSC (ended by BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes (`ESC ( B` from `tput sgr0`),

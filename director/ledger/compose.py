@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from director.ledger import cells
 from director.ledger.splice import LedgerUpdate
-from director.plan.model import Plan
+from director.plan.model import CheckRow, Plan
 from director.plan.verify import CheckResult, Verdict
 from director.state.lifecycle import RunState
 
@@ -27,7 +27,7 @@ class Facts:
     final: RunState | None  # set when the run ends
     status: str | None  # an interim status (`applying`)
     summary: str  # what the run did (`applied §1, §2; verified §3`)
-    failed_at: str
+    failed_at: str  # where the run stopped (failed, waiting at a gate, interrupted)
     unconfirmed: tuple[str, ...]
     knobs: Mapping[str, str]
     resolved_at: str
@@ -37,21 +37,57 @@ class Facts:
     by_ref: Mapping[str, CheckResult]
     kv_templates: Mapping[str, str]
     acted: bool = True  # whether a section (not §0) acted in this run; False: an in-sync run
+    results_before: Mapping[str, str] = field(default_factory=dict)  # check row -> its result at the start
 
 
-def _status(f: Facts) -> str | None:
+NO_TARGET = "none"  # the target of a run whose plan uses none (`commands.run`)
+
+
+def _failing(f: Facts, row: CheckRow) -> bool:
+    """Whether this run saw a check feeding the row fail or stay inconclusive (its last word on it)."""
+    bad = (Verdict.FAILED, Verdict.INCONCLUSIVE)
+    return any(f.by_ref[ref].verdict in bad for ref in row.fed_by if ref in f.by_ref)
+
+
+def _status(plan: Plan, f: Facts) -> str | None:
+    """What exists, never the run's state (that is `last_action`'s and `director status`'s); None: as it was.
+
+    `live` / `gone` once a run completed (`(unconfirmed)` when a check after its act was inconclusive);
+    `drifted` when a check the ledger recorded passing was seen failing and the run did not make it hold
+    again; `partially applied` / `partially torn down` when a run changed something and did not complete.
+    A run that changed nothing (a declined or awaited gate, an interrupted observation) leaves it as it was.
+    """
     if f.final is RunState.COMPLETED:
         done = "gone" if f.kind == "teardown" else "live"
         return done + " (unconfirmed)" if f.unconfirmed else done  # a check after the act was inconclusive
-    if f.final is RunState.FAILED:
-        return f"failed at {f.failed_at or '?'}"
-    if f.final is RunState.AWAITING_APPROVAL:
-        return "awaiting-approval"
-    if f.final is RunState.INTERRUPTED:
-        return "interrupted"
-    if f.status:
-        return "tearing-down" if f.kind == "teardown" else f.status
-    return None
+    if f.kind == "teardown":
+        return "partially torn down" if f.acted else None
+    ls = plan.live_state
+    assert ls is not None
+    held = [r for r in ls.check_rows if f.results_before.get(r.name, "").strip().startswith("✅")]
+    if any(_failing(f, r) for r in held):
+        return "drifted"
+    return "partially applied" if f.acted else None
+
+
+def _target_words(target: str) -> str:
+    """` on target local`, or nothing for a plan that uses no target."""
+    return f" on target {target}" if target and target != NO_TARGET else ""
+
+
+def _verified(f: Facts, ls: Any, passed: list[str], today: str) -> str | None:
+    """`last_verified`: what this run verified; never a row this run saw failing (None: leave it)."""
+    if passed:
+        return f"{today} — " + " · ".join(passed)
+    failing = {r.name for r in ls.check_rows if _failing(f, r)}
+    old = str(ls.data.get("last_verified") or "")
+    if not failing or " — " not in old:
+        return None
+    date, _, names = old.partition(" — ")
+    kept = [n.strip() for n in names.split(" · ") if n.strip() and n.strip() not in failing]
+    if len(kept) == len([n for n in names.split(" · ") if n.strip()]):
+        return None
+    return f"{date} — " + " · ".join(kept) if kept else "—"
 
 
 def ledger_update(
@@ -63,14 +99,15 @@ def ledger_update(
     today = f.now.strftime("%Y-%m-%d")
     stamp = f.now.isoformat(timespec="seconds")
     yaml: dict[str, Any] = {}
-    status = _status(f)
+    status = _status(plan, f)
     if status is not None:
         yaml["status"] = status
     if f.final is not None:
         yaml["last_action"] = (
-            f"{stamp} {f.kind} run {f.run_id} on target {f.target}: "
-            + (f.summary or f.final.value)
+            f"{stamp} {f.kind} run {f.run_id}{_target_words(f.target)}: "
+            + (f.summary or ("nothing changed" if not f.acted else "some changes made"))
             + ("" if f.final is RunState.COMPLETED else f" — {f.final.value}")
+            + (f" at {f.failed_at}" if f.failed_at and f.final is not RunState.COMPLETED else "")
         )
         if f.unconfirmed and f.kind == "apply":
             yaml["last_action"] += " (unconfirmed: " + "; ".join(dict.fromkeys(f.unconfirmed)) + ")"
@@ -80,8 +117,9 @@ def ledger_update(
         if any(ref in f.by_ref for ref in r.fed_by)
         and all(f.by_ref[ref].verdict is Verdict.PASSED for ref in r.fed_by if ref in f.by_ref)
     ]
-    if passed and f.kind == "apply":
-        yaml["last_verified"] = f"{today} — " + " · ".join(passed)
+    verified = _verified(f, ls, passed, today) if f.kind == "apply" else None
+    if verified is not None:
+        yaml["last_verified"] = verified
     elif f.kind == "teardown" and f.final is RunState.COMPLETED and ls.data.get("last_verified"):
         yaml["last_verified"] = f"— (torn down {today})"  # never the names of checks that are gone
     if f.knobs:
@@ -93,7 +131,8 @@ def ledger_update(
             ri["resolved_by"] = f.operator
             ri["resolved_at"] = f.resolved_at or stamp
         yaml["resolved_inputs"] = ri
-    yaml["target"] = f.target
+    if f.target != NO_TARGET:
+        yaml["target"] = f.target  # a plan that uses no target has no `target:` line
     env = dict(f.session)
     discovered = {v: env.get(v, "") for v in cells.discovered_vars(plan)}
     kv: dict[str, str] = {}
@@ -180,4 +219,29 @@ def outputs(plan: Plan) -> dict[str, str]:
         value = (m.group(1) if m else "").strip()
         if value and "$" not in value and "<" not in value and value not in ("—", "-"):
             out[row.key] = value
+    return out
+
+
+def doubts(plan: Plan) -> dict[str, str]:
+    """Realized keys the ledger itself doubts: key → why, when a check row fed by the section that realizes
+    the key says it failed (`❌`) or was inconclusive (`⚠`): its value was seen not to hold."""
+    ls = plan.live_state
+    out: dict[str, str] = {}
+    if ls is None:
+        return out
+    realized = outputs(plan)
+    for s in plan.sections:
+        hints = list(s.hints) + [h for b in s.blocks for h in b.hints]
+        rows = [r for r in ls.check_rows if f"section:{s.key}" in r.fed_by]
+        bad = [r for r in rows if r.result.strip().startswith(("❌", "⚠"))]
+        if not bad:
+            continue
+        why = "; ".join(
+            f"check `{r.name}` {r.result.strip()}"
+            + (f", observed: {r.observed.strip()}" if r.observed.strip() not in ("", "—") else "")
+            for r in bad
+        )
+        for key in cells.keys_named(hints, ls.kv_rows):
+            if key in realized:
+                out.setdefault(key, why)
     return out

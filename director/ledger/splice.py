@@ -88,7 +88,8 @@ def apply_update(plan: Plan, update: LedgerUpdate) -> str:
     if update.kv or update.kv_add:
         table = state.kv_table
         if table is None:
-            raise UnknownLedgerKey(f"{where}: Live State has no key/value table for {sorted(update.kv)!r}")
+            keys = ", ".join(sorted(update.kv))
+            raise UnknownLedgerKey(f"{where}: Live State has no key/value table for {keys}")
         widths = column_widths(lines, table)
         rows = {r.key: r.line for r in state.kv_rows}
         value_col = find_column(table.header, "value", 1)
@@ -108,7 +109,8 @@ def apply_update(plan: Plan, update: LedgerUpdate) -> str:
     if update.checks:
         table = state.check_table
         if table is None:
-            raise UnknownLedgerKey(f"{where}: Live State has no check table for {sorted(update.checks)!r}")
+            rows_named = ", ".join(sorted(update.checks))
+            raise UnknownLedgerKey(f"{where}: Live State has no check table for {rows_named}")
         widths = column_widths(lines, table)
         rows = {r.name: r.line for r in state.check_rows}
         observed_col = find_column(table.header, "observed", 2)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from director.plan import bash, checkrows, markers
+from director.plan import bash, checkrows, hints, markers
 from director.plan.markers import MarkerRule
 from director.plan.model import BlockRole, Plan, Section, SectionKind, section_label
 from director.plan.templates import stray_rules, target_variables, unlocated_rules
@@ -59,6 +59,7 @@ RULES: dict[str, tuple[Severity, str]] = {
     "multiple-templates": (_WARN, "two file templates for one target in a section"),
     "template-target-ambiguous": (_WARN, "a template path that two variables could name"),
     "template-rule-annotates-nothing": (_WARN, "a rule alone on a comment line with no value right below it"),
+    "hint-unknown-key": (_WARN, "a `→ Live State:` hint names `$X`, and the key/value table has no key X"),
     "realized-without-hint": (_INFO, "a realized value whose section has no `→ Live State:` hint for it"),
     "unknown-fence-attribute": (_INFO, "a fence attribute Director does not use (ignored; e.g. Runme's)"),
     "judged-by-contrast": (_INFO, "a check that exits 0 whatever it finds: judged by the worlds seen"),
@@ -161,6 +162,7 @@ def lint(plan: Plan) -> list[Finding]:
     _verify_blocks(plan, out)
     _check_rows(plan, out)
     _realizations(plan, out)
+    _hint_keys(plan, out)
     _templates(plan, out)
     _fence_attributes(plan, out)
     return sorted(out, key=lambda f: (f.line, f.code, f.message))
@@ -390,6 +392,34 @@ def _realizations(plan: Plan, out: list[Finding]) -> None:
                             f"`→ Live State:` hint naming {rz.var}",
                         )
                     )
+
+
+def _hint_keys(plan: Plan, out: list[Finding]) -> None:
+    """A hint's `$X` names the key a run realizes from the variable X: the table must have that key."""
+    ls = plan.live_state
+    if ls is None:
+        return
+    keys = [r.key for r in ls.kv_rows]
+    lines = plan.source.splitlines()
+    for s in plan.sections:
+        for h in list(s.hints) + [h for b in s.blocks for h in b.hints]:
+            unknown = hints.unknown_refs(h, keys)
+            if not unknown:
+                continue
+            where = next(
+                (i + 1 for i in range(s.span.start, min(s.span.end, len(lines))) if h in lines[i]),
+                s.span.first_line,
+            )
+            names = ", ".join(f"${n}" for n in unknown)
+            out.append(
+                Finding(
+                    where,
+                    "hint-unknown-key",
+                    f"the `→ Live State:` hint names {names}, but the key/value table has no key "
+                    f"{', '.join(unknown)} (keys: {', '.join(keys) or 'none'}): a key is realized from the "
+                    "variable of its exact name, so nothing is realized by it",
+                )
+            )
 
 
 def _templates(plan: Plan, out: list[Finding]) -> None:

@@ -27,6 +27,7 @@ from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
 from director.run.gates import Arrival, Elsewhere, GateContent, Review, matches
+from director.run.reasons import ledger_changes, realized_value, ticked
 from director.run.signatures import describe
 from director.state.lifecycle import RunState
 from director.state.records import ApprovalRecord
@@ -98,38 +99,25 @@ def _expand_line(line: str, env: Mapping[str, str]) -> str:
 
 
 def expanded(command: str, env: Mapping[str, str]) -> str:
-    """The lines of a command that read variables, with their values put in (quoted heredocs left out)."""
+    """The command as it will run, with the values of its variables put in (display: secret-named ones
+    masked); comments and the bodies of quoted heredocs are left as written."""
     lines: list[str] = []
     until: str | None = None
     for line in command.splitlines():
         if until is not None:
             if line.strip() == until:
                 until = None
+            lines.append(line)
             continue
         m = _QUOTED_HEREDOC.search(line)
         if m is not None:
             until = m.group(1) or m.group(2) or m.group(3)
-        if line.lstrip().startswith("#"):
-            continue
-        new = _expand_line(line, env)
-        if new != line:
-            lines.append(new)
+        lines.append(line if line.lstrip().startswith("#") else _expand_line(line, env))
     return "\n".join(lines)
 
 
-def _ticked(cell: str) -> str:
-    m = re.search(r"`([^`]*)`", cell)
-    return (m.group(1) if m else cell).strip()
-
-
-def _realized_value(cell: str) -> str | None:
-    """The value a realized cell holds (`orders-dev`), or None while it is a template or empty."""
-    v = _ticked(cell)
-    return None if not v or "$" in v or v in ("—", "-") or "<" in v else v
-
-
-def _hints(section: Section) -> list[str]:
-    return list(section.hints) + [h for b in section.blocks for h in b.hints]
+_ticked = ticked
+_realized_value = realized_value
 
 
 def _diff(old: str, new: str, old_name: str, new_name: str) -> str:
@@ -139,53 +127,6 @@ def _diff(old: str, new: str, old_name: str, new_name: str) -> str:
     if len(lines) > _MAX_DIFF_LINES:
         lines = [*lines[:_MAX_DIFF_LINES], f"… {len(lines) - _MAX_DIFF_LINES} more lines"]
     return "\n".join(lines)
-
-
-def _ledger_changes(
-    plan: Plan,
-    section: Section,
-    kind: str,
-    env: Mapping[str, str],
-    knob_values: Mapping[str, str],
-    realized: Mapping[str, str],
-    kv_templates: Mapping[str, str],
-) -> tuple[str, ...]:
-    """The Live State this section changes: `+` realized for the first time, `~` changed, `-` cleared."""
-    ls = plan.live_state
-    if ls is None:
-        return ()
-    out: list[str] = []
-    status = str(ls.data.get("status", "")).strip()
-    if section.kind is SectionKind.TEARDOWN:
-        for row in ls.kv_rows:
-            if _realized_value(row.value) is not None and "discovered" not in row.value.lower():
-                out.append(f"- {row.key}: `{_ticked(row.value)}` (back to its template)")
-        if ls.check_rows:
-            out.append(f"~ {len(ls.check_rows)} check rows: → — torn down")
-        if status != "gone":
-            out.append(f"~ status: {status or '(none)'} → gone")
-        return tuple(out)
-    discovered = {v: env.get(v, "") for v in cells.discovered_vars(plan)}
-    # a key the session holds is realized from it again once the section verified (not the old value)
-    realized = {k: v for k, v in realized.items() if k not in env}
-    for key in cells.keys_named(_hints(section), ls.kv_rows):
-        row = next(r for r in ls.kv_rows if r.key == key)
-        if is_secret_name(key):
-            continue
-        tmpl = kv_templates.get(key, row.value)
-        new = cells.realize_cell(tmpl, key, env, knob_values, realized, discovered)
-        old_v, new_v = _realized_value(row.value), _realized_value(new)
-        if new_v is None and "URL" in key.upper() and key not in env:
-            cond = knobs.kv_condition(tmpl)
-            if cond is None or knob_values.get(cond[0]) in (None, cond[1]):
-                out.append(f"+ {key}: from this section's output (now `{_ticked(row.value)}`)")
-            continue
-        if new_v is None or new_v == old_v:
-            continue
-        out.append(f"~ {key}: `{old_v}` → `{new_v}`" if old_v is not None else f"+ {key}: `{new_v}`")
-    if kind == "apply" and status != "live":
-        out.append(f"~ status: {status or '(none)'} → live (when the run completes)")
-    return tuple(out)
 
 
 def _resources(
@@ -244,7 +185,7 @@ def _reasked(journal: StateStore | None, content: GateContent) -> tuple[str, str
     if not earlier:
         return "", ""
     last = earlier[-1]
-    who = f"{last.operator}@{last.host} at {last.at:%Y-%m-%d %H:%M:%S} ({last.how})"
+    who = f"{last.operator}@{last.host} at {last.at.isoformat(timespec='seconds')} ({last.how})"
     if last.sha256 != content.sha256:
         diff = _diff(_approval_text(last.content), _approval_text(content.to_json()), "approved", "now")
         return f"asked again: the approval by {who} was for other content (the diff below)", diff
@@ -282,6 +223,7 @@ def review(
     journal: StateStore | None = None,
     kv_templates: Mapping[str, str] | None = None,
     redact: Callable[[str], str] = lambda s: s,
+    acted_before: bool = False,
 ) -> GateContent:
     """The gate content with its consequences: what changes in the ledger and on disk, what is named, why."""
     act = [c for c in content.commands if not c.startswith("# write ")]
@@ -302,8 +244,8 @@ def review(
     reasked, receipt_diff = _reasked(journal, content)
     rv = Review(
         reasons=tuple(reasons),
-        ledger=_ledger_changes(
-            plan, section, kind, env, knob_values, realized, kv_templates or {}
+        ledger=ledger_changes(
+            plan, section, kind, env, knob_values, realized, kv_templates or {}, acted_before=acted_before
         ),
         diffs=tuple(diffs),
         resources=resources,
@@ -367,6 +309,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         journal=run.journal,
         kv_templates=run.kv_templates() if run.plan.live_state is not None else {},
         redact=run.shell.redactor.redact,
+        acted_before=run.successes.last(f"{section.key}/section") is not None,
     )
     rule = markers.by_glyph(content.marker)
     receipt, own = signatures.usable(run, section, content), False
@@ -401,7 +344,7 @@ def _release(run: Run, section: Section, content: GateContent, receipt: Approval
     signed = f", signed by {v['principal']} with {v['fingerprint']}" if v else ""
     how: str = receipt.how
     if not own:
-        at = f"{receipt.at:%Y-%m-%dT%H:%M:%S}"
+        at = receipt.at.isoformat(timespec="seconds")
         how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at}{signed})"
         made = "`director approve`" if receipt.how == "approve-command" else receipt.how
         run.approved_with[section.key] = (
@@ -506,7 +449,8 @@ def _await_receipt(run: Run, section: Section, content: GateContent) -> Approval
     _waiting(run, section, content, why, timeout)
     run.bus.emit("run.state", run_id=run.run_id, to=RunState.AWAITING_APPROVAL.value, reason=why)
     _emit_gate(run, section, content, None, "waiting for a receipt")
-    deadline = time.monotonic() + timeout
+    asked = time.monotonic()
+    deadline = asked + timeout
     receipt = None
     while receipt is None and (left := deadline - time.monotonic()) > 0:
         found = run.journal.wait_for_approval(section.key, content.sha256, after, left)
@@ -514,6 +458,7 @@ def _await_receipt(run: Run, section: Section, content: GateContent) -> Approval
             break
         receipt = signatures.usable(run, section, content, after)
         after = max(after, found.id)
+    run.waited[section.key] = run.waited.get(section.key, 0.0) + time.monotonic() - asked  # not the section's
     back = describe(receipt) if receipt else "no receipt in time"
     run.journal.transition(run.run_id, RunState.RUNNING, back)
     run.bus.emit("run.state", run_id=run.run_id, to=RunState.RUNNING.value, reason=back)

@@ -31,6 +31,7 @@ class RunConfig:
     wait_for_approval: float | None = None  # seconds a gate waits for a receipt (`--wait-for-approval`)
     signing_key: Path | None = None  # `--sign-with`: this run's own approvals are signed with it
     allowed_signers: Path | None = None  # in force: a gate is released only by a verified signature
+    detail_section: str | None = None  # `plan --section N`: the gate to show in full
 
 
 @dataclass
@@ -58,6 +59,7 @@ class RunResult:
     changes: bool = False  # preview: something would change; check: drift found
     drift: list[str] = field(default_factory=list)
     unconfirmed: list[str] = field(default_factory=list)  # completed, but a check was inconclusive
+    detail: object = None  # `plan --section N`: that section's `GateContent`, or why there is none (str)
 
 
 class Stop(Exception):

@@ -103,11 +103,15 @@ class Run:
     bases: Bases = field(init=False)  # each section's latest basis (why it is not in sync), read once
     successes: SectionSuccesses = field(init=False)  # each section's latest success, read once
     worlds: Worlds = field(init=False)  # the worlds each check was seen in (verdicts by contrast)
+    results_before: dict[str, str] = field(init=False)  # check row -> its result when the run started
+    section_started: dict[str, float] = field(default_factory=dict)  # section -> when its first step began
 
     def __post_init__(self) -> None:
         self.bases = Bases(self.journal)
         self.successes = SectionSuccesses(self.journal)
         self.worlds = Worlds(self.journal)
+        ls = self.plan.live_state
+        self.results_before = {r.name: r.result for r in ls.check_rows} if ls is not None else {}
 
     @property
     def interruption(self) -> str:
@@ -135,8 +139,11 @@ class Run:
     ) -> None:
         """A section's outcome: in the summary and (unless a `gate` event said it already) as an event.
 
-        Its time is the section's own: what a human took to answer its gate is not counted.
+        Its time is the section's own: what a human took to answer its gate is not counted. A section that
+        fails or is interrupted is reported without `started`: it is timed from its first step.
         """
+        if started is None:
+            started = self.section_started.get(section.key)
         duration = time.monotonic() - started if started is not None else 0.0
         duration = max(0.0, duration - self.waited.pop(section.key, 0.0))
         self.reports.append(SectionReport(section.key, section.title, verdict, detail, duration))
@@ -227,6 +234,7 @@ class Run:
             by_ref=self.by_ref,
             kv_templates=self.kv_templates(),
             acted=self.acted,
+            results_before=self.results_before,
         )
         update = compose.ledger_update(
             self.plan, facts, is_secret=self.is_secret, redact=self.shell.redactor.redact
@@ -262,6 +270,8 @@ class Run:
         """End the run in `state`: journaled, announced, written to Live State."""
         self.journal.transition(self.run_id, state, message)
         self.bus.emit("run.state", run_id=self.run_id, to=state.value, reason=message)
+        if section is not None and not self.failed_at:
+            self.failed_at = self.label_of(section)  # where it stopped, for `last_action`
         if ledger:
             self.write_ledger(final=state)
         return RunResult(_OUTCOMES[state], self.run_id, section, message)

@@ -24,7 +24,7 @@ class Review:
     ledger: tuple[str, ...] = ()  # Live State changes: `+ URL …`, `~ status: a → b`, `- WORKER …`
     diffs: tuple[tuple[str, str], ...] = ()  # (file, unified diff of the regenerated template vs the disk)
     resources: tuple[str, ...] = ()  # what the commands name: `WORKER orders-dev`
-    expanded: tuple[str, ...] = ()  # per command: its lines that read variables, with the values put in
+    expanded: tuple[str, ...] = ()  # per command: the command with its variables' values put in (display)
     reasked: str = ""  # why an approval is asked again (an earlier receipt no longer matches, or was spent)
     receipt_diff: str = ""  # the approved text against this one, when a receipt no longer matches
     confirm: str = "go"  # what the operator types to approve (💥: the resource's name, or `destroy`)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from director.exec.shell import SessionState, Shell
 from director.plan import knobs, markers
-from director.plan.model import Plan, Section, SectionKind, section_label
+from director.plan.model import Plan, Section, SectionKind, label_list, section_label
 from director.plan.verify import CheckResult, Verdict
 from director.run import approval, fingerprint, reasons, sections, session, steps
 from director.run.config import RunConfig, RunResult, SectionReport
@@ -20,6 +20,11 @@ from director.run.events import Bus
 from director.run.gates import matches
 from director.run.worlds import Worlds, family_of
 from director.state.store import SectionSuccesses, StateStore
+
+# Ledger statuses: those that say the plan's resources exist (drift is judged against them), and those that
+# say nothing exists (`check` reads an absent section as recorded).
+LEDGER_LIVE = ("live", "drifted")
+LEDGER_ABSENT = {"gone": "gone", "not-created": "not created"}
 
 
 @dataclass
@@ -45,7 +50,8 @@ class Preview:
     def _verdict(self, section: Section, verdict: str, detail: str) -> None:
         label = section_label(section)
         self.reports.append(SectionReport(section.key, section.title, verdict, detail))
-        self.bus.emit("section.verdict", section=section.key, label=label, verdict=verdict, detail=detail)
+        self.bus.emit("section.verdict", section=section.key, label=label, title=section.title,
+                      verdict=verdict, detail=detail)  # fmt: skip
 
     def _gate_sha(self, section: Section, texts: dict[int, str], templates: fingerprint.Templates) -> str:
         c = approval.gate_content(self.plan, section, self.knobs, texts, templates, self.session.variables)
@@ -87,12 +93,68 @@ class Preview:
                 return j.verdict, j.reason
         return seen, reason
 
+    def _detail(
+        self,
+        result: RunResult,
+        section: Section,
+        texts: dict[int, str],
+        templates: fingerprint.Templates,
+        verdict: str,
+        why: str,
+        *,
+        acted_before: bool,
+    ) -> None:
+        """`plan --section N`: the section's gate as apply would show it, in full (`result.detail`)."""
+        wanted = self.cfg.detail_section
+        if wanted is None or not matches(wanted, section.key, section.slug, section.title):
+            return
+        env = self.session.variables
+        content = approval.gate_content(self.plan, section, self.knobs, texts, templates, env)
+        if content is None:
+            result.detail = f"{section_label(section)} {section.title}: not gated for these inputs"
+            return
+        kv = next((dict(e.data.get("cells", {})) for e in self.journal.events(kind="kv-templates")), {})
+        acts = verdict not in ("in-sync", "observed")
+        reasons = [w for w in why.split("; ") if w] if acts else [f"it does not: {verdict} ({why})"]
+        result.detail = approval.review(
+            self.plan, section, content, kind=self.cfg.kind, env=env, knob_values=self.knobs,
+            realized=self.realized, templates=templates, reasons=reasons,
+            journal=self.journal, kv_templates=kv, acted_before=acted_before and acts,
+        )  # fmt: skip
+
+    def _as_recorded(
+        self,
+        result: RunResult,
+        status: str,
+        label: str,
+        section: Section,
+        verdict: str,
+        detail: str,
+        seen: Verdict,
+        reason: str,
+    ) -> tuple[str, str]:
+        """`check` against a ledger that says nothing exists (`gone`, `not-created`): a section observed
+        absent is as recorded (`absent`, exit 0); one observed present is drift. What apply would do next
+        (will apply, needs approval, blocked) is `plan`'s to say, not `check`'s."""
+        word = status.split(" ", 1)[0]
+        if word not in LEDGER_ABSENT:
+            return verdict, detail
+        if seen is Verdict.PASSED:
+            drift = f"present, though the ledger says {status}"
+            result.drift.append(f"{label} {section.title}: {drift}")
+            return "drift", drift
+        if seen is Verdict.SKIPPED:
+            return "skipped", f"not observable ({reason}); the ledger says {status}"
+        why = f"its verify {seen.value}: {reason or 'not there'}"
+        return "absent", f"{LEDGER_ABSENT[word]}, as recorded ({why})"
+
     def run(self) -> RunResult:
         """Observe every section the run would visit and say what apply (or teardown) would do."""
         plan = self.plan
         result = RunResult("check" if self.cfg.mode == "check" else "preview", None)
         blocked_by: str | None = None  # the first section that will apply
         stop_at: str | None = None  # the first gate apply would stop at
+        ahead: list[str] = []  # the sections that apply (or wait on one that does) before that gate
         ls = plan.live_state
         status = str(ls.data.get("status", "")) if ls else ""
         todo = list(plan.executable_sections)
@@ -179,16 +241,24 @@ class Preview:
                 if stop_at is not None or (blocked_by is not None and not holds and not gated):
                     verdict = "blocked"
                     detail = f"behind {stop_at or blocked_by}; " + detail
+                    ahead += [] if stop_at is not None else [label]
                 elif gated:
                     verdict, stop_at = "needs-approval", label
-                    if blocked_by is not None:
-                        detail = f"after {blocked_by} applies; " + detail
+                    if ahead:
+                        verb = "apply" if len(ahead) > 1 else "applies"
+                        detail = f"after {label_list(ahead)} {verb}; " + detail
                 else:
                     verdict = "will-apply"
                     blocked_by = blocked_by or label
-                if status.startswith("live") and ((not holds and not unobservable) or template_drift):
+                    ahead.append(label)
+                if status.startswith(LEDGER_LIVE) and ((not holds and not unobservable) or template_drift):
                     result.drift.append(f"{label} {section.title}: {detail}")
+            if self.cfg.mode == "check" and section.kind is SectionKind.NUMBERED:
+                verdict, detail = self._as_recorded(
+                    result, status, label, section, verdict, detail, seen, reason
+                )
             self._verdict(section, verdict, detail)
+            self._detail(result, section, texts, templates, verdict, detail, acted_before=last is not None)
             if last is not None and last.session is not None and section.kind is not SectionKind.TEARDOWN:
                 # as apply would: the values an earlier section exported feed the later ones (and their gates)
                 self.session = session.apply_delta(self.session, SessionState.from_json(last.session))
@@ -208,6 +278,11 @@ class Preview:
                         result.drift.append(
                             f"check row {row.name!r}: ledger says {row.result}, observed: "
                             f"{o.verdict.value}: {o.observed or 'fails'}"
+                        )
+                    elif o is not None and row.result.startswith("— torn down") and o.verdict.holds:
+                        result.drift.append(
+                            f"check row {row.name!r}: ledger says {row.result}, observed: passed: "
+                            f"{o.observed or 'holds'}"
                         )
         result.sections = self.reports
         if self.cfg.mode == "check":

@@ -10,11 +10,15 @@ Secret-named values are never part of a basis; other values pass through the run
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from director.plan.model import Section, SectionKind
+from director.exec.secrets import is_secret_name
+from director.ledger import cells
+from director.plan import bash, knobs
+from director.plan.model import Plan, Section, SectionKind
 from director.run.fingerprint import Templates, read_values
 from director.state.store import StateStore
 
@@ -120,6 +124,13 @@ def template_drift(templates: Templates) -> list[str]:
     return out
 
 
+def _file_reason(path: str) -> str:
+    """Why a regenerated file will be written: it differs on disk, or it is not there yet."""
+    if not Path(path).exists():
+        return f"{Path(path).name} will be created ({path})"
+    return f"{Path(path).name} on disk differs from its regenerated template ({path})"
+
+
 def why_not_in_sync(
     *,
     last: Mapping[str, Any] | None,
@@ -138,7 +149,7 @@ def why_not_in_sync(
         found = changes(last, now, section) if last is not None else []
         why.extend(found or ["changed since its last success"])
     for path in drift:
-        why.append(f"{Path(path).name} on disk differs from its regenerated template ({path})")
+        why.append(_file_reason(path))
     if observed:
         why.append(f"observed: {observed}")
     return why
@@ -151,3 +162,95 @@ def why_waiting(journal: StateStore, run_id: int, section_key: str) -> list[str]
             review = dict(ev.data.get("content", {}).get("review") or {})
             return [str(r) for r in review.get("reasons", [])]
     return []
+
+
+# ------------------------------------------------------------------------------ what a gate changes
+
+
+def ticked(cell: str) -> str:
+    """The first backticked value of a table cell (the value), or the cell."""
+    m = re.search(r"`([^`]*)`", cell)
+    return (m.group(1) if m else cell).strip()
+
+
+def realized_value(cell: str) -> str | None:
+    """The value a realized cell holds (`orders-dev`), or None while it is a template or empty."""
+    v = ticked(cell)
+    return None if not v or "$" in v or v in ("—", "-") or "<" in v else v
+
+
+def _hints(section: Section) -> list[str]:
+    return list(section.hints) + [h for b in section.blocks for h in b.hints]
+
+
+EXISTS = ("live", "drifted", "partially")  # ledger statuses that say what the plan made exists
+
+
+def ledger_changes(
+    plan: Plan,
+    section: Section,
+    kind: str,
+    env: Mapping[str, str],
+    knob_values: Mapping[str, str],
+    realized: Mapping[str, str],
+    kv_templates: Mapping[str, str],
+    *,
+    acted_before: bool = False,
+) -> tuple[str, ...]:
+    """What the section changes in Live State, every key it realizes with its current and new value:
+    `+` realized for the first time, `~` changed (or set again by the act: it may change), `=` kept, `-`
+    cleared; and, first, `!` when the section is live and its act runs again on what exists."""
+    ls = plan.live_state
+    if ls is None:
+        return ()
+    out: list[str] = []
+    status = str(ls.data.get("status", "")).strip()
+    if section.kind is SectionKind.TEARDOWN:
+        for row in ls.kv_rows:
+            if realized_value(row.value) is not None and "discovered" not in row.value.lower():
+                out.append(f"- {row.key}: `{ticked(row.value)}` (back to its template)")
+        if ls.check_rows:
+            out.append(f"~ {len(ls.check_rows)} check rows: → — torn down")
+        if status != "gone":
+            out.append(f"~ status: {status or '(none)'} → gone")
+        return tuple(out)
+    if acted_before and status.startswith(EXISTS):
+        out.append(f"! {status}: the act runs again on what exists (it was applied before)")
+    discovered = {v: env.get(v, "") for v in cells.discovered_vars(plan)}
+    # a key the session holds is realized from it again once the section verified (not the old value)
+    realized = {k: v for k, v in realized.items() if k not in env}
+    sets = {name for b in section.executable_blocks for name in bash.assigns(b.text)}
+    for key in cells.keys_named(_hints(section), ls.kv_rows):
+        row = next(r for r in ls.kv_rows if r.key == key)
+        if is_secret_name(key):
+            continue
+        tmpl = kv_templates.get(key, row.value)
+        cond = knobs.kv_condition(tmpl)
+        if cond is not None and knob_values.get(cond[0]) not in (None, cond[1]):
+            continue  # not applicable for these inputs
+        new = cells.realize_cell(tmpl, key, env, knob_values, realized, discovered)
+        old_v, new_v = realized_value(row.value), realized_value(new)
+        url = "URL" in key.upper() and key not in env and key not in sets
+        if key in sets or url:
+            new_v = None  # what the act sets (or prints) is known once it ran, whatever it was before
+        now = f"`{old_v}`" if old_v is not None else "not realized yet"
+        if new_v is None:
+            if not url and key not in sets:
+                out.append(f"= {key}: {'stays ' + now if old_v is not None else 'not realized'} "
+                           f"(no block of this section sets ${key})")
+                continue
+            source = "this section's output" if url else "this section's act"
+            if old_v is None:
+                out.append(f"+ {key}: from {source} ({now})")
+            else:
+                may = "; the URL may change" if "URL" in key.upper() else "; it may change"
+                out.append(f"~ {key}: {now} → set again from {source}{may}")
+        elif old_v is None:
+            out.append(f"+ {key}: `{new_v}` ({now})")
+        elif new_v != old_v:
+            out.append(f"~ {key}: `{old_v}` → `{new_v}`")
+        else:
+            out.append(f"= {key}: `{old_v}` (unchanged)")
+    if kind == "apply" and status != "live":
+        out.append(f"~ status: {status or '(none)'} → live (when the run completes)")
+    return tuple(out)

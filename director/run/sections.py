@@ -79,9 +79,11 @@ def in_progress(run: Run, section: Section, texts: dict[int, str]) -> bool:
 
 
 def record(run: Run, section: Section, j: Judgement, observation: bool = False) -> None:
-    """What the rows fed by this section will say (a failed observation before an act is not news)."""
-    if observation and j.verdict is not Verdict.PASSED:
-        return  # before the act: the act may still make it hold
+    """What the rows fed by this section will say: what the run saw last, a failed observation too (a row
+    it saw failing is never left ✅; the verify after an act overwrites it). A skipped observation is no
+    evidence either way: the row keeps what it said."""
+    if observation and j.verdict is Verdict.SKIPPED:
+        return
     for label, r in j.labels.items():
         run.by_ref[f"label:{label}"] = r
     run.by_ref[f"section:{section.key}"] = CheckResult(j.verdict, j.observed)

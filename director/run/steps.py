@@ -8,6 +8,7 @@ flagged. Verify and observe blocks run with bash's trace and are judged by their
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
@@ -177,6 +178,7 @@ def step(
         )
         return _memo(run, block, text, prior, judged)
     _refuse_withheld(run, section, block, text)
+    run.section_started.setdefault(section.key, time.monotonic())  # a failed section's time starts here
     policy = block.retry
     attempts = 1 + (policy.retries if policy else 0)
     timeout = policy.timeout_s if policy and policy.timeout_s else run.cfg.step_timeout_s

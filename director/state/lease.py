@@ -63,7 +63,7 @@ class Holder:
 
 
 def _holder_from_row(row: LeaseHolder) -> Holder:
-    return Holder(row.pid, row.host, row.started_at.isoformat(), row.kind, row.run_id)
+    return Holder(row.pid, row.host, row.started_at.isoformat(timespec="seconds"), row.kind, row.run_id)
 
 
 def _read_lock_file(fd: int) -> Holder | None:

@@ -39,7 +39,7 @@ from director.state.records import LeaseHolder, iso, utc_now
 
 
 def _holder(row: LeaseHolder) -> Holder:
-    return Holder(row.pid, row.host, row.started_at.isoformat(), row.kind, row.run_id)
+    return Holder(row.pid, row.host, row.started_at.isoformat(timespec="seconds"), row.kind, row.run_id)
 
 
 # -- the rows and the lock (all on the journal's connection) ------------------------------------------

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from director.ui.render import fields, seconds
 
 
 def _cut(text: Any, n: int = 60) -> str:
-    s = " ".join(str(text or "").split())
-    return s if len(s) <= n else s[: n - 1] + "…"
+    return fields(text, n)
 
 
 def render_audit(c: Console, data: dict[str, Any]) -> None:
@@ -20,13 +22,15 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
         c.print("no runs recorded")
     for run in runs:
         rid = run["id"]
+        target = f" on {run['target']}" if run.get("target") not in (None, "", "none") else ""
         c.print(
-            f"[bold]run {rid}[/] {run['kind']} on {run.get('target')} by {run.get('operator')}: "
-            f"[bold]{run['state']}[/] (created {run.get('created_at')})"
+            f"[bold]run {rid}[/] {run['kind']}{target} by {escape(str(run.get('operator')))}: "
+            f"[bold]{run['state']}[/] (created {seconds(run.get('created_at'))})"
         )
         for tr in (t for t in data.get("transitions", []) if t["run_id"] == rid):
             frm = tr.get("from_state") or "∅"
-            c.print(f"  {tr['at']}  {frm} → {tr.get('to_state')}  {_cut(tr.get('reason'), 90)}")
+            c.print(f"  {seconds(tr['at'])}  {frm} → {tr.get('to_state')}  {_cut(tr.get('reason'), 90)}",
+                    markup=False, highlight=False)
         steps = [s for s in data.get("steps", []) if s["run_id"] == rid]
         if steps:
             t = Table("step", "role", "attempt", "state", "exit", "secs", "flags", "output", box=None)
@@ -43,12 +47,13 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
                 )
             c.print(t)
         for ev in (e for e in data.get("events", []) if e.get("run_id") == rid):
-            c.print(f"  event {ev['at']} {ev['kind']}: {_cut(ev.get('data'), 100)}")
+            c.print(f"  event {seconds(ev['at'])} {ev['kind']}: {_cut(ev.get('data'), 100)}", markup=False,
+                    highlight=False)
     approvals = data.get("approvals", [])
     if approvals:
         t = Table("id", "section", "operator", "host", "at", "how", "sha256", title="approval receipts")
         for a in approvals:
-            t.add_row(str(a["id"]), a["section_key"], a["operator"], a["host"], a["at"], a["how"],
+            t.add_row(str(a["id"]), a["section_key"], a["operator"], a["host"], seconds(a["at"]), a["how"],
                       a["sha256"][:16] + "…")  # fmt: skip
         c.print(t)
         checked = _signatures(data.get("events", []))
@@ -59,7 +64,8 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
                 c.print(f"  receipt {a['id']}: {said}", markup=False, highlight=False)
     other = [e for e in data.get("events", []) if e.get("run_id") is None]
     for ev in other:
-        c.print(f"event {ev['at']} {ev['kind']}: {_cut(ev.get('data'), 100)}")
+        c.print(f"event {seconds(ev['at'])} {ev['kind']}: {_cut(ev.get('data'), 100)}", markup=False,
+                highlight=False)
 
 
 def _signatures(events: list[dict[str, Any]]) -> dict[Any, str]:

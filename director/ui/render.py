@@ -1,14 +1,9 @@
-"""Rich output only: the operator's view of a run, the gate panel, prompts, summaries.
+"""The operator's view of a run: what both views share, the plain one, and the console every command uses.
 
 Two views subscribe to the event bus (`director.run.events`):
-- `PlainReporter`: one line per event that matters, block output indented; never a control sequence
+- `PlainReporter` (here): one line per event that matters, block output indented; never a control sequence
   (CI logs, pipes, `NO_COLOR`, `--plain`);
-- `LiveReporter`: a rich `Live` board at a terminal: every section with its state, the running block with a
-  spinner and its elapsed time, the tail of its output, ⏳ retry waits. The interview pauses it (the board
-  is erased, the question is printed and stays in the scrollback); a gate or a block waiting at its prompt
-  holds it (the board stays on screen as it is, the panel or the prompt goes below it, typing echoes); it
-  resumes below the answer. When the run ends the board is the summary: every section with its outcome and
-  time, and the last lines of each step that failed or waited for input.
+- `LiveReporter` (`director.ui.board`): a rich `Live` board at a terminal.
 
 rich is imported where it is used, never at module level: a plain run imports this module and prints only
 plain lines (`make_console` gives it a `PlainConsole`, which imports rich only if something needs it).
@@ -18,10 +13,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from director.ledger.cells import strip_ansi
@@ -30,9 +21,7 @@ from director.run.events import Flusher
 from director.ui.plainconsole import PlainConsole
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
-    from rich.live import Live
-    from rich.table import Table
+    from rich.console import Console
     from rich.text import Text
 
     from director.run.events import Event
@@ -53,6 +42,8 @@ VERDICT_STYLE = {
     "will-verify": ("✔ will verify", "cyan"),
     "skipped": ("· skipped", "dim"),
     "unconfirmed": ("⚠ unconfirmed", "yellow"),
+    "absent": ("✓ absent", "green"),  # `check`: not there, as the ledger records (gone, not created)
+    "drift": ("✗ drift", "bold red"),  # `check`: not as the ledger records
 }
 
 # Run states after which nothing runs any more in this invocation.
@@ -63,6 +54,42 @@ FINAL_RUN_STATES = frozenset({"completed", "failed", "interrupted", "awaiting-ap
 def clean(text: str) -> str:
     """Text safe to show on any screen: no control sequences, tabs expanded (a line stays one line)."""
     return strip_ansi(text.replace("\r", "")).expandtabs(8)
+
+
+def seconds(value: object) -> str:
+    """A time as a human reads it: RFC 3339 to the second (`2026-05-01T09:13:11+00:00`), whatever precision
+    the journal keeps; anything that is not a time, as it is (`—` for none)."""
+    from datetime import datetime
+
+    if value is None or value == "":
+        return "—"
+    try:
+        when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value)
+    return when.isoformat(timespec="seconds")
+
+
+def fields(data: object, limit: int = 100) -> str:
+    """A record's data as a human reads it -- `kind=apply, text=<2591 chars>` --, never a Python repr: a
+    nested value as compact JSON, times to the second; cut to `limit` characters."""
+    import json
+    from datetime import date
+
+    if isinstance(data, dict):
+        parts = []
+        for k, v in data.items():
+            if isinstance(v, date):  # a YAML timestamp (`resolved_at`)
+                v = seconds(v) if hasattr(v, "hour") else v.isoformat()
+            shown = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+            parts.append(f"{k}={shown}")
+        text = ", ".join(parts)
+    elif data is None:
+        text = ""
+    else:
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+    one = " ".join(clean(text).split())
+    return one if len(one) <= limit else one[: limit - 1] + "…"
 
 
 def is_plain(c: Console) -> bool:
@@ -140,6 +167,18 @@ def approval_words(ev: Event) -> str:
     }.get(how, f"by {who} ({how})") + signed
 
 
+def target_words(target: object, fmt: str = " · target {}") -> str:
+    """The target as a run's header names it; nothing for a plan that uses none."""
+    return "" if target in (None, "", "none") else fmt.format(target)
+
+
+def target_op(ev: Event) -> str:
+    """What a `target` event says: a file template written (any plan), or the target's own operation."""
+    if ev.get("op") == "template-written":
+        return f"✎ wrote {ev.get('detail')}"
+    return f"⚙ target: {ev.get('op')}"
+
+
 def verdict_text(verdict: str) -> Text:
     """A section verdict as a short styled label."""
     from rich.text import Text
@@ -155,6 +194,7 @@ class PlainReporter:
         self.c = console
         self._buffers: dict[tuple[str, int], LineBuffer] = {}
         self._flusher = Flusher(console.file)
+        self._headed: set[str] = set()  # sections whose `── §N title` line was printed
 
     def _say(self, line: str) -> None:
         # A plain line as it is: no markup (titles, details and block output may contain `[...]`), no style,
@@ -174,11 +214,13 @@ class PlainReporter:
         say = self._say
         if t == "run.start":
             how = "resuming" if ev.get("resumed") else "starting"
-            say(f"director: {how} {ev['kind']} run {ev['run_id']} (target {ev.get('target')})")
+            target = target_words(ev.get("target"), " (target {})")
+            say(f"director: {how} {ev['kind']} run {ev['run_id']}{target}")
         elif t == "inputs":
             vals = ", ".join(f"{k}={v} ({ev['how'].get(k)})" for k, v in ev["values"].items())
             say(f"inputs: {vals or '(none)'}")
         elif t == "section.start":
+            self._headed.add(ev["section"])
             say(f"── {ev.get('label') or key_label(ev['section'])} {ev['title']}")
         elif t == "step.start":
             rerun = " (re-run: it was running when Director died)" if ev.get("rerun") else ""
@@ -201,6 +243,9 @@ class PlainReporter:
         elif t == "step.retry":
             say(f"   ⏳ retrying in {ev['delay_s']:.1f}s (attempt {ev['attempt']} failed)")
         elif t == "section.verdict":
+            if ev["section"] not in self._headed:  # `plan`/`check`: a verdict names its section first
+                self._headed.add(ev["section"])
+                say(f"── {ev.get('label') or key_label(ev['section'])} {ev.get('title', '')}")
             label, _style = VERDICT_STYLE.get(ev["verdict"], (ev["verdict"], ""))
             detail = f" — {ev['detail']}" if ev.get("detail") else ""
             say(f"   {label}{detail}")
@@ -213,379 +258,9 @@ class PlainReporter:
         elif t == "check.warning":
             say(f"   ⚠ inconclusive: {ev['text']}")
         elif t == "target":
-            say(f"   ⚙ target: {ev['op']}")
+            say(f"   {target_op(ev)}")
         elif t == "run.state" and ev["to"] != "running":
             say(f"run {ev['run_id']}: {ev['to']} — {ev.get('reason', '')}")
-
-
-@dataclass
-class _Row:
-    """One section on the board."""
-
-    key: str
-    label: str
-    title: str
-    state: str = "pending"
-    detail: str = ""
-    started: float | None = None
-    duration: float | None = None
-
-
-@dataclass
-class _Block:
-    """The block running now (or the last one, until its section's verdict)."""
-
-    section: str
-    block: int
-    role: str
-    line: int
-    attempt: int
-    started: float
-    ended: float | None = None
-    output: LineBuffer = field(default_factory=lambda: LineBuffer(overwrite=True))
-    tail: list[str] = field(default_factory=list)
-    prompted: str | None = None  # the prompt it waited at for the operator's input, if it did
-
-
-TAIL_LINES = 8
-KEPT_LINES = 6  # lines kept on the final board of each step that failed or waited for input
-STATE_WIDTH = 26  # the state column: `verify (attempt 2)  12.3s` with its spinner
-DETAIL_MIN = 24
-
-
-class LiveReporter:
-    """A live view at a terminal: sections with their state, the running block's spinner and output tail.
-
-    Events arrive on the engine's thread, rich refreshes on its own: state changes happen under a lock and
-    the board is rendered from that state, so a refresh never sees half an update. Stopping or starting the
-    `Live` happens outside the lock (stopping waits for the refresh thread, which may be waiting for it).
-    """
-
-    def __init__(self, console: Console, sections: list[tuple[str, str, str]],
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.c = console
-        self.clock = clock
-        self.rows: dict[str, _Row] = {k: _Row(k, label, title) for k, label, title in sections}
-        self.current: _Block | None = None
-        self.retry: tuple[str, float, int] | None = None  # section, until (clock), attempt that failed
-        self.header = ""
-        self.note = ""
-        self.outcome: str | None = None
-        self.run_started: float | None = None
-        self.run_id: int | None = None
-        self.kind = ""
-        self.waiting: tuple[str, str] | None = None  # (section, prompt) while a block waits for the operator
-        self.kept: list[tuple[str, list[str]]] = []  # (title, last lines) of steps that failed or waited
-        self._held_for_input = False
-        self._lock = threading.RLock()
-        self.live: Live = self._new_live()
-
-    def _new_live(self) -> Live:
-        from rich.live import Live
-
-        return Live(console=self.c, refresh_per_second=8, transient=False, get_renderable=self._render)
-
-    # -------------------------------------------------------------- lifecycle
-
-    def start(self) -> None:
-        """Show the board."""
-        if self.live.is_started:
-            return
-        # A fresh Live each time: a stopped one remembers the height it last drew (and would move the cursor
-        # up over the prompt and answer printed since) and leaves its overflow "visible".
-        self.live = self._new_live()
-        self.live.start(refresh=True)
-
-    def stop(self) -> None:
-        """Leave the final board on the screen: it is the run's summary."""
-        with self._lock:
-            self.current = None
-            self.waiting = None
-        self._held_for_input = False
-        self.live.stop()
-
-    def pause(self) -> None:
-        """Erase the board so a question has the screen; `resume` draws it again below the answer."""
-        if not self.live.is_started:
-            return
-        self.live.transient = True
-        try:
-            self.live.stop()
-        finally:
-            self.live.transient = False
-
-    def hold(self) -> None:
-        """Stop redrawing and leave the board on screen as it is: a gate panel or a prompt goes below it."""
-        if self.live.is_started:
-            self.live.stop()
-
-    def resume(self) -> None:
-        """Draw the board again after a prompt."""
-        self.start()
-
-    # -------------------------------------------------------------- rendering
-
-    def _row_cell(self, row: _Row, now: float) -> RenderableType:
-        from rich.spinner import Spinner
-        from rich.text import Text
-
-        cur = self.current
-        if self.waiting is not None and self.waiting[0] == row.key:
-            return Text("⌨ waiting for your input", style="bold yellow")
-        if self.retry is not None and self.retry[0] == row.key and row.state == "running":
-            left = max(0.0, self.retry[1] - now)
-            return Spinner("dots", text=Text(f"⏳ retry {self.retry[2] + 1} in {left:.1f}s", style="yellow"))
-        if row.state == "running" and cur is not None and cur.section == row.key and cur.ended is None:
-            attempt = f" (attempt {cur.attempt})" if cur.attempt > 1 else ""
-            return Spinner("dots", text=Text(f"{cur.role}{attempt} {now - cur.started:4.1f}s", style="cyan"))
-        if row.state == "running":
-            return Text("▶ running", style="cyan")
-        return verdict_text(row.state)
-
-    def _visible_rows(self) -> list[_Row]:
-        if self.kind == "teardown":  # a teardown runs §0 and the Teardown section, not the numbered steps
-            return [r for r in self.rows.values() if r.state != "pending" or r.key == "teardown"]
-        return list(self.rows.values())
-
-    def _board_rows(self, budget: int) -> list[_Row | str]:
-        """The rows that fit in `budget` lines: finished sections fold first, then those not reached yet."""
-        rows: list[_Row | str] = list(self._visible_rows())
-        if len(rows) <= budget:
-            return rows
-        lead = 0
-        for r in rows:
-            if isinstance(r, str) or r.state in ("pending", "running", "awaiting-approval"):
-                break
-            lead += 1
-        fold = min(lead, len(rows) - budget + 1)
-        if fold > 1:
-            rows = [f"✓ {fold} sections done", *rows[fold:]]
-        if len(rows) > budget:
-            keep = max(1, budget - 1)
-            hidden = len(rows) - keep
-            rows = [*rows[:keep], f"· {hidden} more not reached yet"]
-        return rows
-
-    def _render(self) -> RenderableType:
-        with self._lock:
-            return self._render_locked()
-
-    def _table(self, rows: list[_Row | str], now: float) -> Table:
-        from rich.table import Table
-        from rich.text import Text
-
-        width = self.c.size.width
-        labels = [r.label for r in rows if isinstance(r, _Row)] or [""]
-        label_w = max(len(x) for x in labels)
-        titles = [len(clean(r.title)) if isinstance(r, _Row) else len(r) for r in rows] or [0]
-        # The title gets what it needs (cut only on a narrow terminal); the detail column takes what is left.
-        title_w = max(1, min(max(titles), width - label_w - STATE_WIDTH - DETAIL_MIN - 3))
-        detail_w = max(1, width - label_w - title_w - STATE_WIDTH - 3)
-        table = Table.grid(padding=(0, 1))
-        table.add_column(no_wrap=True, width=label_w)
-        table.add_column(no_wrap=True, overflow="ellipsis", width=title_w)
-        table.add_column(no_wrap=True, overflow="ellipsis", width=STATE_WIDTH)
-        table.add_column(no_wrap=True, overflow="ellipsis", style="dim", max_width=detail_w)
-        for row in rows:
-            if isinstance(row, str):
-                table.add_row(Text(""), Text(row, style="dim"), Text(""), Text(""))
-                continue
-            dur = f"{row.duration:.1f}s " if row.duration is not None and row.state != "running" else ""
-            table.add_row(Text(row.label, style="bold"), Text(clean(row.title)), self._row_cell(row, now),
-                          Text(dur + clean(row.detail)))
-        return table
-
-    def _render_locked(self) -> RenderableType:
-        from rich.console import Group
-        from rich.panel import Panel
-        from rich.text import Text
-
-        now = self.clock()
-        parts: list[RenderableType] = []
-        elapsed = f" · {now - self.run_started:.0f}s" if self.run_started is not None else ""
-        head = Text(no_wrap=True, overflow="ellipsis")
-        head.append("director ", style="bold")
-        head.append((self.header or "starting") + elapsed, style="dim")
-        if self.outcome:
-            head.append(f" · {self.outcome}", style=_outcome_style(self.outcome))
-        parts.append(head)
-        if self.outcome:
-            # The final board is the run's summary: every row, and what failed or waited said.
-            parts.append(self._table(list(self._visible_rows()), now))
-            for title, lines in self.kept:
-                parts.append(Panel(Text("\n".join(lines), no_wrap=True, overflow="ellipsis"), title=title,
-                                   title_align="left", border_style="dim", height=len(lines) + 2))
-            return Group(*parts)
-
-        height = max(6, self.c.size.height - 2)  # keep a line for the cursor and the prompt that may follow
-        cur = self.current
-        tail: list[str] = []
-        if cur is not None:
-            tail = list(cur.tail)
-            if cur.output.partial and self.waiting is None:  # a prompt is shown on its own line below
-                tail.append(cur.output.partial)
-        tail = tail[-TAIL_LINES:]
-        waiting_line = 1 if self.waiting is not None else 0
-        panel_h = len(tail) + 2 if tail else 0
-        board_budget = height - 1 - (1 if self.note else 0) - waiting_line
-        if panel_h and board_budget - panel_h < min(len(self.rows), 3):
-            tail = tail[-max(0, board_budget - min(len(self.rows), 3) - 2):] if board_budget > 5 else []
-            panel_h = len(tail) + 2 if tail else 0
-        board_budget -= panel_h
-        parts.append(self._table(self._board_rows(max(1, board_budget)), now))
-        if self.note:
-            parts.append(Text(clean(self.note), style="dim", no_wrap=True, overflow="ellipsis"))
-        if cur is not None and tail:
-            body = Text("\n".join(tail), no_wrap=True, overflow="ellipsis")
-            title = self._block_title(cur) + ("" if cur.ended is None else " · done")
-            parts.append(Panel(body, title=title, title_align="left", border_style="dim",
-                               height=len(tail) + 2))
-        if self.waiting is not None:
-            parts.append(Text(f"⌨ waiting for your input: {clean(self.waiting[1])}", style="bold yellow",
-                              no_wrap=True, overflow="ellipsis"))
-        return Group(*parts)
-
-    def _block_title(self, cur: _Block) -> str:
-        label = self.rows[cur.section].label if cur.section in self.rows else key_label(cur.section)
-        attempt = f" · attempt {cur.attempt}" if cur.attempt > 1 else ""
-        return f"{label} {cur.role} · plan line {cur.line}{attempt}"
-
-    # -------------------------------------------------------------- events
-
-    def _row(self, key: str, title: str = "", label: str | None = None) -> _Row:
-        if key not in self.rows:
-            self.rows[key] = _Row(key, label or key_label(key), title)
-        return self.rows[key]
-
-    def __call__(self, ev: Event) -> None:
-        t = ev["type"]
-        with self._lock:
-            changed = self._apply(t, ev)
-        if changed == "hold":
-            if self.live.is_started:
-                self._held_for_input = True
-                self.hold()
-        elif self._held_for_input and self.waiting is None:
-            self._held_for_input = False
-            self.resume()
-        elif changed and self.live.is_started:
-            self.live.refresh()
-
-    def _keep(self, cur: _Block, why: str) -> None:
-        lines = [ln for ln in cur.tail if ln.strip()][-KEPT_LINES:]
-        if cur.prompted is not None and (not lines or lines[-1] != cur.prompted):
-            lines = [*lines, cur.prompted][-KEPT_LINES:]
-        self.kept.append((f"{self._block_title(cur)} · {why}", lines or ["(no output)"]))
-
-    def _apply(self, t: str, ev: Event) -> bool | str:
-        now = self.clock()
-        if t == "run.start":
-            resumed = " (resumed)" if ev.get("resumed") else ""
-            self.header = f"{ev['kind']} run {ev['run_id']}{resumed} · target {ev.get('target')}"
-            self.run_started, self.run_id, self.outcome = now, ev.get("run_id"), None
-            self.kind = str(ev.get("kind", ""))
-        elif t == "inputs":
-            vals = " ".join(f"{k}={v}" for k, v in ev.get("values", {}).items())
-            if vals:
-                self.header += f" · {vals}"
-        elif t == "section.start":
-            row = self._row(ev["section"], ev.get("title", ""), ev.get("label"))
-            row.state, row.detail, row.started, row.duration = "running", "", now, None
-        elif t == "step.start":
-            self.retry = None
-            self.waiting = None
-            self.current = _Block(ev["section"], ev["block"], ev["role"], ev.get("line", 0),
-                                  ev.get("attempt", 1), now)
-            row = self._row(ev["section"])
-            if row.state != "running":
-                row.state, row.started = "running", row.started or now
-            row.detail = ""
-        elif t == "step.output":
-            cur = self.current
-            if cur is None or (cur.section, cur.block) != (ev["section"], ev["block"]):
-                return False
-            cur.tail = [*cur.tail, *cur.output.feed(ev["text"])][-50:]
-            return False  # the refresh thread draws it: a refresh per chunk costs more than the block
-        elif t == "step.input":
-            prompt = ev.get("prompt")
-            if prompt is None:
-                self.waiting = None
-                row = self._row(ev["section"])
-                row.detail = "input received"
-                return True
-            cur = self.current
-            if cur is not None and (cur.section, cur.block) == (ev["section"], ev["block"]):
-                cur.prompted = str(prompt)
-            self.waiting = (ev["section"], str(prompt))
-            self._row(ev["section"]).detail = f"block {ev['block']} asks; type your answer below"
-            return "hold"
-        elif t == "step.end":
-            self.waiting = None
-            cur = self.current
-            if cur is not None and (cur.section, cur.block) == (ev["section"], ev["block"]):
-                cur.ended = now
-                cur.tail = [*cur.tail, *cur.output.flush()][-50:]
-                if not ev.get("ok") and ev.get("role") != "observe":
-                    self._keep(cur, step_mark(ev))
-                elif cur.prompted is not None:
-                    self._keep(cur, "waited for your input")
-            if not ev.get("ok"):
-                why = "timed out" if ev.get("timed_out") else f"exit {ev.get('exit_code')}"
-                if ev.get("waited_for_input"):
-                    why = "waited for keyboard input"
-                note = "not in place yet" if ev.get("role") == "observe" else "failed"
-                self._row(ev["section"]).detail = f"{ev.get('role')} {why}: {note}"
-        elif t == "step.skip":
-            self._row(ev["section"]).detail = f"{ev.get('role')} block {ev.get('block')}: {ev.get('reason')}"
-        elif t == "step.retry":
-            self.retry = (ev["section"], now + float(ev.get("delay_s", 0.0)), int(ev.get("attempt", 1)))
-            self._row(ev["section"]).detail = f"attempt {ev.get('attempt')} failed"
-        elif t == "section.verdict":
-            row = self._row(ev["section"], label=ev.get("label"))
-            row.state, row.detail = ev["verdict"], ev.get("detail") or ""
-            if ev.get("duration_s") is not None:
-                row.duration = float(ev["duration_s"])  # the engine's: a human's wait at a gate excluded
-            else:
-                row.duration = now - row.started if row.started is not None else None
-            cur = self.current
-            if cur is not None and cur.section == ev["section"]:
-                self.current = None
-            if self.retry is not None and self.retry[0] == ev["section"]:
-                self.retry = None
-        elif t == "gate":
-            row = self._row(ev["section"], ev.get("title", ""))
-            row.state = "awaiting-approval"
-            word = (ev.get("content") or {}).get("review", {}).get("confirm") or "go"
-            asking = ev.get("approved") is None
-            row.detail = f"waiting for a typed {word}" if asking else str(ev.get("how", ""))
-            self.current = None
-        elif t == "approval":
-            row = self._row(ev["section"])
-            row.state, row.detail = "running", f"approved {approval_words(ev)}"
-        elif t == "check.warning":
-            self._row(ev["section"]).detail = f"⚠ inconclusive: {ev.get('text')}"
-        elif t == "target":
-            self.note = f"⚙ target: {ev.get('op')}"
-        elif t == "run.state":
-            to = str(ev.get("to"))
-            if to not in FINAL_RUN_STATES or ev.get("run_id") != self.run_id:
-                return False
-            self.outcome = to
-            self.waiting = None
-            for row in self.rows.values():
-                if row.state == "running":
-                    row.state = {"interrupted": "interrupted", "failed": "failed"}.get(to, row.state)
-                    row.duration = now - row.started if row.started is not None else None
-            self.retry = None
-            self.current = None
-            self.note = ""
-        else:
-            return False
-        return True
-
-
-def _outcome_style(outcome: str) -> str:
-    return {"completed": "bold green", "awaiting-approval": "bold yellow"}.get(outcome, "bold red")
 
 
 def make_console(plain: bool, stderr: bool = False) -> Console:

@@ -164,14 +164,16 @@ def render(plan: Plan, console: Console) -> None:
         t = Table(title="Provisioning inputs", title_justify="left", show_lines=False)
         t.add_column("#", justify="right")
         t.add_column("question")
-        t.add_column("options (default in bold)")
+        plain = console.color_system is None  # NO_COLOR, a pipe: no bold to mark the default with
+        t.add_column("options (default marked *)" if plain else "options (default in bold)")
         t.add_column("knob", style="cyan")
         for i in plan.inputs:
             opts = Text()
             for k, o in enumerate(i.options):
                 if k:
                     opts.append(" / ")
-                opts.append(o, style="bold reverse" if o == i.default else "")
+                default = o == i.default
+                opts.append(o + ("*" if plain and default else ""), style="bold reverse" if default else "")
             t.add_row(str(i.number), i.question, opts, i.knob)
         console.print(t)
         console.print()

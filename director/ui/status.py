@@ -7,17 +7,21 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from director.ui.render import seconds
+
 
 def render_status(c: Console, out: dict[str, Any]) -> None:
     """Title, Live State keys, last run, lease, per-section last success, sessions."""
     c.print(f"[bold]{out['title']}[/]  ({out['plan']})")
     for k, v in (out["live_state"] or {}).items():
-        if k not in ("kv", "checks"):  # the rows are in the plan itself; `--json` carries them
-            c.print(f"  {k:14} {v}")
+        if k not in ("kv", "checks") and v is not None:  # the rows are in the plan itself; `--json` has them
+            c.print(f"  {k:14} {v}", markup=False, highlight=False)
     lr = out["last_run"]
     if lr:
         extra = f", waiting on §{lr['waiting_on']}" if lr["waiting_on"] else ""
-        c.print(f"  last run       {lr['kind']} #{lr['id']}: {lr['state']}{extra} ({lr['updated_at']})")
+        target = f" on target {lr['target']}" if lr.get("target") not in (None, "", "none") else ""
+        c.print(f"  last run       {lr['kind']} #{lr['id']}{target}: {lr['state']}{extra} "
+                f"({seconds(lr['updated_at'])})", markup=False, highlight=False)
     else:
         c.print("  last run       none")
     state = out.get("state") or {}
@@ -29,7 +33,7 @@ def render_status(c: Console, out: dict[str, Any]) -> None:
         c.print(f"  lease          held by pid {lease['pid']} on {lease['host']}{gone}")
     t = Table("section", "title", "last success")
     for s in out["sections"]:
-        t.add_row(s["key"], s["title"], str(s["last_success"] or "—"))
+        t.add_row(s["key"], s["title"], seconds(s["last_success"]))
     c.print(t)
     if out["sessions"]:
         st = Table("worker", "pid", "port", "url", "health", title="local sessions")

@@ -77,14 +77,19 @@ def summary_table(c: Console, reports: list[Any], title: str = "summary", *, liv
     c.print(t)
 
 
-def print_outputs(c: Console, values: dict[str, str]) -> None:
+def print_outputs(c: Console, values: dict[str, str], doubts: dict[str, str] | None = None) -> None:
     """The values the run realized (terraform's outputs), `KEY = value`, aligned; `director output` reads
-    them again."""
+    them again. A value whose check the ledger says failed is marked, with why (`doubts`)."""
     if not values:
         return
+    doubts = doubts or {}
     w = max(len(k) for k in values)
     if is_plain(c):
-        for plain in ("outputs:", *(f"  {k:<{w}} = {clean(v)}" for k, v in values.items())):
+        lines = ["outputs:"]
+        for k, v in values.items():
+            doubt = f"  (not holding: {clean(doubts[k])})" if k in doubts else ""
+            lines.append(f"  {k:<{w}} = {clean(v)}{doubt}")
+        for plain in lines:
             c.print(plain, markup=False, highlight=False, soft_wrap=True)
         return
     from rich.text import Text
@@ -92,5 +97,7 @@ def print_outputs(c: Console, values: dict[str, str]) -> None:
     c.print(Text("outputs:", style="bold"), highlight=False)
     for k, v in values.items():
         line = Text(f"  {k:<{w}} = ")
-        line.append(clean(v), style="bold")
+        line.append(clean(v), style="bold" if k not in doubts else "bold red")
+        if k in doubts:
+            line.append(f"  (not holding: {clean(doubts[k])})", style="red")
         c.print(line, markup=False, highlight=False, soft_wrap=True)
