@@ -99,7 +99,7 @@ class TerminalPrompter:
             from director.ui.race import race
 
             with _cancellable():
-                return race(self.c, content, *GO, elsewhere)
+                return race(self.c, content, question(content, *GO), elsewhere)
         finally:
             self.resume()
 

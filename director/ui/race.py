@@ -21,11 +21,10 @@ if TYPE_CHECKING:
 POLL_S = 0.25  # the longest a receipt's wait holds the terminal's line unread
 
 
-def race(c: Console, content: GateContent, what: str, declines: str, elsewhere: Elsewhere) -> bool | Arrival:
+def race(c: Console, content: GateContent, asked: Text, elsewhere: Elsewhere) -> bool | Arrival:
     """Ask for the gate's confirmation word while waiting for a receipt: True only for the word typed
     exactly, False for any other line or end of input; the `Arrival` of a receipt (or of the time running
     out) when that comes first."""
-    from director.ui.prompts import question as asked
     from director.ui.render import is_plain
 
     word = content.review.confirm or "go"
@@ -38,7 +37,7 @@ def race(c: Console, content: GateContent, what: str, declines: str, elsewhere: 
 
     say(elsewhere.refused)
     c.print(Text(f"or approve from elsewhere: {elsewhere.hint} (the first approval to arrive is used)"))
-    question = asked(content, what, declines)
+    question = asked.copy()
     question.append(": ")
     c.print(question, end="")
     c.file.flush()
