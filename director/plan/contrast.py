@@ -10,8 +10,10 @@ took -- which of its messages and exits ran, by position -- against the paths Di
 - a path seen when it held → it holds; seen when it did not → it fails; never seen → the world changed
   (drift for `check`, an act for `apply`, not known gone for `teardown`);
 - right after an act, with the path seen just before it: a different path means the act made it hold (and
-  both are learned); the same path in a teardown means not shown gone, and in an apply leaves the check to
-  its structure (what already held need not change), inconclusive where structure cannot tell;
+  both are learned); the same path beside checks that changed (or a path the block did not reach before)
+  holds too, the block having shown the act's effect; when nothing in the block changed, the same path in a
+  teardown is not shown gone, and in an apply leaves the check to its structure (what already held need
+  not change); a path that decided nothing is remembered as settled (unchanged, never evidence);
 - with nothing seen yet, structure is all there is: a pass line by position passes, an exit-0 alternative
   is inconclusive, and lines that are alternatives of an `if`/`case` (or followed by an early `exit 0`)
   cannot be told apart at all: inconclusive. A teardown is never "already gone" on structure alone.
@@ -127,7 +129,8 @@ def _judge_unit(
 ) -> tuple[Verdict, str, World | None]:
     """A contrast unit's verdict, why, and the world to remember its path in (after an act only).
 
-    `block_changed`: after the act, another unit of the block changed its path with it.
+    `block_changed`: after the act, the block as a whole took another path (a unit changed, or was reached
+    on one side only).
     """
     present = "when present" if family == "teardown" else "before its act"
     held = "once gone" if family == "teardown" else "when it held"
@@ -143,7 +146,10 @@ def _judge_unit(
             return Verdict.INCONCLUSIVE, "took a path never seen before: the world changed", None
         if family == "teardown":
             return Verdict.INCONCLUSIVE, "has never been seen in a torn-down world: not known gone", None
-        return _by_structure(reading, "exits 0 whatever it finds, and has not been seen in a known world yet")
+        return (
+            *_by_structure(reading, "exits 0 whatever it finds, and has not been seen in a known world yet"),
+            None,
+        )
     # Right after an act, a path that did not change with it (or one not reached before it).
     same = before is not None and before == path
     if block_changed and ((same and reading != "soft") or before is None):
@@ -160,21 +166,21 @@ def _judge_unit(
         why = "the same path as when present" if same else "a path not seen before the teardown"
         return Verdict.INCONCLUSIVE, f"took {why}: not shown gone", "settled"
     if not same:
-        v, why, _ = _by_structure(reading, "exits 0 whatever it finds and was not seen before the act")
-        return v, why, "settled"
-    v, why, _ = _by_structure(
-        reading, "took the same path before and after the act: it did not show its effect"
-    )
+        return (
+            *_by_structure(reading, "exits 0 whatever it finds and was not seen before the act"),
+            "settled",
+        )
+    v, why = _by_structure(reading, "took the same path before and after the act: it did not show its effect")
     return v, why + (" (the same before and after the act)" if v is Verdict.PASSED else ""), "settled"
 
 
-def _by_structure(reading: _Reading, undecided: str) -> tuple[Verdict, str, World | None]:
+def _by_structure(reading: _Reading, undecided: str) -> tuple[Verdict, str]:
     """What structure alone says: a pass line by position, an exit-0 alternative, or nothing it can tell."""
     if reading == "pass":
-        return Verdict.PASSED, "printed its pass line", None
+        return Verdict.PASSED, "printed its pass line"
     if reading == "soft":
-        return Verdict.INCONCLUSIVE, "printed its exit-0 alternative", None
-    return Verdict.INCONCLUSIVE, undecided, None
+        return Verdict.INCONCLUSIVE, "printed its exit-0 alternative"
+    return Verdict.INCONCLUSIVE, undecided
 
 
 def _canonical(model: VerifyModel) -> dict[int, int]:
