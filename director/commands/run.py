@@ -20,6 +20,7 @@ from director.commands.paths import (
     ignore_file,
     paths_for,
     prepare_dirs,
+    process_identity,
     remove_created,
     require_plan,
     require_writable_plan,
@@ -96,7 +97,7 @@ def run_command(
         _event_sinks(bus, events, closing)
         prompter = _prompter(console, live, interactive)
         journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
-        shell = _shell(tenv, p, interactive, secrets)
+        shell = _shell(tenv, p, interactive, secrets, process_identity(plan_path, backend))
         cfg = RunConfig(
             kind=kind,
             mode=mode,
@@ -286,8 +287,10 @@ def _prompter(console: Console, live: LiveReporter | None, interactive: bool) ->
     return tp
 
 
-def _shell(tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str]) -> Shell:
-    """The blocks' session: this environment plus the target's, in the workspace, secrets redacted."""
+def _shell(tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str], plan_mark: str) -> Shell:
+    """The blocks' session: this environment plus the target's, in the workspace, secrets redacted, every
+    process a block starts marked with the plan's identity (docs/processes.md)."""
+    from director.exec.marks import PLAN_VAR
     from director.exec.secrets import Redactor
     from director.exec.shell import Shell
 
@@ -295,8 +298,9 @@ def _shell(tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str]) -> 
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))
     return Shell(
-        base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor
-    )
+        base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor,
+        marks={PLAN_VAR: plan_mark},
+    )  # fmt: skip
 
 
 def _torn_down(journal: StateStore) -> bool:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from director.exec.marks import NAMES as MARKS
 from director.exec.secrets import secret_values
 from director.plan.bash import TRACE_PS4
 
@@ -322,7 +323,9 @@ def parse_state_file(
     attributes: dict[str, str] = {}
     arrays: dict[str, str] = {}
     for name, flags, value, stmt in parse_declare_p(declared):
-        if name in _BASH_OWNED or name.startswith(("BASH_", "__director")) or not _NAME.fullmatch(name):
+        if name in _BASH_OWNED or name in MARKS or name.startswith(("BASH_", "__director")):
+            continue
+        if not _NAME.fullmatch(name):
             continue
         if "a" in flags or "A" in flags:
             arrays[name] = stmt
@@ -380,7 +383,7 @@ def prelude(
         out.append(CAPTURE_FUNCTIONS)
     out.append(_ARM)
     for name, value in state.variables.items():
-        if not _NAME.fullmatch(name):
+        if not _NAME.fullmatch(name) or name in MARKS:
             continue
         if name == "PATH" and path_prepend:
             value = ":".join([*path_prepend, value]) if value else ":".join(path_prepend)

@@ -75,6 +75,9 @@ class Run:
     completed_sections: dict[str, str] = field(default_factory=dict)  # key -> fingerprint
     done_before_resume: set[str] = field(default_factory=set)
     rerun_keys: set[str] = field(default_factory=set)  # steps that were running when the run died
+    # Steps whose latest attempt in this run did not succeed (before a resume too): what it started may
+    # still run, and is stopped before the step runs again (`run.processes`).
+    unsettled: set[str] = field(default_factory=set)
     recovering: bool = False
     known_secrets: set[str] = field(default_factory=set)
     # Names the journal could not keep (secret-named, or holding a secret value): a restored session lacks

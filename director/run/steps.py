@@ -18,7 +18,7 @@ from director.plan import bash
 from director.plan.fence import start_cwd
 from director.plan.model import Block, Section
 from director.plan.verify import Evidence, Judgement, Stopped, Verdict, judge
-from director.run import fingerprint, session
+from director.run import fingerprint, processes, session
 from director.run.config import Stop
 from director.run.context import Done, Run
 from director.state.lifecycle import RunState, StepState
@@ -158,12 +158,19 @@ def step(
     if rerun is not None:
         flags["rerun"] = rerun
     run.rerun_keys.discard(key)
+    # An earlier attempt of this act in this run (resumed after a crash, a Ctrl-C or a failure) may have
+    # left processes running: they are stopped before it runs again (docs/processes.md).
+    again = role == "act" and (crashed or key in run.unsettled)
     res: BlockResult | None = None
     j: Judgement | None = None
     for attempt in range(1, attempts + 1):
         if run.interrupted:
             break
+        if again or (role == "act" and attempt > 1):
+            processes.stop_left(run, section, block)
         sid = run.journal.step_started(run.run_id, key, section.key, block.index, role, fp, attempt, flags)
+        if role == "act":
+            run.unsettled.add(key)
         run.bus.emit(
             "step.start",
             section=section.key,
@@ -183,6 +190,7 @@ def step(
             on_output=waits.output,
             on_waiting=waits.wait,
             keeps_session=session.kept_by(run.session, text),
+            marks=processes.step_marks(run, section, block, sid),
         )
         waits.done()
         if judged:
@@ -219,6 +227,7 @@ def step(
         )
         drain_target(run)
         if ok:
+            run.unsettled.discard(key)
             run.done_steps[key] = Done(fp, res.output)
             if run.recovering and role == "act":
                 # Real progress since the last recovery: the crash-loop count restarts.
