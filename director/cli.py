@@ -553,6 +553,32 @@ def main(argv: list[str] | None = None) -> NoReturn:
     sys.exit(rv if isinstance(rv, int) else ExitCode.OK)
 
 
+def _closed_std_streams_to_devnull() -> None:
+    """A standard stream the caller closed (`<&-`, `>&-`, `2>&-`) becomes /dev/null.
+
+    Otherwise the next file Director opens would take its number (a journal on descriptor 2 would receive
+    warnings) and `sys.stdin`/`sys.stdout` would be None. So: a closed stdin reads EOF (the run is not
+    interactive), a closed stdout or stderr discards what is written, and the command runs and exits with
+    its usual code.
+    """
+    import os
+
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+            if getattr(sys, name) is not None:
+                continue
+        except OSError:
+            new = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            if new != fd:
+                os.dup2(new, fd)
+                os.close(new)
+        errors = "backslashreplace" if fd == 2 else "strict"
+        stream = open(fd, "r" if fd == 0 else "w", encoding="utf-8", errors=errors, closefd=False)  # noqa: SIM115
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
 def entry() -> NoReturn:
     """The `director` command (console script and `python -m director`): `main`, then the process ends.
 
@@ -561,6 +587,7 @@ def entry() -> NoReturn:
     Nothing is lost by it: every command closes its journal, files and shell before it returns, atexit
     handlers still run, and objects freed by reference counting are still finalized.
     """
+    _closed_std_streams_to_devnull()
     try:
         main()
     finally:
