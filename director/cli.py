@@ -21,6 +21,7 @@ from director import __version__
 from director.cli_options import (
     ApproveOpt,
     EventsOpt,
+    IgnoreLintOpt,
     JsonOpt,
     MaxRecoveriesOpt,
     NonInteractiveOpt,
@@ -180,6 +181,7 @@ def apply(
     plain: PlainOpt = False,
     state_url: StateUrlOpt = None,
     wait_for_approval: WaitOpt = None,
+    ignore_lint_errors: IgnoreLintOpt = False,
 ) -> int:
     """Apply a plan: observe before act, stop at gates, resume where a previous run stopped.
 
@@ -211,6 +213,7 @@ def apply(
         plain=plain,
         state_url=state_url,
         wait_for_approval=wait_for_approval,
+        ignore_lint_errors=ignore_lint_errors,
     )
 
 
@@ -232,6 +235,7 @@ def teardown(
     plain: PlainOpt = False,
     state_url: StateUrlOpt = None,
     wait_for_approval: WaitOpt = None,
+    ignore_lint_errors: IgnoreLintOpt = False,
 ) -> int:
     """Tear down what the plan created: observe first, 💥 approval, resumable.
 
@@ -259,6 +263,7 @@ def teardown(
         plain=plain,
         state_url=state_url,
         wait_for_approval=wait_for_approval,
+        ignore_lint_errors=ignore_lint_errors,
     )
 
 

@@ -50,6 +50,14 @@ WaitOpt = Annotated[
         metavar="[TIMEOUT]",
     ),
 ]
+# No variable on purpose (like --restart): running a plan despite its lint errors is decided per invocation.
+IgnoreLintOpt = Annotated[
+    bool,
+    typer.Option(
+        "--ignore-lint-errors",
+        help="Run the plan even though `director lint` finds errors in it (refused otherwise, exit 65).",
+    ),
+]
 WorkdirOpt = Annotated[
     Path | None,
     typer.Option(

@@ -14,6 +14,7 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from director.commands.lintgate import refuse_lint_errors
 from director.commands.paths import (
     Paths,
     backend_for,
@@ -66,6 +67,7 @@ def run_command(
     max_recoveries: int = 5,
     state_url: str | None = None,
     wait_for_approval: float | None = None,
+    ignore_lint_errors: bool = False,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`)."""
     from director.ci import github_actions, in_ci
@@ -80,6 +82,8 @@ def run_command(
     if mode == "run":
         require_writable_plan(plan_path)
     pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
+    if mode == "run":
+        refuse_lint_errors(pf.plan, plan_path, ignore=ignore_lint_errors)
     # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
     # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
     given = _preflight(pf.plan, pf.path, kind, mode, approve, sets)
