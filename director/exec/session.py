@@ -170,8 +170,10 @@ class SessionState:
         )
 
     def secret_values(self, is_secret: Callable[[str], bool]) -> list[str]:
-        """Values of the secret-named scalars (to extend a Redactor)."""
-        return secret_values(self.variables, is_secret)
+        """Values of the secret-named scalars and of the elements of secret-named arrays (to extend a
+        Redactor)."""
+        elements = [v for k, stmt in self.arrays.items() if is_secret(k) for v in array_values(stmt) if v]
+        return secret_values(self.variables, is_secret) + elements
 
 
 # -- declare -p / state file parsing --------------------------------------------------------------
@@ -263,6 +265,68 @@ def _skip_compound(text: str, i: int) -> int:
             i += 2
         else:
             i += 1
+
+
+def array_values(stmt: str) -> list[str]:
+    """The element values of an array's `declare -a/-A NAME=(…)` statement ([] if it is not one)."""
+    start = stmt.find("=(")
+    if start < 0:
+        return []
+    text, i = stmt, start + 2
+    out: list[str] = []
+    try:
+        while True:
+            while text[i] == " ":
+                i += 1
+            if text[i] != "[":
+                return out  # `)`: the end
+            # the key: bare, "quoted" or $'quoted', then `]=`
+            if text[i + 1] == '"':
+                _, i = _parse_dq(text, i + 1)
+            elif text.startswith("$'", i + 1):
+                _, i = _parse_ansi(text, i + 1)
+            else:
+                i = text.index("]", i)
+            i = text.index("]=", i) + 2
+            if text[i] == '"':
+                value, i = _parse_dq(text, i)
+            elif text.startswith("$'", i):
+                value, i = _parse_ansi(text, i)
+            else:
+                j = i
+                while text[i] not in " )":
+                    i += 1
+                value = text[j:i]
+            out.append(value)
+    except (IndexError, ValueError):
+        return out
+
+
+_FUNCTION_START = re.compile(r"^(\S+) \(\) $", re.M)
+
+
+def split_functions(text: str) -> dict[str, str]:
+    """`declare -f` text (with Director's `export -f NAME` lines) as NAME -> its definition and export.
+
+    `declare -f` indents every line of a body: only a function's first line, its braces and export
+    lines start at the margin.
+    """
+    body: list[str] = []
+    exports: dict[str, str] = {}
+    for line in text.splitlines(keepends=True):
+        if line.startswith("export -f "):
+            exports[line[len("export -f ") :].strip()] = line.rstrip("\n") + "\n"
+        else:
+            body.append(line)
+    joined = "".join(body)
+    starts = list(_FUNCTION_START.finditer(joined))
+    out: dict[str, str] = {}
+    for n, m in enumerate(starts):
+        end = starts[n + 1].start() if n + 1 < len(starts) else len(joined)
+        out[m.group(1)] = joined[m.start() : end]
+    for name, line in exports.items():
+        out[name] = out.get(name, "") + line
+    return out
 
 
 def parse_declare_p(text: str) -> Iterator[tuple[str, str, str | None, str]]:

@@ -83,6 +83,8 @@ class Run:
     # Names the journal could not keep (secret-named, or holding a secret value): a restored session lacks
     # them, so a block that reads one must get it recomputed or not run at all.
     withheld: set[str] = field(default_factory=set)
+    withheld_arrays: set[str] = field(default_factory=set)  # those of `withheld` that are arrays
+    withheld_functions: set[str] = field(default_factory=set)  # functions left out for holding a secret
     gate_receipts: dict[str, int] = field(default_factory=dict)  # section -> approval it acts on
     realized_rows: set[str] = field(default_factory=set)  # key/value rows realized in this invocation
     applied: list[str] = field(default_factory=list)

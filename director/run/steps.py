@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+from director.exec.session import split_functions
 from director.exec.shell import BlockResult, SessionState
 from director.ledger.cells import strip_ansi
 from director.plan import bash
@@ -101,20 +102,40 @@ def _memo(
 
 
 def _refuse_withheld(run: Run, section: Section, block: Block, text: str) -> None:
-    """Never run a block with an empty or masked secret a previous process had (it was never stored)."""
-    missing = [n for n in bash.reads(text) if n in run.withheld]
-    if not missing:
+    """Never run a block with an empty or masked secret a previous process had (it was never stored):
+    a scalar, an array, or a function whose text held one."""
+    if not (run.withheld or run.withheld_functions):
         return
-    names = ", ".join(missing)
-    raise Stop(
-        run.fail(
-            section,
-            f"{run.label(section)} block at plan line {block.span.first_line} reads {names}: a secret an "
-            "earlier block set in a previous process; Director never stores secrets, so it cannot restore "
-            f"it. Export {names} in Director's environment and run again (the block was not run with an "
-            "empty or masked value)",
+    read = bash.reads(text)
+    missing = [n for n in read if n in run.withheld and n not in run.withheld_arrays]
+    arrays = [n for n in read if n in run.withheld_arrays]
+    functions = sorted(f for f in run.withheld_functions if bash.calls(text, f))
+    if not (missing or arrays or functions):
+        return
+    where = f"{run.label(section)} block at plan line {block.span.first_line}"
+    why = []
+    if missing:
+        names = ", ".join(missing)
+        why.append(
+            f"reads {names}: a secret an earlier block set in a previous process; Director never stores "
+            f"secrets, so it cannot restore it. Export {names} in Director's environment and run again"
         )
-    )
+    if arrays:
+        names = ", ".join(arrays)
+        why.append(
+            f"reads the array {names}, which an earlier block filled with a secret in a previous process; "
+            "Director never stores secrets, so it cannot restore it. Fill it in §0 (run again on every "
+            "resume) from a variable exported in Director's environment"
+        )
+    if functions:
+        names = ", ".join(functions)
+        why.append(
+            f"calls {names}, a function an earlier block defined with a secret in its text in a previous "
+            "process; Director never stores secrets, so it cannot restore it. Define it in §0 from a "
+            "variable exported in Director's environment"
+        )
+    message = f"{where} " + "; it ".join(why) + " (the block was not run with an empty or masked value)"
+    raise Stop(run.fail(section, message))
 
 
 def block_session(state: SessionState, block: Block, workdir: Path | str) -> SessionState:
@@ -203,7 +224,10 @@ def step(
             StepState.SUCCEEDED if ok else (StepState.INTERRUPTED if run.interrupted else StepState.FAILED)
         )
         run.session = res.state if block.cwd is None else replace(res.state, cwd=run.session.cwd)
-        run.withheld -= set(run.session.variables)
+        run.withheld -= set(run.session.variables) | set(run.session.arrays)
+        run.withheld_arrays &= run.withheld
+        if run.withheld_functions:
+            run.withheld_functions -= set(split_functions(run.session.functions))
         session.learn_secrets(run)
         run.journal.step_finished(
             sid,
