@@ -50,7 +50,8 @@ def table(results: list[faults.TrialResult]) -> str:
     groups: dict[tuple[str, str], list[faults.TrialResult]] = defaultdict(list)
     for r in results:
         groups[(r.plan, " + ".join(r.kinds))].append(r)
-    head = ["plan", "kills", "trials", "landed", "runs", *(SHORT[i] for i in INVARIANTS), "s/trial"]
+    head = ["plan", "kills", "trials", "landed", "runs", "orphans", *(SHORT[i] for i in INVARIANTS)]
+    head.append("s/trial")
     rows = [head, ["---"] * len(head)]
 
     def row(plan: str, kinds: str, rs: list[faults.TrialResult]) -> list[str]:
@@ -62,6 +63,7 @@ def table(results: list[faults.TrialResult]) -> str:
             str(len(rs)),
             f"{landed}/{aimed}",
             str(sum(r.invocations for r in rs)),
+            str(sum(len(r.orphans) for r in rs)),  # servers a kill inside the act left, each to be stopped
             *(str(sum(1 for r in rs if i in r.violations)) for i in INVARIANTS),
             f"{sum(r.seconds for r in rs) / len(rs):.1f}",
         ]
