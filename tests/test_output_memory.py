@@ -41,6 +41,7 @@ def test_a_100_mb_line_leaves_director_under_100_mb(tmp_path: Path, out: Path) -
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     peak_kib = int(r.stderr.rsplit("PEAK_RSS_KIB", 1)[1].split()[0])
+    print(f"Director's peak RSS with a {LINE // 1_000_000} MB line: {peak_kib / 1024:.1f} MB")  # pytest -s
     assert peak_kib < 100 * 1024, f"Director peaked at {peak_kib / 1024:.0f} MB"
     # The line was read whole (the block's next line came through) and shown bounded.
     assert "after-the-line" in r.stdout and "characters not shown]…" in r.stdout
