@@ -1,9 +1,11 @@
-"""The randomized SIGKILL soak, long version: ≥ 200 trials over the two soak plans, one table.
+"""The randomized SIGKILL soak, long version: ≥ 200 trials over the three soak plans, one table.
 
 Each trial applies a plan in a fresh directory, SIGKILLs Director or the bash of the block it runs once
-or twice at random moments, applies once more without interference, and checks the invariants of
-tests/faults.py after every invocation and at the end. The table counts, per plan and kill pattern, the
-trials that broke each invariant (0 everywhere is the goal).
+or twice at random moments (in the "server" plan, the first kill inside the act that starts a `setsid`
+server), applies once more without interference, tears the plan down, and checks the invariants of
+tests/faults.py after every invocation and at the end (no process of the plan alive after the teardown,
+read in /proc). The table counts, per plan and kill pattern, the trials that broke each invariant (0
+everywhere is the goal).
 
 Usage: .venv/bin/python bench/soak.py [-n 200] [--seed N] [--keep DIR]
   --keep DIR   move every trial that broke an invariant there, for a post-mortem
@@ -37,14 +39,19 @@ SHORT = {
     "no-secret": "no secret",
     "no-shell-temp": "shell tmp",
     "no-secret-shell": "shell secret",
+    "orphan-stopped": "orphan stopped",
+    "tears-down": "tears down",
+    "no-process-left": "no process",
 }
+INVARIANTS = (*faults.INVARIANTS, *faults.TEARDOWN_INVARIANTS)
 
 
 def table(results: list[faults.TrialResult]) -> str:
     groups: dict[tuple[str, str], list[faults.TrialResult]] = defaultdict(list)
     for r in results:
         groups[(r.plan, " + ".join(r.kinds))].append(r)
-    head = ["plan", "kills", "trials", "landed", "applies", *(SHORT[i] for i in faults.INVARIANTS), "s/trial"]
+    head = ["plan", "kills", "trials", "landed", "runs", "orphans", *(SHORT[i] for i in INVARIANTS)]
+    head.append("s/trial")
     rows = [head, ["---"] * len(head)]
 
     def row(plan: str, kinds: str, rs: list[faults.TrialResult]) -> list[str]:
@@ -56,7 +63,8 @@ def table(results: list[faults.TrialResult]) -> str:
             str(len(rs)),
             f"{landed}/{aimed}",
             str(sum(r.invocations for r in rs)),
-            *(str(sum(1 for r in rs if i in r.violations)) for i in faults.INVARIANTS),
+            str(sum(len(r.orphans) for r in rs)),  # servers a kill inside the act left, each to be stopped
+            *(str(sum(1 for r in rs if i in r.violations)) for i in INVARIANTS),
             f"{sum(r.seconds for r in rs) / len(rs):.1f}",
         ]
 
@@ -86,7 +94,10 @@ def main() -> int:
         )
 
     try:
-        results = faults.soak(root, args.trials, args.seed, keep=args.keep, progress=progress)
+        results = faults.soak(
+            root, args.trials, args.seed, tuple(faults.PLANS), teardown=True, keep=args.keep,
+            progress=progress,
+        )  # fmt: skip
     finally:
         shutil.rmtree(root, ignore_errors=True)
     load = os.getloadavg()

@@ -26,9 +26,12 @@ from director.cli_options import (
     DetailSectionOpt,
     EventsOpt,
     GateSectionArg,
+    IgnoreLintOpt,
     JobsOpt,
     JsonOpt,
+    LastRunOpt,
     LintStrictOpt,
+    LogSectionArg,
     MaxRecoveriesOpt,
     NonInteractiveOpt,
     OperatorOpt,
@@ -49,7 +52,9 @@ from director.cli_options import (
     VerifyReceiptsOpt,
     WaitOpt,
     WorkdirOpt,
+    YesOpt,
 )
+from director.cli_streams import closed_std_streams_to_devnull
 from director.error_handler import error_handler
 from director.errors import ExitCode
 from director.errors import UsageError as DirectorUsageError
@@ -178,6 +183,7 @@ def apply(
     sign_with: SignWithOpt = None,
     allowed_signers: AllowedSignersOpt = None,
     jobs: JobsOpt = None,
+    ignore_lint_errors: IgnoreLintOpt = False,
 ) -> int:
     """Apply a plan (or a family: providers first, in parallel where they can): observe before act, stop
     at gates, resume where a previous run stopped.
@@ -214,6 +220,7 @@ def apply(
         wait_for_approval=wait_for_approval,
         sign_with=sign_with,
         allowed_signers=allowed_signers,
+        ignore_lint_errors=ignore_lint_errors,
     )
 
 
@@ -239,6 +246,7 @@ def teardown(
     allowed_signers: AllowedSignersOpt = None,
     jobs: JobsOpt = None,
     orphan_consumers: OrphanOpt = False,
+    ignore_lint_errors: IgnoreLintOpt = False,
 ) -> int:
     """Tear down what the plan created (a family: consumers first): observe first, 💥 approval, resumable.
 
@@ -270,6 +278,7 @@ def teardown(
         wait_for_approval=wait_for_approval,
         sign_with=sign_with,
         allowed_signers=allowed_signers,
+        ignore_lint_errors=ignore_lint_errors,
     )
 
 
@@ -352,9 +361,7 @@ def approve_cmd(
     section: GateSectionArg = None,
     operator: OperatorOpt = None,
     state_dir: StateDirOpt = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", help="Record it without asking (required without a terminal).")
-    ] = False,
+    yes: YesOpt = False,
     state_url: StateUrlOpt = None,
     sign_with: SignWithOpt = None,
     allowed_signers: AllowedSignersOpt = None,
@@ -400,9 +407,7 @@ def status(
 def diff(
     plan: PlanArg,
     against: Annotated[str, typer.Option("--against", help="A git revision to compare with.")] = "HEAD",
-    last_run: Annotated[
-        bool, typer.Option("--last-run", help="Compare with the state before the last run.")
-    ] = False,
+    last_run: LastRunOpt = False,
     state_dir: StateDirOpt = None,
     as_json: JsonOpt = False,
     state_url: StateUrlOpt = None,
@@ -474,9 +479,7 @@ def output(
 @_command()
 def logs(
     plan: PlanArg,
-    section: Annotated[
-        str | None, typer.Argument(help="Only this section: number, key or slug.", metavar="SECTION")
-    ] = None,
+    section: LogSectionArg = None,
     run: Annotated[int | None, typer.Option("--run", help="This run (default: the latest).")] = None,
     state_dir: StateDirOpt = None,
 ) -> int:
@@ -491,9 +494,7 @@ def logs(
 
 @_command()
 def init(
-    name: Annotated[
-        str, typer.Argument(help="Plan name: writes NAME.md (e.g. cache.local).", metavar="NAME")
-    ],
+    name: Annotated[str, typer.Argument(help="Plan name: writes NAME.md (cache.local).", metavar="NAME")],
     directory: Annotated[Path, typer.Option("--dir", help="Where to write it.")] = Path("."),
 ) -> int:
     """Scaffold a new plan in this format that lints clean and applies on a fresh machine.
@@ -591,6 +592,7 @@ def entry() -> NoReturn:
     Nothing is lost by it: every command closes its journal, files and shell before it returns, atexit
     handlers still run, and objects freed by reference counting are still finalized.
     """
+    closed_std_streams_to_devnull()
     try:
         main()
     finally:

@@ -124,6 +124,13 @@ LintStrictOpt = Annotated[
         envvar="DIRECTOR_LINT_STRICT",
     ),
 ]
+YesOpt = Annotated[
+    bool, typer.Option("--yes", help="Record it without asking (required without a terminal).")
+]
+LastRunOpt = Annotated[bool, typer.Option("--last-run", help="Compare with the state before the last run.")]
+LogSectionArg = Annotated[
+    str | None, typer.Argument(help="Only this section: number, key or slug.", metavar="SECTION")
+]
 StateDirOpt = Annotated[
     Path | None,
     typer.Option(
@@ -152,6 +159,14 @@ WaitOpt = Annotated[
         help="At a gate without approval, wait up to TIMEOUT seconds (no value: no limit) for a "
         "`director approve` receipt instead of exiting 4.",
         metavar="[TIMEOUT]",
+    ),
+]
+# No variable on purpose (like --restart): running a plan despite its lint errors is decided per invocation.
+IgnoreLintOpt = Annotated[
+    bool,
+    typer.Option(
+        "--ignore-lint-errors",
+        help="Run the plan even though `director lint` finds errors in it (refused otherwise, exit 65).",
     ),
 ]
 WorkdirOpt = Annotated[

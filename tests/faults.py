@@ -19,6 +19,17 @@ with a SIGKILL landing at a random moment -- of Director itself or of the bash r
 The last two guard the shell (issue 14 point 1): the session travels through pipes, never a file.
 Every process a trial starts carries `SOAK_TRIAL=<id>` in its environment; whatever survives the trial
 (an orphaned block) is killed by that mark, never by name.
+
+With `teardown=True` (issue 27) each trial ends with `director teardown`, and three more invariants hold:
+
+  orphan-stopped     the server a killed attempt of the "server" plan's act left running (its pid file,
+                     read right after the kill) no longer runs once the next apply has run the act again
+  tears-down         the teardown exits 0 and Live State says `gone`
+  no-process-left    no process carrying the trial's mark is alive after the teardown (read in /proc,
+                     zombies aside): nothing the plan started outlived it
+
+In trials of the "server" plan the first kill is aimed inside the act that starts the server: it lands
+once the server answers, during the act's last two seconds.
 """
 
 from __future__ import annotations
@@ -285,10 +296,104 @@ rm -rf "$APP"
 ```
 """
 
+# Plan "server" (issue 27): §2's act starts a server with `setsid … &` on a fixed port and records its pid
+# in a file; the teardown stops the recorded one. An attempt killed after the server started leaves it
+# running: unless Director stops it before the act runs again, the next server cannot bind the port (the
+# verify checks the recorded pid), and the teardown leaves the first one behind.
+SERVER = f"""\
+# Server — a plan for Director's fault-injection soak
+
+> Self-executing Markdown: a local HTTP server started in the background, stopped by the teardown.
+
+{_PROMPT}
+## Intent
+
+**Acceptance contract:**
+1. **Serving** — the recorded server answers on its port.
+
+## 0. Variables
+
+```bash
+export OUT="${{SOAK_OUT:?}}"
+export PORT="${{SOAK_PORT:?}}"
+export PY="${{SOAK_PYTHON:-python3}}"
+export RUN="$PWD/run"
+```
+
+## 1. Run directory  🟢
+
+{_act("1", 'mkdir -p "$RUN"', "0.1")}
+```bash
+# ✔ run directory present
+[ -d "$RUN" ] && echo "run directory present" || {{ echo "no run directory"; exit 1; }}
+```
+
+## 2. Server  🟢
+
+```bash
+echo "start:2" >> "$OUT/acts"
+setsid "$PY" -m http.server "$PORT" --bind 127.0.0.1 >"$RUN/server.log" 2>&1 </dev/null &
+echo "$!" > "$RUN/server.pid"
+for _ in $(seq 1 400); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.05; done
+touch "$OUT/server-started"
+sleep 2
+echo "end:2" >> "$OUT/acts"
+```
+```bash
+# ✔ the recorded server answers
+if kill -0 "$(cat "$RUN/server.pid")" 2>/dev/null && (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+  echo "the recorded server answers"
+else
+  echo "the recorded server is down"; exit 1
+fi
+```
+
+## 3. Acceptance  ✔
+
+```bash
+(exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && echo "1: serving" || {{ echo "1: not serving"; exit 1; }}
+```
+
+## Live State
+
+```yaml
+status:        not-created
+last_action:   —
+last_verified: —
+```
+
+| ✔ check | expected              | observed | result |
+|---------|-----------------------|----------|--------|
+| serving | the server answers    | —        | —      |
+
+## Teardown (observe-first, resumable)  💥
+
+```bash
+pid="$(cat "$RUN/server.pid" 2>/dev/null)"
+if [ -n "$pid" ] && kill "$pid" 2>/dev/null; then
+  for _ in $(seq 1 400); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+fi
+rm -rf "$RUN"
+```
+```bash
+# ✔ server gone
+if [ ! -e "$RUN" ] && ! (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+  echo "server gone"
+else
+  echo "server still there"; exit 1
+fi
+```
+"""
+
 PLANS: dict[str, tuple[str, tuple[str, ...]]] = {
     "chain": (CHAIN, ()),
     "gated": (GATED, ("--auto-approve",)),
+    "server": (SERVER, ()),
 }
+# The soak's plans before issue 27 (tests/test_soak.py keeps to them; "server" has its own test).
+SOAK_PLANS = ("chain", "gated")
+TEARDOWN_INVARIANTS = ("orphan-stopped", "tears-down", "no-process-left")
+
 # Exit codes an uninterrupted invocation may end with here (a killed block fails its act: 3).
 _EXPECTED = {int(ExitCode.OK), int(ExitCode.STEP_FAILED)}
 _DOCUMENTED = {int(c) for c in ExitCode}
@@ -303,6 +408,7 @@ class TrialResult:
     landed: list[str] = field(default_factory=list)  # the kills that hit a live process
     invocations: int = 0
     seconds: float = 0.0
+    orphans: list[int] = field(default_factory=list)  # servers a kill inside the "server" act left running
     violations: dict[str, list[str]] = field(default_factory=dict)
 
     def violate(self, invariant: str, what: str) -> None:
@@ -341,6 +447,25 @@ def _environ(pid: int) -> str:
             return f.read().decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "X"
+
+
+def marked_alive(mark: str) -> list[str]:
+    """`pid (comm)` of every live process (zombies aside) whose environment carries SOAK_TRIAL=<mark>."""
+    needle = f"SOAK_TRIAL={mark}\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        pid = int(entry) if entry.isdigit() else 0
+        if pid and pid != os.getpid() and needle in _environ(pid) and _state(pid) not in ("Z", "X"):
+            found.append(f"{entry} ({_comm(pid)})")
+    return found
 
 
 def kill_marked(mark: str) -> int:
@@ -415,8 +540,19 @@ def _secret_hits(values: list[str], roots: Iterable[Path]) -> list[str]:
     return sorted(set(hits))
 
 
-def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Random) -> TrialResult:
-    """One trial in `base` (created, left for the caller to remove): kills, then a clean apply, then checks."""
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_trial(
+    base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Random, *, teardown: bool = False
+) -> TrialResult:
+    """One trial in `base` (created, left for the caller to remove): kills, then a clean apply, then checks;
+    with `teardown`, a teardown and what it must leave."""
     started = time.monotonic()
     text, extra = PLANS[plan_name]
     result = TrialResult(plan_name, kinds)
@@ -433,10 +569,13 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
     env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
     env.update({"SOAK_OUT": str(out), "API_TOKEN": token, "TMPDIR": str(tmp), "SOAK_TRIAL": mark, "CI": "1"})
     env["NO_COLOR"] = "1"
+    env.update({"SOAK_PORT": str(_free_port()), "SOAK_PYTHON": sys.executable})
     argv = [sys.executable, "-m", "director", "apply", str(plan), "--max-recoveries", "1000", *extra]
     acts = set(re.findall(r'echo "start:(\w+)"', text))
+    pid_file = state / "workspace" / "run" / "server.pid"
+    orphans = result.orphans  # servers a killed attempt left (the "server" plan)
 
-    def invoke(kill: str | None) -> int | None:
+    def invoke(kill: str | None, aim: Path | None = None) -> int | None:
         finished = finished_acts(db)
         seen = len(_acts(out))
         proc = subprocess.Popen(
@@ -444,7 +583,15 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
         )
         result.invocations += 1
         if kill is not None:
-            _kill(proc, kill, rng, result, out, seen, len(acts - finished))
+            _kill(proc, kill, rng, result, out, seen, len(acts - finished), aim)
+            log = _acts(out)
+            if aim is not None and "start:2" in log and "end:2" not in log[len(log) - log[::-1].index("start:2") :]:
+                # The kill landed inside the act (it never logged its end): the server it started is left.
+                proc.wait(timeout=180)  # Director itself, or (a killed block) after it failed the act
+                with contextlib.suppress(OSError, ValueError):
+                    orphan = int(pid_file.read_text().split()[0])
+                    if _state(orphan) not in ("Z", "X"):
+                        orphans.append(orphan)
         try:
             _, err = proc.communicate(timeout=180)
         except subprocess.TimeoutExpired:
@@ -467,8 +614,9 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
         return rc
 
     try:
-        for kind in kinds:
-            invoke(kind)
+        for n, kind in enumerate(kinds):
+            aimed = plan_name == "server" and n == 0
+            invoke(kind, out / "server-started" if aimed else None)
         rc = invoke(None)
         if rc != 0:
             result.violate("completes", f"the apply after the kills exited {rc}")
@@ -476,6 +624,13 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
             ls = parse(plan.read_text(encoding="utf-8")).live_state
             if ls is None or ls.data.get("status") != "live":
                 result.violate("completes", f"Live State status {ls and ls.data.get('status')!r}")
+        for orphan in orphans:
+            if _state(orphan) not in ("Z", "X"):
+                result.violate("orphan-stopped", f"pid {orphan} ({_comm(orphan)}) still runs")
+        if teardown:
+            _teardown(plan, base, env, result)
+            if left := marked_alive(mark):
+                result.violate("no-process-left", ", ".join(left))
     finally:
         kill_marked(mark)
     temps = [str(p) for p in plan_dir.rglob("*.director-tmp")]
@@ -494,6 +649,20 @@ def run_trial(base: Path, plan_name: str, kinds: tuple[str, ...], rng: random.Ra
         result.violate("no-secret-shell", ", ".join(hits))
     result.seconds = time.monotonic() - started
     return result
+
+
+def _teardown(plan: Path, base: Path, env: dict[str, str], result: TrialResult) -> None:
+    result.invocations += 1
+    r = subprocess.run(
+        [sys.executable, "-m", "director", "teardown", str(plan), "--approve", "teardown"],
+        cwd=base, env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    if "Traceback" in r.stderr:
+        result.violate("no-traceback", f"teardown: {r.stderr[-500:]}")
+    ls = parse(plan.read_text(encoding="utf-8")).live_state
+    status = ls.data.get("status") if ls is not None else None
+    if r.returncode != 0 or status != "gone":
+        result.violate("tears-down", f"exit {r.returncode}, Live State {status!r}: {r.stdout[-300:]}")
 
 
 def _acts(out: Path) -> list[str]:
@@ -520,18 +689,22 @@ def _kill(
     out: Path,
     seen: int,
     remaining: int,
+    aim: Path | None = None,
 ) -> None:
     """SIGKILL Director, or the bash of the block it runs, at a random point of this invocation's progress:
     once the n-th of the acts it still has to run has started (n = 0: from its start), then up to 0.5 s on
     (into that act's sleep, its verify, the next section). Picked by progress, not by the clock, so that a
-    kill lands as often on a loaded machine as on a quiet one, and on a resumed apply (less left to do)."""
+    kill lands as often on a loaded machine as on a quiet one, and on a resumed apply (less left to do).
+    With `aim`: once that file exists (the act it names is in its last second), then up to 0.5 s on."""
     n = rng.randrange(remaining + 1) if remaining else 0
     deadline = time.monotonic() + 120
-    while n and proc.poll() is None and time.monotonic() < deadline:
+    while aim is not None and not aim.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    while aim is None and n and proc.poll() is None and time.monotonic() < deadline:
         if sum(a.startswith("start:") for a in _acts(out)[seen:]) >= n:
             break
         time.sleep(0.01)
-    time.sleep(rng.uniform(0.05, 0.5))
+    time.sleep(rng.uniform(0.0, 0.5) if aim is not None else rng.uniform(0.05, 0.5))
     if kind == "director":
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -557,8 +730,9 @@ def soak(
     root: Path,
     trials: int,
     seed: int,
-    plans: Iterable[str] = tuple(PLANS),
+    plans: Iterable[str] = SOAK_PLANS,
     *,
+    teardown: bool = False,
     keep: Path | None = None,
     progress: Callable[[int, TrialResult], None] | None = None,
 ) -> list[TrialResult]:
@@ -570,7 +744,7 @@ def soak(
     for i in range(trials):
         base = root / f"t{i:04d}"
         try:
-            r = run_trial(base, names[i % len(names)], trial_kinds(rng), rng)
+            r = run_trial(base, names[i % len(names)], trial_kinds(rng), rng, teardown=teardown)
             results.append(r)
             if keep is not None and r.violations:
                 shutil.move(str(base), str(keep / base.name))

@@ -29,6 +29,7 @@ LAYERS = {
     "commands": 5,
     "cli": 6,
     "cli_options": 6,  # the options the commands share
+    "cli_streams": 6,  # the standard streams at start (a closed one becomes /dev/null)
     "error_handler": 6,  # the one place an error becomes a message and an exit code
     "__main__": 6,
 }

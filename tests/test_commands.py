@@ -170,8 +170,8 @@ def test_status_json_fields(tmp_path: Path, out: Path) -> None:
 
     assert director("apply", str(plan), "--operator", "alice", cwd=tmp_path, out=out).returncode == 4
     s = _json(director("status", str(plan), "--json", cwd=tmp_path, out=out))
-    assert set(s) == {"schema", "plan", "title", "live_state", "last_run", "sections", "lease", "sessions", "state"}
-    assert s["schema"] == "director.status/1"
+    assert set(s) == {"schema", "plan", "title", "live_state", "last_run", "sections", "lease", "sessions", "processes", "state"}
+    assert s["schema"] == "director.status/1" and s["processes"] == []  # the counter plan starts none
     assert s["plan"] == str(plan) and s["title"] == "Counter — a plan written for Director's tests"
     assert set(s["live_state"]) == {"status", "last_action", "last_verified", "target", "kv", "checks"}
     kv = {r["key"]: r for r in s["live_state"]["kv"]}  # the clean value, its remark, the cell as written

@@ -291,7 +291,7 @@ def test_a_run_lets_go_of_the_plan_each_ledger_write_replaced(tmp_path: Path, mo
     monkeypatch.setattr(PlanFile, "save", counting_save)
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as done:
-        main(["apply", "p.md", "--plain", "--non-interactive"])
+        main(["apply", "p.md", "--plain", "--non-interactive", "--ignore-lint-errors"])  # no verify blocks
     assert done.value.code == 0
     assert len(alive_at_write) >= 2 and len(replaced) >= 1
     assert alive_at_write == [0] * len(alive_at_write), alive_at_write

@@ -85,3 +85,45 @@ def test_waiting_reader_sees_a_process_blocked_on_its_stdin_pipe() -> None:
     finally:
         os.close(w)
         p.wait(timeout=10)
+
+
+@linux_only
+def test_marked_processes_their_unmarked_descendants_and_stopping_them_term_then_kill() -> None:
+    from director.exec import marks
+
+    plan = marks.plan_identity("p.md", f"test {os.getpid()} {time.monotonic()}")
+    step = marks.step_marks(plan, 4, "2", 0, 9, keep=False)
+    env = {**os.environ, marks.PLAN_VAR: plan, **step}
+    # A marked bash that ignores SIGTERM (so does its child: an ignored signal is inherited) and starts a
+    # child that cleared its environment; and a process of another plan, and an unmarked one.
+    p = subprocess.Popen(
+        ["bash", "-c", "trap '' TERM; env -i sleep 60 & wait"], env=env, start_new_session=True
+    )
+    other_env = {**os.environ, marks.PLAN_VAR: marks.plan_identity("p.md", "elsewhere")}
+    others = [
+        subprocess.Popen(["sleep", "60"], env=other_env, start_new_session=True),
+        subprocess.Popen(["sleep", "60"], start_new_session=True),
+    ]
+    try:
+        deadline = time.monotonic() + 10
+        while len(marks.marked(plan)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        found = marks.marked(plan)
+        assert len(found) == 2 and p.pid in {m.pid for m in found}
+        parent = next(m for m in found if m.pid == p.pid)
+        child = next(m for m in found if m.pid != p.pid)
+        assert child.command == "sleep" and child.step == step[marks.STEP_VAR] and not child.kept
+        assert parent.where == ("4", "2", "0", "9")
+        assert marks.marked(plan, step_prefix=marks.step_prefix(plan, 4, "2", 0)) == found
+        assert marks.marked(plan, step_prefix=marks.step_prefix(plan, 5, "2", 0)) == []
+        assert marks.marked(plan, exclude={p.pid}) == []  # excluded, and so is what descends from it
+
+        how = marks.stop(found, grace_s=0.3, clock=time.monotonic, sleeper=time.sleep)
+        assert dict(how) == {parent: "SIGKILL", child: "SIGKILL"}  # both ignored SIGTERM
+        assert not pid_alive(p.pid) and not pid_alive(child.pid)
+        assert all(o.poll() is None for o in others)  # another plan's and an unmarked process: untouched
+    finally:
+        for q in (p, *others):
+            if q.poll() is None:
+                q.kill()
+            q.wait()

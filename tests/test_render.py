@@ -89,6 +89,27 @@ def test_line_buffer_keeps_progress_rewrites_in_logs_and_the_last_one_on_screen(
     assert screen.partial == "downloading 7%"
 
 
+def test_line_buffer_holds_a_bounded_part_of_a_line_whatever_its_length() -> None:
+    from director.ui.lines import LINE_HEAD, LINE_TAIL
+
+    log, screen = LineBuffer(), LineBuffer(overwrite=True)
+    n = 3_000_000
+    for b in (log, screen):
+        for i in range(0, n, 4096):
+            chunk = ("h" if i == 0 else "x") + "x" * 4094 + ("t" if i + 4096 >= n else "x")
+            assert b.feed(chunk) == []
+            assert len(b._rest) + len(b._head) <= LINE_HEAD + LINE_TAIL + 4096  # never the whole line
+    total = len(range(0, n, 4096)) * 4096
+    [line] = log.feed("\nnext")
+    assert line.startswith("h" + "x" * (LINE_HEAD - 1)) and line.endswith("x" * (LINE_TAIL - 1) + "t")
+    assert f"…[{total - LINE_HEAD - LINE_TAIL} characters not shown]…" in line
+    assert len(line) < LINE_HEAD + LINE_TAIL + 50 and log.flush() == ["next"]
+    # A progress bar that never ends its line: the screen shows its latest state.
+    for pct in range(5_000):  # 70 K characters, never a newline
+        screen.feed(f"\rprogress {pct}")
+    assert screen.partial == "progress 4999"
+
+
 # ---------------------------------------------------------------------------------------------- plain
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from director.exec.secrets import (
     MASK,
     Redactor,
+    fragment_length,
     is_secret_name,
     secret_name_predicate,
     secret_values,
@@ -93,3 +94,55 @@ def test_stream_equals_whole_text(secrets: list[str], text: str, cuts: list[int]
         prev = p
     s = r.stream()
     assert "".join(s.feed(c) for c in chunks) + s.flush() == r.redact(text)
+
+
+def test_a_fragment_of_a_secret_is_masked_as_far_as_it_matches() -> None:
+    token = "tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0"  # 36 characters: fragments of 12 or more are masked
+    r = Redactor([token])
+    assert fragment_length(len(token)) == 12 and fragment_length(16) == 9 and fragment_length(7) == 7
+    assert r.redact(f"prefix {token[:17]}!") == f"prefix {MASK}!"  # the 17-character prefix
+    assert r.redact(f"tail={token[-12:]} mid={token[10:30]}x") == f"tail={MASK} mid={MASK}x"
+    assert r.redact(f"short={token[:11]} {token[5:16]}") == f"short={token[:11]} {token[5:16]}"
+    # as far as it matches: the text around a fragment that does not continue the secret is kept
+    assert r.redact("Ztok-9f8e7d6c5b4aZ") == f"Z{MASK}Z"
+    # two secrets next to each other are two masks, as before; overlapping fragments are one
+    assert r.redact(token + token) == MASK + MASK
+
+
+def test_stream_holds_back_a_piece_that_may_grow_into_a_fragment() -> None:
+    token = "tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+    s = Redactor([token]).stream()
+    # `${TOKEN:5:20}` cut by a chunk's end: neither half (each shorter than a fragment) leaks
+    piece = token[5:25]
+    out = s.feed("key: " + piece[:9]) + s.feed(piece[9:] + "\n") + s.flush()
+    assert out == f"key: {MASK}\n"
+    assert s.feed("Are you sure? (y/n) ") == "Are you sure? (y/n) " and s.pending == 0
+
+
+def _fragments(secret: str) -> set[str]:
+    n = fragment_length(len(secret))
+    return {secret[i : i + n] for i in range(len(secret) - n + 1)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    secrets=st.lists(st.text(alphabet="abc", min_size=4, max_size=20), min_size=1, max_size=3),
+    text=st.text(alphabet="abc\n", max_size=80),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=8),
+)
+def test_stream_equals_whole_text_and_no_fragment_survives(
+    secrets: list[str], text: str, cuts: list[int]
+) -> None:
+    r = Redactor(secrets)
+    points = sorted({c for c in cuts if c <= len(text)})
+    chunks, prev = [], 0
+    for p in [*points, len(text)]:
+        chunks.append(text[prev:p])
+        prev = p
+    s = r.stream()
+    whole = r.redact(text)
+    assert "".join(s.feed(c) for c in chunks) + s.flush() == whole
+    for piece in whole.split(MASK):  # what is left between the masks holds no secret, no fragment of one
+        for secret in r.values:
+            assert secret not in piece
+            assert not any(f in piece for f in _fragments(secret)), (secret, piece)

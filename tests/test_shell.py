@@ -362,3 +362,23 @@ def test_interactive_block_reads_the_operators_terminal(tmp_path: Path) -> None:
         child.expect("exit 0 False")
     finally:
         child.close(force=True)
+
+
+def test_marks_reach_every_process_but_never_the_session(tmp_path: Path) -> None:
+    from director.exec import marks
+
+    outer = {**BASE_ENV, "DIRECTOR_STEP": "outer/1/1/0/1", "DIRECTOR_PROCESSES": "keep"}  # a nested Director
+    with Shell(outer, tmp_path, interactive=False, marks={marks.PLAN_VAR: "p.md@0123"}) as sh:
+        st = sh.initial_state()
+        m1 = marks.step_marks("p.md@0123", 1, "2", 0, 5, keep=False)
+        probe = 'X=1; bash -c \'echo "[$DIRECTOR_PLAN|$DIRECTOR_STEP|${DIRECTOR_PROCESSES-unset}]"\''
+        r1 = sh.run(probe, st, marks=m1)
+        assert r1.output.strip() == "[p.md@0123|p.md@0123/1/2/0/5|unset]"
+        m2 = marks.step_marks("p.md@0123", 1, "3", 0, 6, keep=True)
+        r2 = sh.run(probe, r1.state, marks=m2)
+        assert r2.output.strip() == "[p.md@0123|p.md@0123/1/3/0/6|keep]"
+        assert r1.state.variables == {"X": "1"} and not any(k.startswith("DIRECTOR_") for k in r2.state.exported)
+        # Only the marks differ between two captures (bash sets LINES and COLUMNS once, in the first): the
+        # later one reuses the earlier one's parse.
+        r3 = sh.run(probe, r2.state, marks=marks.step_marks("p.md@0123", 1, "4", 1, 7, keep=False))
+        assert r3.state is r2.state

@@ -27,7 +27,7 @@ def soak(tmp_path_factory: pytest.TempPathFactory) -> list[faults.TrialResult]:
 
 def test_the_soak_kills_both_plans_director_and_bash_once_and_twice(soak: list[faults.TrialResult]) -> None:
     assert len(soak) >= 20
-    assert {r.plan for r in soak} == set(faults.PLANS)
+    assert {r.plan for r in soak} == set(faults.SOAK_PLANS)
     assert {len(r.kinds) for r in soak} == {1, 2}
     landed = Counter(k for r in soak for k in r.landed)
     # a kill misses only when the apply ended before it: most must land, of both kinds

@@ -164,3 +164,12 @@ def backend_for(
 def open_journal(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> StateStore | None:
     """The plan's journal, or None when nothing was recorded for it yet (nothing ran)."""
     return backend_for(plan_path, state_dir, state_url).open(create=False)
+
+
+def process_identity(plan_path: Path, backend: StateBackend) -> str:
+    """The plan's identity in the environment of every process its blocks start (`director.exec.marks`):
+    one plan's state (the journal file, or the database and plan key) on this machine."""
+    from director.exec.marks import plan_identity
+
+    d = backend.describe()
+    return plan_identity(plan_path.name, f"{d['backend']} {d['where']} {d['key']}")

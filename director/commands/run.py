@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from director.commands import run_screen
+from director.commands.lintgate import refuse_lint_errors
 from director.commands.paths import (
     Paths,
     backend_for,
     ignore_file,
     paths_for,
     prepare_dirs,
+    process_identity,
     remove_created,
     require_plan,
     require_writable_plan,
@@ -70,6 +72,7 @@ def run_command(
     provided: dict[str, str] | None = None,
     family: InFamily | None = None,
     detail_section: str | None = None,
+    ignore_lint_errors: bool = False,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`): one plan's run, one call.
 
@@ -91,6 +94,8 @@ def run_command(
     key = trust.signing_key(sign_with) if mode == "run" else None
     signers = trust.allowed_signers(plan_path, allowed_signers) if mode == "run" else None
     pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
+    if mode == "run":
+        refuse_lint_errors(pf.plan, plan_path, ignore=ignore_lint_errors)
     # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
     # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
     given = _preflight(pf.plan, pf.path, kind, mode, approve, sets)
@@ -119,7 +124,8 @@ def run_command(
             prompter = run_screen.prompter(console, live, interactive, plan_path, kind)
         journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
         # A family member's blocks never read the terminal: several may run at once (docs/families.md).
-        shell = _shell(tenv, p, interactive and family is None, secrets, provided or {})
+        mark = process_identity(plan_path, backend)
+        shell = _shell(tenv, p, interactive and family is None, secrets, provided or {}, mark)
         cfg = RunConfig(
             kind=kind,
             mode=mode,
@@ -284,10 +290,12 @@ def _target(name: str, p: Paths, plan: Plan, console: Console) -> tuple[Target, 
 
 
 def _shell(
-    tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str], provided: dict[str, str]
+    tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str], provided: dict[str, str], plan_mark: str
 ) -> Shell:
     """The blocks' session: this environment, what its providers realized, and the target's, in the
-    workspace, secrets redacted."""
+    workspace, secrets redacted, every process a block starts marked with the plan's identity
+    (docs/processes.md)."""
+    from director.exec.marks import PLAN_VAR
     from director.exec.secrets import Redactor
     from director.exec.shell import Shell
 
@@ -296,8 +304,9 @@ def _shell(
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))
     return Shell(
-        base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor
-    )
+        base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor,
+        marks={PLAN_VAR: plan_mark},
+    )  # fmt: skip
 
 
 def _torn_down(journal: StateStore) -> bool:

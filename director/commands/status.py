@@ -7,14 +7,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from director.commands.paths import backend_for, load_plan, paths_for
+from director.commands.paths import backend_for, load_plan, paths_for, process_identity
 from director.errors import DirectorError, ExitCode, UsageError
 
 
 def status_command(
     plan_path: Path, *, state_dir: Path | None, as_json: bool, state_url: str | None = None
 ) -> ExitCode:
-    """Print Live State, last run, lease, per-section last success and the targets' sessions."""
+    """Print Live State, last run, lease, per-section last success, the targets' sessions and the processes
+    the plan's blocks started that still run."""
     from director.ui.render import make_console
     from director.ui.status import render_status
 
@@ -98,6 +99,7 @@ def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None =
         "sections": [],
         "lease": None,
         "sessions": [],
+        "processes": _processes(process_identity(plan_path, backend)),
         "state": backend.describe(),  # where the journal, receipts and lease live; the plan key in use
     }
     journal = backend.open(create=False)
@@ -163,6 +165,13 @@ def _lease(journal: Any, backend: Any) -> dict[str, Any] | None:
         # (another host's, with SQLite; PostgreSQL knows from any machine).
         "alive": backend.holder_alive(journal, holder),
     }
+
+
+def _processes(identity: str) -> list[dict[str, Any]]:
+    """The live processes carrying the plan's mark (docs/processes.md), on this machine."""
+    from director.exec.marks import marked
+
+    return [p.to_json() for p in marked(identity)]
 
 
 def _sessions(state: Path) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from director.plan.bash import TraceEntry
 
 __all__ = ["BlockResult", "BlockRun", "Host", "Running"]
 
+_READ_MAX = 1 << 20  # bytes read from a pty in one go: a fast writer must not make one huge chunk
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 
 
@@ -74,9 +75,11 @@ class _Stream:
         self.open = True
 
     def read(self) -> tuple[str, bool]:
-        """(text available now, still open); EIO (every writer closed) or EOF closes it."""
+        """(text available now, at most `_READ_MAX` bytes of it; still open); EIO (every writer closed) or
+        EOF closes it."""
         out: list[str] = []
-        while self.open:
+        got = 0
+        while self.open and got < _READ_MAX:
             try:
                 data = os.read(self.fd, 65536)
             except (BlockingIOError, InterruptedError):
@@ -87,6 +90,7 @@ class _Stream:
             if not data:
                 self.open = False
                 break
+            got += len(data)
             out.append(self.redact.feed(self.decoder.decode(data)))
         return "".join(out), self.open
 
@@ -157,6 +161,7 @@ class BlockRun:
         self.streams: tuple[_Stream, ...] = ()
         self.waiting = False  # on_waiting was called and output has not resumed since
         self.forward_to: int | None = None  # the pty a waiting reader reads (interactive: keys go there)
+        self.marks: dict[str, str] = {}  # what the block exports for all it starts (`director.exec.marks`)
 
     def emit(self, text: str) -> None:
         if text:

@@ -66,6 +66,7 @@ class TraceReader:
     """Reads a block's xtrace pipe as it comes (a full pipe would stall the block) into bounded counts."""
 
     _KEEP = 1 << 20  # parse and aggregate whenever this much raw trace is buffered
+    _ENTRY_MAX = 64 * 1024  # of one longer entry (`+ echo <100 MB>`), only its start is kept
 
     def __init__(self, fd: int, redactor: Redactor, *, skip_eval: bool = False) -> None:
         """Read `fd`; with `skip_eval`, the first entry is the `eval` that ran the block: not the block's."""
@@ -75,6 +76,7 @@ class TraceReader:
         self._buf = ""
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._counts: dict[tuple[int, str, str, str], int] = {}
+        self._skipping = False  # dropping the rest of an entry longer than `_ENTRY_MAX`
         os.set_blocking(fd, False)
 
     def read(self) -> bool:
@@ -88,9 +90,17 @@ class TraceReader:
                 return False
             if not data:
                 return False
-            self._buf += self._decoder.decode(data)
+            text = self._decoder.decode(data)
+            if self._skipping:
+                start = text.find("\x1e")  # where the next entry begins
+                if start < 0:
+                    continue
+                text, self._skipping = text[start:], False
+            self._buf += text
             if len(self._buf) > self._KEEP:
                 self._fold(final=False)
+                if len(self._buf) > self._KEEP:  # one entry, still going: keep its start only
+                    self._buf, self._skipping = self._buf[: self._ENTRY_MAX], True
 
     def _fold(self, final: bool) -> None:
         text = self._buf

@@ -1,14 +1,24 @@
 """Secret names and secret values (pure).
 
 `is_secret_name` decides which shell variables are never written to the journal, the ledger, the
-audit or the screen; `Redactor` replaces secret *values* in any text Director shows or stores.
+audit or the screen; `Redactor` replaces secret *values*, and what is derived from them, in any text
+Director shows or stores.
+
+What is masked (docs/secrets.md): every occurrence of a secret value (4 characters or more), and every
+*fragment* of one: a run of at least `fragment_length(L)` consecutive characters of a secret of length
+L >= `MIN_FRAGMENT_SECRET` -- more than half of it, and never more than `MAX_FRAGMENT` (12) characters.
+So `${TOKEN:0:17}`, `${TOKEN: -8}` or a token cut by `cut -c1-20` are masked wherever they appear (the
+output, the journal, the ledger), and a variable holding one is never journaled (its value would change
+under redaction: it is withheld like a secret). A fragment is masked as far as it matches the secret.
+Values *computed* from a secret otherwise (a hash, base64, upper-cased) are not recognised.
 
 Streaming caveat: a secret can straddle two chunks of a stream ("…tok" + "en123…"); redacting each
 chunk alone would leak both halves. `StreamRedactor` therefore holds back the shortest tail that could
-still grow into a secret (the longest suffix of the text that is a proper prefix of some secret value)
-and emits it with the next chunk or on `flush()`. Text that cannot start a secret is never delayed, so
-a prompt such as "Are you sure? (y/n) " reaches the screen at once. The streamed result equals
-`redact()` of the whole text.
+still grow into a secret or a fragment (the longest suffix of the text that is a proper prefix of a short
+secret or a piece of a longer one, or a masked stretch that reaches the end) and emits it with the next
+chunk or on `flush()`. Text that cannot continue a secret is never delayed, so a prompt such as
+"Are you sure? (y/n) " reaches the screen at once. The streamed result equals `redact()` of the whole
+text.
 """
 
 from __future__ import annotations
@@ -18,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 
 MASK = "***"
 MIN_SECRET_LEN = 4  # shorter values ("1", "yes") would blank out ordinary text
+MIN_FRAGMENT_SECRET = 8  # a secret this long or longer is masked in fragments too
+MAX_FRAGMENT = 12  # a run of this many characters of a secret is always masked
 
 # Substrings (case-insensitive) that make a variable name secret, and the suffixes that do.
 _SECRET_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL")
@@ -46,19 +58,39 @@ def secret_values(env: Mapping[str, str], is_secret: Callable[[str], bool] = is_
     return [v for k, v in env.items() if is_secret(k) and v]
 
 
+def fragment_length(length: int) -> int:
+    """The shortest run of characters of a secret of `length` that is masked (the whole value below 8)."""
+    if length < MIN_FRAGMENT_SECRET:
+        return length
+    return min(MAX_FRAGMENT, length // 2 + 1)
+
+
 class Redactor:
-    """Replaces every occurrence of any secret value (length >= 4) with `***`."""
+    """Replaces every occurrence of a secret value (length >= 4), or of a fragment of one, with `***`."""
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         vals = {v for v in values if len(v.strip()) >= MIN_SECRET_LEN}
         # Longest first so that a secret containing another one is masked whole.
         self._values: tuple[str, ...] = tuple(sorted(vals, key=lambda v: (-len(v), v)))
-        self._pattern: re.Pattern[str] | None = (
-            re.compile("|".join(re.escape(v) for v in self._values)) if self._values else None
+        short = [v for v in self._values if len(v) < MIN_FRAGMENT_SECRET]
+        self._short: re.Pattern[str] | None = (
+            re.compile("|".join(re.escape(v) for v in short)) if short else None
         )
-        # Every proper prefix of every secret: the tails a stream must hold back.
-        self._prefixes: frozenset[str] = frozenset(v[:k] for v in self._values for k in range(1, len(v)))
-        self._max_prefix = max((len(v) - 1 for v in self._values), default=0)
+        # A run of n >= 2b-1 characters of a secret always holds one of its blocks (b characters at a
+        # multiple of b): the blocks are what is searched for, each hit is grown as far as it matches.
+        self._blocks: dict[str, list[tuple[str, int, int]]] = {}  # block -> (secret, offset, min length)
+        hold: set[str] = {v[:k] for v in short for k in range(1, len(v))}
+        for v in self._values:
+            if len(v) < MIN_FRAGMENT_SECRET:
+                continue
+            n = fragment_length(len(v))
+            b = (n + 1) // 2
+            for o in range(0, len(v) - b + 1, b):
+                self._blocks.setdefault(v[o : o + b], []).append((v, o, n))
+            # Any shorter piece may be the start of a fragment cut by a chunk's end.
+            hold.update(v[i : i + k] for k in range(1, n) for i in range(len(v) - k + 1))
+        self._hold = frozenset(hold)
+        self._hold_max = max((len(h) for h in hold), default=0)
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -66,38 +98,76 @@ class Redactor:
         return self._values
 
     def __bool__(self) -> bool:
-        return self._pattern is not None
+        return bool(self._values)
 
     def extended(self, values: Iterable[str]) -> Redactor:
         """A Redactor that also masks `values` (secrets learned during a run)."""
         return Redactor((*self._values, *values))
 
     def redact(self, text: str) -> str:
-        """`text` with every secret value replaced by `***`."""
-        if self._pattern is None:
+        """`text` with every secret value, and every fragment of one, replaced by `***`."""
+        if not self._values:
             return text
-        return self._pattern.sub(MASK, text)
+        return _masked(text, self._spans(text), 0, len(text))
 
     def stream(self) -> StreamRedactor:
         """A stateful redactor for a stream of chunks."""
         return StreamRedactor(self)
 
-    def _split_point(self, text: str) -> int:
-        """Index up to which `text` can be emitted now without cutting a possible secret."""
-        assert self._pattern is not None
-        hold = 0
-        for k in range(min(self._max_prefix, len(text)), 0, -1):
-            if text[-k:] in self._prefixes:
-                hold = k
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        """Where `text` holds a secret or a fragment of one, as [start, end) spans (overlaps merged)."""
+        found: list[tuple[int, int]] = []
+        if self._short is not None:
+            found.extend(m.span() for m in self._short.finditer(text))
+        for block, owners in self._blocks.items():
+            i = text.find(block)
+            while i >= 0:
+                for secret, o, n in owners:
+                    a, j = i, o
+                    while a > 0 and j > 0 and text[a - 1] == secret[j - 1]:
+                        a, j = a - 1, j - 1
+                    e, k = i + len(block), o + len(block)
+                    while e < len(text) and k < len(secret) and text[e] == secret[k]:
+                        e, k = e + 1, k + 1
+                    if e - a >= n:
+                        found.append((a, e))
+                i = text.find(block, i + 1)
+        if len(found) < 2:
+            return found
+        found.sort()
+        merged = [found[0]]
+        for a, e in found[1:]:
+            if a < merged[-1][1]:  # overlapping (adjacent ones stay two masks)
+                merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+            else:
+                merged.append((a, e))
+        return merged
+
+    def _split_point(self, text: str, spans: list[tuple[int, int]]) -> int:
+        """Index up to which `text` can be emitted now without cutting a possible secret or fragment."""
+        cut = len(text)
+        for k in range(min(self._hold_max, len(text)), 0, -1):
+            if text[-k:] in self._hold:
+                cut = len(text) - k
                 break
-        cut = len(text) - hold
-        # A complete match that straddles the cut would be split in two: cut before it instead.
-        for m in self._pattern.finditer(text):
-            if m.start() < cut < m.end():
-                return m.start()
-            if m.start() >= cut:
-                break
+        for a, e in spans:
+            if e == len(text) or a < cut < e:  # it may go on, or the cut would split it: keep it whole
+                return min(cut, a)
         return cut
+
+
+def _masked(text: str, spans: list[tuple[int, int]], start: int, end: int) -> str:
+    """`text[start:end]` with the spans inside it replaced by `***`."""
+    out: list[str] = []
+    at = start
+    for a, e in spans:
+        if a >= end:
+            break
+        out.append(text[at:a])
+        out.append(MASK)
+        at = e
+    out.append(text[at:end])
+    return "".join(out)
 
 
 class StreamRedactor:
@@ -112,9 +182,10 @@ class StreamRedactor:
         if not self._r:
             return chunk
         text = self._carry + chunk
-        cut = self._r._split_point(text)
+        spans = self._r._spans(text)
+        cut = self._r._split_point(text, spans)
         self._carry = text[cut:]
-        return self._r.redact(text[:cut])
+        return _masked(text, [s for s in spans if s[1] <= cut], 0, cut)
 
     def flush(self) -> str:
         """Everything still held back, redacted (end of stream)."""

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from director.exec.marks import NAMES as MARKS
 from director.exec.secrets import secret_values
 from director.plan.bash import TRACE_PS4
 
@@ -169,8 +170,10 @@ class SessionState:
         )
 
     def secret_values(self, is_secret: Callable[[str], bool]) -> list[str]:
-        """Values of the secret-named scalars (to extend a Redactor)."""
-        return secret_values(self.variables, is_secret)
+        """Values of the secret-named scalars and of the elements of secret-named arrays (to extend a
+        Redactor)."""
+        elements = [v for k, stmt in self.arrays.items() if is_secret(k) for v in array_values(stmt) if v]
+        return secret_values(self.variables, is_secret) + elements
 
 
 # -- declare -p / state file parsing --------------------------------------------------------------
@@ -264,6 +267,68 @@ def _skip_compound(text: str, i: int) -> int:
             i += 1
 
 
+def array_values(stmt: str) -> list[str]:
+    """The element values of an array's `declare -a/-A NAME=(…)` statement ([] if it is not one)."""
+    start = stmt.find("=(")
+    if start < 0:
+        return []
+    text, i = stmt, start + 2
+    out: list[str] = []
+    try:
+        while True:
+            while text[i] == " ":
+                i += 1
+            if text[i] != "[":
+                return out  # `)`: the end
+            # the key: bare, "quoted" or $'quoted', then `]=`
+            if text[i + 1] == '"':
+                _, i = _parse_dq(text, i + 1)
+            elif text.startswith("$'", i + 1):
+                _, i = _parse_ansi(text, i + 1)
+            else:
+                i = text.index("]", i)
+            i = text.index("]=", i) + 2
+            if text[i] == '"':
+                value, i = _parse_dq(text, i)
+            elif text.startswith("$'", i):
+                value, i = _parse_ansi(text, i)
+            else:
+                j = i
+                while text[i] not in " )":
+                    i += 1
+                value = text[j:i]
+            out.append(value)
+    except (IndexError, ValueError):
+        return out
+
+
+_FUNCTION_START = re.compile(r"^(\S+) \(\) $", re.M)
+
+
+def split_functions(text: str) -> dict[str, str]:
+    """`declare -f` text (with Director's `export -f NAME` lines) as NAME -> its definition and export.
+
+    `declare -f` indents every line of a body: only a function's first line, its braces and export
+    lines start at the margin.
+    """
+    body: list[str] = []
+    exports: dict[str, str] = {}
+    for line in text.splitlines(keepends=True):
+        if line.startswith("export -f "):
+            exports[line[len("export -f ") :].strip()] = line.rstrip("\n") + "\n"
+        else:
+            body.append(line)
+    joined = "".join(body)
+    starts = list(_FUNCTION_START.finditer(joined))
+    out: dict[str, str] = {}
+    for n, m in enumerate(starts):
+        end = starts[n + 1].start() if n + 1 < len(starts) else len(joined)
+        out[m.group(1)] = joined[m.start() : end]
+    for name, line in exports.items():
+        out[name] = out.get(name, "") + line
+    return out
+
+
 def parse_declare_p(text: str) -> Iterator[tuple[str, str, str | None, str]]:
     """(name, flags, scalar value or None, the whole statement) for each `declare -p` line."""
     i, n = 0, len(text)
@@ -322,7 +387,9 @@ def parse_state_file(
     attributes: dict[str, str] = {}
     arrays: dict[str, str] = {}
     for name, flags, value, stmt in parse_declare_p(declared):
-        if name in _BASH_OWNED or name.startswith(("BASH_", "__director")) or not _NAME.fullmatch(name):
+        if name in _BASH_OWNED or name in MARKS or name.startswith(("BASH_", "__director")):
+            continue
+        if not _NAME.fullmatch(name):
             continue
         if "a" in flags or "A" in flags:
             arrays[name] = stmt
@@ -380,7 +447,7 @@ def prelude(
         out.append(CAPTURE_FUNCTIONS)
     out.append(_ARM)
     for name, value in state.variables.items():
-        if not _NAME.fullmatch(name):
+        if not _NAME.fullmatch(name) or name in MARKS:
             continue
         if name == "PATH" and path_prepend:
             value = ":".join([*path_prepend, value]) if value else ":".join(path_prepend)

@@ -57,6 +57,7 @@ from types import TracebackType
 from typing import Self
 
 from director.errors import PrerequisiteError
+from director.exec import marks as process_marks
 from director.exec.block import BlockResult, BlockRun, Running
 from director.exec.secrets import Redactor
 from director.exec.server import SessionServer
@@ -65,7 +66,8 @@ from director.exec.session import SessionState, kept_cwd, parse_state_file, prel
 __all__ = ["BlockResult", "SessionState", "Shell"]  # SessionState: what `Shell.run` takes and returns
 
 _TRACE_FD = 61  # the descriptor a traced block's xtrace goes to (BASH_XTRACEFD)
-_BASHPID = re.compile(rb'declare -i BASHPID="[0-9]*"\n')  # the one line of a capture that is per block
+# The lines of a capture that are per block: $BASHPID, and the step's marks (`director.exec.marks`).
+_PER_BLOCK = re.compile(rb'declare -i BASHPID="[0-9]*"\n|declare -x DIRECTOR_(?:STEP|PROCESSES)="[^"\n]*"\n')
 # The block's working directory, keeping OLDPWD as the session had it (set, or exported without a value).
 _CD = (
     "if [[ -v OLDPWD ]]; then __director_o=$OLDPWD; builtin cd -- {d} || builtin exit 96;"
@@ -115,6 +117,15 @@ def sweep_legacy_temp() -> None:
                 continue
 
 
+def _export_marks(marks: Mapping[str, str]) -> str:
+    """The setup line that gives a block (and all it starts) its marks, and unsets any other mark."""
+    words = [
+        f"builtin export {n}={quote(marks[n])}" if n in marks else f"builtin unset -v {n}"
+        for n in sorted(process_marks.NAMES)
+    ]
+    return "; ".join(words) + "\n"
+
+
 def _default_dimensions() -> tuple[int, int]:
     try:
         size = os.get_terminal_size(1)
@@ -140,8 +151,13 @@ class Shell:
         input_probe_after_s: float = 1.0,
         kill_grace_s: float = 2.0,
         dimensions: tuple[int, int] | None = None,
+        marks: Mapping[str, str] | None = None,
     ) -> None:
-        """Prepare a session; the session's bash starts with the first block."""
+        """Prepare a session; the session's bash starts with the first block.
+
+        `marks`: environment variables (`director.exec.marks.NAMES`) every block exports for everything it
+        starts, such as the plan's identity; `run(marks=…)` adds a step's.
+        """
         if not os.path.isdir(f"/proc/{os.getpid()}/fd"):
             raise PrerequisiteError("Director runs blocks through /proc (Linux); /proc is not mounted here")
         self.workdir = Path(workdir)
@@ -152,6 +168,7 @@ class Shell:
         self._sleeper = sleeper
         self._probe_after = input_probe_after_s
         self._kill_grace = kill_grace_s
+        self.marks = dict(marks or {})
         self._dimensions = dimensions or _default_dimensions()
         base_path = self._base_env.get("PATH", os.defpath)
         found = shutil.which(bash, path=base_path) or shutil.which(bash)
@@ -234,6 +251,11 @@ class Shell:
         return self._current is not None
 
     @property
+    def kill_grace_s(self) -> float:
+        """Seconds between SIGTERM and SIGKILL when Director stops processes."""
+        return self._kill_grace
+
+    @property
     def server_pid(self) -> int | None:
         """The pid of the session's bash (`$$` in every block), if it runs."""
         return self._server.pid if self._server is not None and self._server.alive() else None
@@ -250,6 +272,7 @@ class Shell:
         trace: bool = False,
         on_waiting: Callable[[str], None] | None = None,
         keeps_session: bool = False,
+        marks: Mapping[str, str] | None = None,
     ) -> BlockResult:
         """Run one block as a subshell of the session's bash, restoring `state` first.
 
@@ -259,14 +282,18 @@ class Shell:
         the operator's input. `keeps_session` says the block cannot change the session
         (`director.plan.bash.keeps_session`): its subshell reports its status and directory only, not the
         whole session, and the result's state is `state` (in that directory). Ignored when Director's
-        environment exports shell functions, which any block may call.
+        environment exports shell functions, which any block may call. `marks` (a step's identity, see
+        `director.exec.marks`) are exported with the Shell's own for the block and all it starts; a mark
+        given to neither is unset, so that none is inherited from Director's environment.
         """
         kept = keeps_session and not self._env_functions
         with self._lock:
             cur = Running()
             self._current = cur
             try:
-                return BlockRun(self, script, state, timeout_s, on_output, on_waiting, cur, trace, kept).run()
+                blk = BlockRun(self, script, state, timeout_s, on_output, on_waiting, cur, trace, kept)
+                blk.marks = {**self.marks, **(marks or {})}
+                return blk.run()
             finally:
                 self._current = None
 
@@ -305,6 +332,7 @@ class Shell:
             f" >&{server.child_ev}; exec {server.child_ev}>&-\n"
             "builtin unset -v __director_q __director_h __director_n __director_p\n"
             + ("__director_kept=1\n" if blk.kept else "")
+            + _export_marks(blk.marks)
             + _CD.format(d=quote(cwd))
             + "\n"
         )
@@ -326,7 +354,7 @@ class Shell:
         cwd = kept_cwd(raw)
         if cwd is not None:
             return before if cwd == (before.cwd or str(self.workdir)) else replace(before, cwd=cwd)
-        key = _BASHPID.sub(b"", raw, count=1)
+        key = _PER_BLOCK.sub(b"", raw, count=3)
         if key == self._last_raw and self._last_state is not None:
             return self._last_state  # the session did not change: the same capture, byte for byte
         parsed = parse_state_file(raw, base_env=self._base_env, path_prepend=self.path_prepend)

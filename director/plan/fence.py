@@ -4,7 +4,9 @@
     ```sh { name=deploy cwd=app interactive=false }
     ```sh {"name":"deploy","excludeFromRunAll":"true"}        (Runme writes this JSON form too)
 
-Director uses `retries`, `backoff`, `delay`, `timeout` (its retry policy) and from Runme: `name` (the
+Director uses `retries`, `backoff`, `delay`, `timeout` (its retry policy), `processes` (`stop`, the default:
+what an earlier attempt of the block left running is stopped before the block runs again; `keep`: it is
+left alone, see docs/processes.md) and from Runme: `name` (the
 block's name, shown by `show` and the events' consumers), `cwd` (the directory the block starts in,
 relative to the session's; the next block starts where the session was), `interactive` (true/false:
 informational, Director runs every block under a pseudo-terminal), `excludeFromRunAll` (true: the block is
@@ -21,6 +23,7 @@ import shlex
 from dataclasses import dataclass
 
 RETRY_KEYS = ("retries", "backoff", "delay", "timeout")
+PROCESS_KEYS = ("processes",)
 RUNME_KEYS = ("name", "cwd", "interactive", "excludeFromRunAll", "id")
 _BOOLEAN = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
 
@@ -57,12 +60,18 @@ class FenceAttributes:
         return v is not None and _BOOLEAN[v.lower()]
 
     @property
+    def keeps_processes(self) -> bool:
+        """`processes=keep`: what an earlier attempt of the block started is never stopped by Director."""
+        return self.get("processes") == "keep"
+
+    @property
     def retry_items(self) -> tuple[tuple[str, str], ...]:
         return tuple((k, v) for k, v in self.items if k in RETRY_KEYS)
 
     @property
     def unknown(self) -> tuple[str, ...]:
-        return tuple(k for k, _ in self.items if k not in RETRY_KEYS and k not in RUNME_KEYS)
+        known = (*RETRY_KEYS, *PROCESS_KEYS, *RUNME_KEYS)
+        return tuple(k for k, _ in self.items if k not in known)
 
 
 def parse_attributes(info_rest: str) -> FenceAttributes | None:
@@ -99,6 +108,8 @@ def parse_attributes(info_rest: str) -> FenceAttributes | None:
         seen.add(key)
         if key in ("interactive", "excludeFromRunAll") and value.lower() not in _BOOLEAN:
             raise FenceAttributeError(f"bad {key}={value!r}: expected true or false")
+        if key == "processes" and value not in ("stop", "keep"):
+            raise FenceAttributeError(f"bad processes={value!r}: expected stop or keep")
         if key in ("name", "cwd") and not value.strip():
             raise FenceAttributeError(f"empty {key}=")
     return FenceAttributes(tuple(items))

@@ -502,6 +502,6 @@ def _fence_attributes(plan: Plan, out: list[Finding]) -> None:
                         b.span.first_line,
                         "unknown-fence-attribute",
                         f"fence attribute {key!r} is ignored by Director (it uses retries, backoff, delay, "
-                        "timeout and Runme's name, cwd, interactive, excludeFromRunAll, id)",
+                        "timeout, processes and Runme's name, cwd, interactive, excludeFromRunAll, id)",
                     )
                 )

@@ -76,11 +76,16 @@ class Run:
     completed_sections: dict[str, str] = field(default_factory=dict)  # key -> fingerprint
     done_before_resume: set[str] = field(default_factory=set)
     rerun_keys: set[str] = field(default_factory=set)  # steps that were running when the run died
+    # Steps whose latest attempt in this run did not succeed (before a resume too): what it started may
+    # still run, and is stopped before the step runs again (`run.processes`).
+    unsettled: set[str] = field(default_factory=set)
     recovering: bool = False
     known_secrets: set[str] = field(default_factory=set)
     # Names the journal could not keep (secret-named, or holding a secret value): a restored session lacks
     # them, so a block that reads one must get it recomputed or not run at all.
     withheld: set[str] = field(default_factory=set)
+    withheld_arrays: set[str] = field(default_factory=set)  # those of `withheld` that are arrays
+    withheld_functions: set[str] = field(default_factory=set)  # functions left out for holding a secret
     gate_receipts: dict[str, int] = field(default_factory=dict)  # section -> approval it acts on
     signers: dict[int, dict[str, str]] = field(default_factory=dict)  # receipt -> principal, key, nonce
     refused: dict[int, tuple[str, str]] = field(default_factory=dict)  # receipt -> section, why (said once)

@@ -87,6 +87,7 @@ def replay(run: Run) -> None:
     """
     died = {int(i) for ev in run.journal.events(run.run_id, "steps-died") for i in ev.data.get("steps", [])}
     latest: dict[str, tuple[int, str]] = {}
+    acts: dict[str, tuple[int, str]] = {}  # the latest attempt of each act
     for step in run.journal.steps(run.run_id):
         if step.state == StepState.SUCCEEDED.value:
             if step.role == "section":
@@ -95,9 +96,12 @@ def replay(run: Run) -> None:
                 run.done_steps[step.step_key] = Done(step.fingerprint, step.output or "")
         if step.role != "section":
             latest[step.step_key] = (step.id, step.state)
+            if step.role == "act":
+                acts[step.step_key] = (step.id, step.state)
     run.rerun_keys.update(
         key for key, (sid, state) in latest.items() if state == StepState.INTERRUPTED.value and sid in died
     )
+    run.unsettled.update(k for k, (_sid, state) in acts.items() if state != StepState.SUCCEEDED.value)
     saved = run.journal.last_session(run.run_id)
     if saved is not None:
         run.session = SessionState.from_json(saved)

@@ -159,6 +159,8 @@ def realize_observed(run: Run, section: Section) -> None:
         if key in run.session.variables
         and not run.is_secret(key)
         and run.realized.get(key) != run.session.variables[key]
+        # a value holding a secret, or a fragment of one, is never journaled (Live State shows it masked)
+        and run.shell.redactor.redact(run.session.variables[key]) == run.session.variables[key]
     }
     if found:
         run.realized.update(found)

@@ -1,8 +1,12 @@
 """The shell session a run carries from block to block, as the journal may keep it (never a secret).
 
 A section records what it changed in the session (its delta), so that a later run that finds it in sync
-can apply that change without re-running it. Secrets are never journaled: a secret-named variable, or
-one whose value holds a secret, is withheld, and a resumed run takes back what §0 can recompute.
+can apply that change without re-running it. Secrets are never journaled, and nothing is journaled with a
+mask in place of a secret: a secret-named variable or array, a variable whose value holds a secret (or a
+fragment of one, `director.exec.secrets`), an array with such an element and a function whose text holds
+one are *withheld* (their names journaled, not their values). A resumed run takes back what §0 can
+recompute; a block that reads (or calls) anything else withheld is refused (`steps._refuse_withheld`),
+never run with an empty or masked value.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from director.exec.session import split_functions
 from director.exec.shell import BlockResult, SessionState
 from director.plan import bash, knobs
 from director.plan.model import SectionKind
@@ -41,39 +46,63 @@ def apply_delta(cur: SessionState, change: SessionState) -> SessionState:
 
 
 def persistable(run: Run, state: SessionState) -> SessionState:
-    """What may be journaled: no secret-named variables, and secret values masked inside the others."""
+    """What may be journaled: no secret-named variable or array, and nothing that holds a secret (a scalar
+    holding one is masked here and withheld by `as_journaled`; an array or a function is left out whole)."""
     kept = state.persistable(run.is_secret)
     red = run.shell.redactor
     if not red:
         return kept
+    functions = kept.functions
+    if functions and red.redact(functions) != functions:
+        functions = "".join(f for f in split_functions(functions).values() if red.redact(f) == f)
     return SessionState(
         {k: red.redact(v) for k, v in kept.variables.items()},
         kept.exported,
-        red.redact(kept.functions),
+        functions,
         kept.cwd,
         kept.attributes,
-        {k: red.redact(v) for k, v in kept.arrays.items()},
+        {k: v for k, v in kept.arrays.items() if red.redact(v) == v},
     )
 
 
 def as_journaled(run: Run, state: SessionState) -> dict[str, Any]:
-    """The session as journaled: what may be stored, and the names of the variables it had to withhold."""
+    """The session as journaled: what may be stored, and the names of what it had to withhold (`withheld`;
+    `withheld_arrays` and `withheld_functions` say which of them are arrays, functions)."""
     kept = persistable(run, state)
     withheld = {k for k in state.variables if run.is_secret(k)}
     withheld |= {k for k, v in kept.variables.items() if v != state.variables.get(k)}
+    arrays = set(state.arrays) - set(kept.arrays)
+    functions: set[str] = set()
+    if kept.functions != state.functions:
+        functions = set(split_functions(state.functions)) - set(split_functions(kept.functions))
     data = kept.to_json()
-    if withheld:
+    if withheld or arrays or functions:
         data["variables"] = {k: v for k, v in data["variables"].items() if k not in withheld}
         data["exported"] = [k for k in data["exported"] if k not in withheld]
-        data["withheld"] = sorted(withheld)
+        data["withheld"] = sorted(withheld | arrays | functions)
+    if arrays:
+        data["withheld_arrays"] = sorted(arrays)
+    if functions:
+        data["withheld_functions"] = sorted(functions)
     return data
 
 
 def withhold(run: Run, session_json: dict[str, Any]) -> None:
     """Remember the names a restored session lacks because the journal could not keep them."""
-    for name in session_json.get("withheld") or ():
-        if name not in run.session.variables and not run.shell.inherits(name):
-            run.withheld.add(str(name))
+    arrays = {str(n) for n in session_json.get("withheld_arrays") or ()}
+    functions = {str(n) for n in session_json.get("withheld_functions") or ()}
+    defined = split_functions(run.session.functions) if functions else {}
+    for raw in session_json.get("withheld") or ():
+        name = str(raw)
+        if name in functions:
+            if name not in defined:
+                run.withheld_functions.add(name)
+        elif name not in run.session.variables and name not in run.session.arrays:
+            if name in arrays:
+                run.withheld_arrays.add(name)
+                run.withheld.add(name)
+            elif not run.shell.inherits(name):
+                run.withheld.add(name)
 
 
 def adopt(run: Run, session_json: dict[str, Any]) -> None:
@@ -83,7 +112,8 @@ def adopt(run: Run, session_json: dict[str, Any]) -> None:
 
 
 def recompute_withheld(run: Run) -> None:
-    """§0 is pure: run it again in a scratch session and take back the withheld values it defines."""
+    """§0 is pure: run it again in a scratch session and take back the withheld values (scalars and arrays)
+    it defines."""
     if not run.withheld:
         return
     scratch = SessionState(variables={}, exported=frozenset(), functions="", cwd=str(run.workdir))
@@ -96,7 +126,8 @@ def recompute_withheld(run: Run) -> None:
                     return
                 scratch = r.state
     back = {n: scratch.variables[n] for n in run.withheld if n in scratch.variables}
-    if back:
+    back_arrays = {n: scratch.arrays[n] for n in run.withheld if n in scratch.arrays}
+    if back or back_arrays:
         s = run.session
         run.session = SessionState(
             {**s.variables, **back},
@@ -104,9 +135,10 @@ def recompute_withheld(run: Run) -> None:
             s.functions,
             s.cwd,
             s.attributes,
-            s.arrays,
+            {**s.arrays, **back_arrays},
         )
-        run.withheld -= set(back)
+        run.withheld -= set(back) | set(back_arrays)
+        run.withheld_arrays -= set(back_arrays)
 
 
 def unless_unlearned(run: Run, text: str, res: BlockResult) -> BlockResult:

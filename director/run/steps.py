@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
+from director.exec.session import split_functions
 from director.exec.shell import BlockResult, SessionState
 from director.ledger.cells import strip_ansi
 from director.plan import bash, contrast
@@ -20,7 +21,7 @@ from director.plan.contrast import Family, Learned, Phase
 from director.plan.fence import start_cwd
 from director.plan.model import Block, Section
 from director.plan.verify import Evidence, Judgement, Stopped, Verdict, judge
-from director.run import fingerprint, session
+from director.run import fingerprint, processes, session
 from director.run import worlds as worlds_mod
 from director.run.config import Stop
 from director.run.context import Done, Run
@@ -127,20 +128,40 @@ def _memo(
 
 
 def _refuse_withheld(run: Run, section: Section, block: Block, text: str) -> None:
-    """Never run a block with an empty or masked secret a previous process had (it was never stored)."""
-    missing = [n for n in bash.reads(text) if n in run.withheld]
-    if not missing:
+    """Never run a block with an empty or masked secret a previous process had (it was never stored):
+    a scalar, an array, or a function whose text held one."""
+    if not (run.withheld or run.withheld_functions):
         return
-    names = ", ".join(missing)
-    raise Stop(
-        run.fail(
-            section,
-            f"{run.label(section)} block at plan line {block.span.first_line} reads {names}: a secret an "
-            "earlier block set in a previous process; Director never stores secrets, so it cannot restore "
-            f"it. Export {names} in Director's environment and run again (the block was not run with an "
-            "empty or masked value)",
+    read = bash.reads(text)
+    missing = [n for n in read if n in run.withheld and n not in run.withheld_arrays]
+    arrays = [n for n in read if n in run.withheld_arrays]
+    functions = sorted(f for f in run.withheld_functions if bash.calls(text, f))
+    if not (missing or arrays or functions):
+        return
+    where = f"{run.label(section)} block at plan line {block.span.first_line}"
+    why = []
+    if missing:
+        names = ", ".join(missing)
+        why.append(
+            f"reads {names}: a secret an earlier block set in a previous process; Director never stores "
+            f"secrets, so it cannot restore it. Export {names} in Director's environment and run again"
         )
-    )
+    if arrays:
+        names = ", ".join(arrays)
+        why.append(
+            f"reads the array {names}, which an earlier block filled with a secret in a previous process; "
+            "Director never stores secrets, so it cannot restore it. Fill it in §0 (run again on every "
+            "resume) from a variable exported in Director's environment"
+        )
+    if functions:
+        names = ", ".join(functions)
+        why.append(
+            f"calls {names}, a function an earlier block defined with a secret in its text in a previous "
+            "process; Director never stores secrets, so it cannot restore it. Define it in §0 from a "
+            "variable exported in Director's environment"
+        )
+    message = f"{where} " + "; it ".join(why) + " (the block was not run with an empty or masked value)"
+    raise Stop(run.fail(section, message))
 
 
 def block_session(state: SessionState, block: Block, workdir: Path | str) -> SessionState:
@@ -187,12 +208,19 @@ def step(
     if rerun is not None:
         flags["rerun"] = rerun
     run.rerun_keys.discard(key)
+    # An earlier attempt of this act in this run (resumed after a crash, a Ctrl-C or a failure) may have
+    # left processes running: they are stopped before it runs again (docs/processes.md).
+    again = role == "act" and (crashed or key in run.unsettled)
     res: BlockResult | None = None
     j: Judgement | None = None
     for attempt in range(1, attempts + 1):
         if run.interrupted:
             break
+        if again or (role == "act" and attempt > 1):
+            processes.stop_left(run, section, block)
         sid = run.journal.step_started(run.run_id, key, section.key, block.index, role, fp, attempt, flags)
+        if role == "act":
+            run.unsettled.add(key)
         run.bus.emit(
             "step.start",
             section=section.key,
@@ -212,6 +240,7 @@ def step(
             on_output=waits.output,
             on_waiting=waits.wait,
             keeps_session=session.kept_by(run.session, text),
+            marks=processes.step_marks(run, section, block, sid),
         )
         waits.done()
         if judged:
@@ -227,7 +256,10 @@ def step(
             StepState.SUCCEEDED if ok else (StepState.INTERRUPTED if run.interrupted else StepState.FAILED)
         )
         run.session = res.state if block.cwd is None else replace(res.state, cwd=run.session.cwd)
-        run.withheld -= set(run.session.variables)
+        run.withheld -= set(run.session.variables) | set(run.session.arrays)
+        run.withheld_arrays &= run.withheld
+        if run.withheld_functions:
+            run.withheld_functions -= set(split_functions(run.session.functions))
         session.learn_secrets(run)
         run.journal.step_finished(
             sid,
@@ -251,6 +283,7 @@ def step(
         )
         drain_target(run)
         if ok:
+            run.unsettled.discard(key)
             run.done_steps[key] = Done(fp, res.output)
             if run.recovering and role == "act":
                 # Real progress since the last recovery: the crash-loop count restarts.

@@ -11,9 +11,9 @@ import re
 import time
 
 from director.errors import UpstreamGuard, UsageError
-from director.plan.model import SectionKind
+from director.plan.model import Section, SectionKind
 from director.plan.verify import Verdict
-from director.run import approval, fingerprint, sections, steps, upstream
+from director.run import approval, fingerprint, processes, sections, steps, upstream
 from director.run.config import RunResult
 from director.run.context import Run
 from director.state.lifecycle import RunState
@@ -51,7 +51,7 @@ def teardown(run: Run) -> RunResult:
             sections.done(run, td, fp, None)
             run.report(td, "in-sync", "already gone: nothing to delete", started)
             run.teardown_message = "observed already gone; no destructive command ran"
-            return run.finish(RunState.COMPLETED, None, run.teardown_message)
+            return _end(run, td)
     if seen is not None and seen is not Verdict.PASSED:
         run.why[td.key] = [f"observed: its verify {seen.value} ({run.observed_reason or 'not gone'})"]
     approval.gate(run, td, texts, {})
@@ -75,4 +75,12 @@ def teardown(run: Run) -> RunResult:
     run.teardown_message = "torn down " + (", ".join(existed) if existed else "what the plan created")
     if notes:
         run.teardown_message += " (unconfirmed: " + "; ".join(notes) + ")"
+    return _end(run, td)
+
+
+def _end(run: Run, td: Section) -> RunResult:
+    """The teardown completes, unless a process the plan started still runs: then it is not gone."""
+    left = processes.still_running(run, td)
+    if left is not None:
+        return run.fail(td, left)
     return run.finish(RunState.COMPLETED, None, run.teardown_message)

@@ -23,6 +23,7 @@ from director.ui.render import (
     LineBuffer,
     approval_words,
     clean,
+    processes_words,
     step_mark,
     target_op,
     target_words,
@@ -404,6 +405,8 @@ class LiveReporter:
             self._row(ev["section"]).detail = f"⚠ inconclusive: {ev.get('text')}"
         elif t == "target":
             self.note = target_op(ev)
+        elif t == "processes":
+            self.note = f"⚙ {processes_words(ev)}"
         elif t == "run.state":
             to = str(ev.get("to"))
             if to not in FINAL_RUN_STATES or ev.get("run_id") != self.run_id:

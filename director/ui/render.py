@@ -15,9 +15,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, cast
 
-from director.ledger.cells import strip_ansi
 from director.plan.model import key_label
 from director.run.events import Flusher
+from director.ui.lines import LineBuffer as LineBuffer  # re-exported: the views import it from here
+from director.ui.lines import clean as clean
 from director.ui.plainconsole import PlainConsole
 
 if TYPE_CHECKING:
@@ -49,11 +50,6 @@ VERDICT_STYLE = {
 # Run states after which nothing runs any more in this invocation.
 FINAL_RUN_STATES = frozenset({"completed", "failed", "interrupted", "awaiting-approval", "cancelled"})
 
-
-
-def clean(text: str) -> str:
-    """Text safe to show on any screen: no control sequences, tabs expanded (a line stays one line)."""
-    return strip_ansi(text.replace("\r", "")).expandtabs(8)
 
 
 def seconds(value: object) -> str:
@@ -97,45 +93,14 @@ def is_plain(c: Console) -> bool:
     return c.color_system is None and not c.is_terminal
 
 
-class LineBuffer:
-    """Splits a block's output stream into lines; chunks may cut a line, a CRLF or an escape in two.
-
-    A bare CR rewrites the line (progress bars): with `overwrite` only what a terminal would finally show
-    is kept; without it every rewrite is its own line, so a log loses nothing.
-    """
-
-    def __init__(self, overwrite: bool = False) -> None:
-        self.overwrite = overwrite
-        self._rest = ""
-
-    def feed(self, chunk: str) -> list[str]:
-        """The lines this chunk completes (cleaned)."""
-        buf = (self._rest + chunk).replace("\r\n", "\n")
-        *lines, self._rest = buf.split("\n")
-        out: list[str] = []
-        for ln in lines:
-            out.extend(self._split(ln))
-        return out
-
-    def flush(self) -> list[str]:
-        """The last line if the output did not end with a newline."""
-        rest, self._rest = self._rest, ""
-        return self._split(rest) if rest.strip("\r") else []
-
-    @property
-    def partial(self) -> str:
-        """The line being written now (cleaned), as a terminal would show it."""
-        segs = [s for s in self._rest.split("\r") if s]
-        return clean(segs[-1]) if segs else ""
-
-    def _split(self, line: str) -> list[str]:
-        segs = line.split("\r")
-        if len(segs) == 1:
-            return [clean(line)]
-        segs = [s for s in segs if s]
-        if not segs:
-            return [""]
-        return [clean(segs[-1])] if self.overwrite else [clean(s) for s in segs]
+def processes_words(ev: Event) -> str:
+    """`stopped what an earlier attempt left: pid 41 (python3, SIGTERM)` (docs/processes.md)."""
+    procs = ", ".join(
+        f"pid {p['pid']} ({p['command']}" + (f", {p['signal']})" if "signal" in p else ")")
+        for p in ev["processes"]
+    )
+    what = "stopped what an earlier attempt left" if ev["action"] == "stopped" else "still running"
+    return f"{what}: {procs}"
 
 
 def step_mark(ev: Event) -> str:
@@ -259,6 +224,8 @@ class PlainReporter:
             say(f"   ⚠ inconclusive: {ev['text']}")
         elif t == "target":
             say(f"   {target_op(ev)}")
+        elif t == "processes":
+            say(f"   ⚙ {processes_words(ev)}")
         elif t == "run.state" and ev["to"] != "running":
             say(f"run {ev['run_id']}: {ev['to']} — {ev.get('reason', '')}")
 

@@ -46,3 +46,10 @@ def render_status(c: Console, out: dict[str, Any]) -> None:
                 "healthy" if s.get("healthy") else ("alive" if s.get("alive") else "dead"),
             )
         c.print(st)
+    if out.get("processes"):
+        pt = Table("pid", "command", "started by", "run", title="processes the plan started, still running")
+        for p in out["processes"]:
+            by = f"§{p['section']} block {p['block']}" if p.get("section") else "?"
+            by += " (processes=keep)" if p["kept"] else ""
+            pt.add_row(str(p["pid"]), p["command"], by, str(p["run_id"]))
+        c.print(pt)
