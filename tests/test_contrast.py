@@ -325,3 +325,15 @@ def test_only_a_branch_of_its_own_is_a_choice() -> None:
         'else\n  probe-cli\nfi\necho next'
     )
     assert knob.choices == frozenset()
+
+
+def test_a_knobs_case_with_one_plain_line_is_no_choice() -> None:
+    """`case "$LOG" in full) grep … && echo "3: with stats" ;; brief) echo "3: logged (brief)" ;; esac`: one
+    arm says which ran, the other asserts; nothing is left for words to decide."""
+    knob = bash.verify_model(
+        'case "$LOG" in\n  full)  grep -q "^commit" "$F" && echo "3: logged with stats" ;;\n'
+        '  brief) echo "3: logged (brief)" ;;\nesac'
+    )
+    assert knob.choices == frozenset()
+    two = bash.verify_model('case "$S" in\n  up) echo "läuft" ;;\n  *) echo "steht" ;;\nesac')
+    assert len(two.choices) == 2

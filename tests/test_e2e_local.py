@@ -576,6 +576,7 @@ def test_teardown_leaves_nothing_running(flow: Flow) -> None:
     flow.need("resumed")
     p = flow.p
     pid = p.session()["pid"]
+    lines = p.text.splitlines()  # as the teardown reads it: the applies' Live State moved the lines after it
     r = p.run(
         "teardown", PLAN_NAME, "--target", "local", "--non-interactive", "--plain", "--approve", "teardown"
     )
@@ -584,7 +585,6 @@ def test_teardown_leaves_nothing_running(flow: Flow) -> None:
     # and after: the teardown completes, unconfirmed (exit 10), naming the worker check, never the workflow
     # line. The world is checked below.
     assert r.rc == 10, r.out[-4000:]
-    lines = p.original.splitlines()
     worker = 1 + next(i for i, ln in enumerate(lines) if "deployments list --name" in ln and "grep" in ln)
     workflow = 1 + next(i for i, ln in enumerate(lines) if 'echo "workflow gone"' in ln)
     unconfirmed = [ln for ln in r.out.splitlines() if "unconfirmed:" in ln]

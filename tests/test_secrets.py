@@ -146,3 +146,12 @@ def test_stream_equals_whole_text_and_no_fragment_survives(
         for secret in r.values:
             assert secret not in piece
             assert not any(f in piece for f in _fragments(secret)), (secret, piece)
+
+
+def test_the_signing_key_setting_names_a_file_not_a_secret() -> None:
+    """DIRECTOR_SIGNING_KEY is the path of a key: masked, it would taint every path sharing its directory
+    (a plan's `$OUT` under the same temporary directory was withheld from the journal)."""
+    from director.exec.secrets import is_secret_name
+
+    assert not is_secret_name("DIRECTOR_SIGNING_KEY") and is_secret_name("DIRECTOR_SIGNING_KEY", ["director_signing_key"])
+    assert is_secret_name("DEPLOY_KEY")

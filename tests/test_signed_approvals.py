@@ -270,7 +270,8 @@ def test_flags_need_a_signature_too_and_a_gate_only_key_cannot_release_a_destruc
     assert "signed by ci-bot" in r.stdout and 'not permitted for use in signature namespace "director-destroy"' in r.stdout
     assert acts(out) == ["s1", "s2"]
     approve(plan, out, "3", keys["alice"])
-    assert run(plan, out, "apply", str(plan)).returncode == 0
+    r = run(plan, out, "apply", str(plan))
+    assert r.returncode == 0, r.stdout
     assert acts(out) == ["s1", "s2", "s3"]
     # the teardown's 💥 gate: the same rule
     r = run(plan, out, "teardown", str(plan), "--approve", "teardown")
@@ -379,7 +380,7 @@ def test_at_a_terminal_a_typed_go_is_held_to_the_same_rule(tmp_path: Path, out: 
         t.wait("Type go")
         assert f"director approve {plan} 2 --sign-with KEYFILE" in t.text()
         t.send("go")  # unsigned: no --sign-with at this terminal
-        t.wait(lambda s: "refused: unsigned" in s and s.rstrip().endswith("the run stops here):"))
+        t.wait(lambda s: "refused: unsigned" in s and s.rstrip().endswith("awaiting approval):"))
         assert acts(out) == ["s1"]
         approve(plan, out, "2", keys["alice"])
         t.wait("approved from elsewhere: receipt 2 by ")

@@ -56,7 +56,10 @@ def _mkdirs(directory: Path, created: list[Path]) -> None:
         missing.append(d)
         d = d.parent
     for d in reversed(missing):
-        d.mkdir()
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue  # made meanwhile by another plan of a family starting beside this one: not ours
         created.append(d)
 
 

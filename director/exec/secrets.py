@@ -35,11 +35,16 @@ MAX_FRAGMENT = 12  # a run of this many characters of a secret is always masked
 _SECRET_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL")
 _SECRET_SUFFIXES = ("_KEY",)
 _SECRET_EXACT = frozenset({"CLOUDFLARE_API_TOKEN"})
+# Director's own settings whose names look secret but whose values name a file (docs/approvals.md): the path
+# of a signing key is not key material, and masking it would taint every path that shares its directory.
+_NOT_SECRET = frozenset({"DIRECTOR_SIGNING_KEY"})
 
 
 def is_secret_name(name: str, marked: Iterable[str] = ()) -> bool:
     """Whether a variable name looks secret, or is one the operator marked with `--secret NAME`."""
     upper = name.upper()
+    if upper in _NOT_SECRET:
+        return any(upper == m.upper() for m in marked)
     if upper in _SECRET_EXACT or any(p in upper for p in _SECRET_PARTS):
         return True
     if upper.endswith(_SECRET_SUFFIXES):

@@ -92,20 +92,26 @@ class TerminalPrompter:
         first answers instead (`ui.race`)."""
         self.pause()
         try:
+            hint = elsewhere_hint(elsewhere.hint) if elsewhere is not None else ""
             if elsewhere is None or elsewhere.panel:
-                gate_panel(self.c, content, details=self.details(content.section_key), asking=GO)
+                gate_panel(self.c, content, details=self.details(content.section_key), asking=GO, hint=hint)
             if elsewhere is None:
                 return confirm(self.c, content, *GO)
             from director.ui.race import race
 
             with _cancellable():
-                return race(self.c, content, question(content, *GO), elsewhere)
+                return race(self.c, content, question(content, *GO), Text(hint), elsewhere)
         finally:
             self.resume()
 
 
 # What the gate's question says: what typing the word does, and what anything else does.
 GO = ("to run these commands", "the run stops, awaiting approval")
+
+
+def elsewhere_hint(command: str) -> str:
+    """The line above a racing prompt: the gate can be approved from elsewhere too."""
+    return f"or approve from elsewhere: {command} (the first approval to arrive is used)"
 
 
 def question(content: GateContent, what: str, declines: str) -> Text:
@@ -242,14 +248,16 @@ def gate_panel(
     full: bool | None = None,
     details: str = "",
     asking: tuple[str, str] | None = None,
+    hint: str = "",
 ) -> None:
     """The gate: which section, why gated, why it acts now, what it changes (ledger, files, resources),
     the exact commands, and what the operator types to approve.
 
-    At a terminal it fits the screen with its first line and the question (`asking`) below it: what it
-    changes always, then why it acts now, then as many lines of the commands as fit, and where the rest is
-    (`details`: `director plan PLAN --section N`). `full` (a log, a pipe, `director plan --section`) shows
-    everything: the section's quotes, the ledger's view, every command, the files' diffs, the variables.
+    At a terminal it fits the screen with its first line and the question (`asking`, after `hint`) below
+    it: what it changes always, then why it acts now, then as many lines of the commands as fit, and where
+    the rest is (`details`: `director plan PLAN --section N`). `full` (a log, a pipe, `director plan
+    --section`) shows everything: the section's quotes, the ledger's view, every command, the files'
+    diffs, the variables.
     """
     from director.ui.render import is_plain
 
@@ -262,7 +270,7 @@ def gate_panel(
     title = Text(f"{content.marker} {row.gate_title} · {where}", style="bold")
     width = None if screen is None else screen[0] - (0 if plain else 4)  # inside the box: 2 borders, 2 pads
     parts = _full_parts(content, width, plain) if full else _compact_parts(
-        c, content, screen, width, plain, details, asking
+        c, content, screen, width, plain, details, asking, hint
     )
     if full and details:
         parts.append(_one_line(f"details: {details}", "dim"))
@@ -308,12 +316,13 @@ def _compact_parts(
     plain: bool,
     details: str,
     asking: tuple[str, str] | None,
+    hint: str = "",
 ) -> list[RenderableType]:
     """What fits the screen, most important first; every line one screen line."""
     rv = content.review
     cols, rows = screen or (120, 10_000)
     asked = question(content, *asking).plain + ": go" if asking else ""
-    prompt_rows = -(-len(asked) // cols) if asked else 0
+    prompt_rows = sum(-(-len(t) // cols) for t in (hint, asked) if t)
     budget = rows - prompt_rows - (1 if plain else 2) - 1  # the title (or the box's two borders), a spare
     head: list[RenderableType] = [_why(content)]
     if rv.reasked:

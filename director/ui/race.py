@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 POLL_S = 0.25  # the longest a receipt's wait holds the terminal's line unread
 
 
-def race(c: Console, content: GateContent, asked: Text, elsewhere: Elsewhere) -> bool | Arrival:
+def race(c: Console, content: GateContent, asked: Text, hint: Text, elsewhere: Elsewhere) -> bool | Arrival:
     """Ask for the gate's confirmation word while waiting for a receipt: True only for the word typed
     exactly, False for any other line or end of input; the `Arrival` of a receipt (or of the time running
     out) when that comes first."""
@@ -36,7 +36,7 @@ def race(c: Console, content: GateContent, asked: Text, elsewhere: Elsewhere) ->
                 c.print(Text(line, style="yellow"))
 
     say(elsewhere.refused)
-    c.print(Text(f"or approve from elsewhere: {elsewhere.hint} (the first approval to arrive is used)"))
+    c.print(hint)
     question = asked.copy()
     question.append(": ")
     c.print(question, end="")

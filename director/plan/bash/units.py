@@ -24,7 +24,7 @@ from director.plan.bash.words import Command, Script
 # pipe aside).
 _ALWAYS_OK = frozenset(
     {"echo", "printf", "true", ":", "export", "local", "declare", "typeset", "readonly", "set", "shopt",
-     "unset", "alias", "hash", "umask", "trap"}
+     "unset", "alias", "hash", "umask", "trap", "sleep"}  # sleep: a pause between polls, never their verdict
 )  # fmt: skip
 _EXITS = frozenset({"exit", "return"})
 _LOOP_EXITS = frozenset({"break", "continue"})  # a poll that broke out of its loop took another path
@@ -394,18 +394,25 @@ def choice_lines(
             n.type == "case_statement"
         )
         if alternatives and not st.reaches_fail_exit(n):
-            # the lines a branch prints as a statement of its own; a line inside an assertion of a branch
-            # (`probe && echo ok`) keeps the reading its position gives it
-            bodies = _branch_bodies(n) if n.type == "if_statement" else [
-                s for item in n.children if item.type == "case_item" for s in statements(item)
-            ]  # fmt: skip
-            plain = [b for b in bodies if _plain(b)]
-            out.update(p for b in plain for p in _probes_under(b, node_cmd) if p in report_lines)
+            # the lines branches print as statements of their own, when two or more do (`then echo A; else
+            # echo B`); a line inside an assertion of a branch (`probe && echo ok`) keeps the reading its
+            # position gives it, and a lone branch that just says which one ran (a knob's `case`) is no choice
+            plain = [
+                [s for s in b if _plain(s) and _reports(s, node_cmd, report_lines)] for b in _branch_lists(n)
+            ]
+            if sum(1 for b in plain if b) >= 2:
+                out.update(
+                    p for b in plain for s in b for p in _probes_under(s, node_cmd) if p in report_lines
+                )
     for stmts in _statement_lists(root):
         for i, s in enumerate(stmts):
             if any(_is_ok_exit(later) for later in stmts[i + 1 :]):
                 out.update(p for p in _probes_under(s, node_cmd) if p in report_lines)
     return frozenset(out)
+
+
+def _reports(node: Node, node_cmd: Mapping[int, int], report_lines: frozenset[int]) -> bool:
+    return any(p in report_lines for p in _probes_under(node, node_cmd))
 
 
 def _plain(node: Node) -> bool:
@@ -425,32 +432,38 @@ def alternatives(root: Node, node_cmd: Mapping[int, int]) -> tuple[tuple[frozens
     """
     out: list[tuple[frozenset[int], ...]] = []
     for n in _walk(root):
-        branches: list[list[Node]] = []
-        if n.type == "if_statement" and any(c.type in ("else_clause", "elif_clause") for c in n.children):
-            current: list[Node] = []
-            mode = "cond"
-            for c in n.children:
-                if c.type == "then":
-                    mode = "then"
-                elif c.type in ("elif_clause", "else_clause"):
-                    if mode == "then":
-                        branches.append(current)
-                    current, mode = [], "done"
-                    if c.type == "else_clause":
-                        branches.append(statements(c))
-                    else:
-                        branches.extend(_elif_bodies(c))
-                elif mode == "then" and c.is_named and c.type != "comment":
-                    current.append(c)
-            if mode == "then":
-                branches.append(current)
-        elif n.type == "case_statement":
-            branches = [statements(item) for item in n.children if item.type == "case_item"]
+        branches = _branch_lists(n)
         if len(branches) > 1:
             out.append(
                 tuple(frozenset(p for s in body for p in _probes_under(s, node_cmd)) for body in branches)
             )
     return tuple(out)
+
+
+def _branch_lists(n: Node) -> list[list[Node]]:
+    """The statements of each branch of an `if … elif … else` or a `case` (none for anything else)."""
+    branches: list[list[Node]] = []
+    if n.type == "if_statement" and any(c.type in ("else_clause", "elif_clause") for c in n.children):
+        current: list[Node] = []
+        mode = "cond"
+        for c in n.children:
+            if c.type == "then":
+                mode = "then"
+            elif c.type in ("elif_clause", "else_clause"):
+                if mode == "then":
+                    branches.append(current)
+                current, mode = [], "done"
+                if c.type == "else_clause":
+                    branches.append(statements(c))
+                else:
+                    branches.extend(_elif_bodies(c))
+            elif mode == "then" and c.is_named and c.type != "comment":
+                current.append(c)
+        if mode == "then":
+            branches.append(current)
+    elif n.type == "case_statement":
+        branches = [statements(item) for item in n.children if item.type == "case_item"]
+    return branches
 
 
 def _elif_bodies(clause: Node) -> list[list[Node]]:
