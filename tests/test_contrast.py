@@ -86,6 +86,8 @@ def verdict(
         ('r() { [ -e "$1" ] || return 1; echo "ok $1"; }\nr a || echo "a missing"\nr b', [False, True]),
         ('if [ ! -s "$P" ]; then echo "not running"; exit 0; fi\necho "running"', [False]),
         ('for f in a b; do [ -e "$f" ] && echo "$f ok" || echo "$f missing"; done', [False]),
+        # a poll that breaks out when it answers and just ends when it never does: `break` never fails
+        ('set -e\nfor i in 1 2 3; do\n  echo "try $i"\n  if curl -sf "$U"; then break; fi\n  sleep 1\ndone', [False]),
     ],
 )
 def test_units_and_whether_they_can_fail(text: str, can_fail: list[bool]) -> None:
@@ -337,3 +339,32 @@ def test_a_knobs_case_with_one_plain_line_is_no_choice() -> None:
     assert knob.choices == frozenset()
     two = bash.verify_model('case "$S" in\n  up) echo "läuft" ;;\n  *) echo "steht" ;;\nesac')
     assert len(two.choices) == 2
+
+
+def test_a_lone_exit_0_branch_beside_one_that_can_fail_is_a_choice() -> None:
+    """`if [ -f "$F" ]; then deploy; else echo "F missing"; fi`: the `else` line is the exit-0 alternative
+    of a check whose other branch is decided by its status; a branch a knob chooses is no such alternative
+    (the same branch runs in every world)."""
+    world = bash.verify_model('if [ -f "$F" ]; then\n  source "$F"\n  up --build\nelse\n  echo "$F missing"\nfi')
+    assert world.choices == frozenset(ln.probe for ln in world.lines)
+    probed = bash.verify_model('S=$(state)\ncase "$S" in\n  up) probe-cli ;;\n  *) echo "not up" ;;\nesac')
+    assert len(probed.choices) == 1
+    knob = bash.verify_model('if [ "$MODE" = full ]; then\n  probe-cli\nelse\n  echo "probe skipped (brief)"\nfi')
+    assert knob.choices == frozenset()
+
+
+def test_c6_a_doubt_before_the_act_is_learned_after_it(shell: Shell, tmp_path: Path) -> None:
+    """Before the act the check took its exit-0 alternative; after it, the branch its status decides. What
+    the act changed is learned even though the run after it printed no doubt: the alternative is then the
+    path it took before its act."""
+    block = 'if [ -f "$D/env" ]; then cat "$D/env"; else echo "env missing: create it"; fi'
+    d = str(tmp_path)
+    _, _, _, before = verdict(shell, block, D=d)
+    (tmp_path / "env").write_text("REPOSITORY=x\n")
+    v, _, learned, after = verdict(shell, block, phase="after-act", before=before, D=d)
+    assert v is Verdict.PASSED
+    assert learned == [contrast.Learned(0, "not-held", before[0]), contrast.Learned(0, "held", after[0])]
+    base = {0: Baseline(frozenset({after[0]}), frozenset({before[0]}))}
+    (tmp_path / "env").unlink()
+    v, why, *_ = verdict(shell, block, base, D=d)
+    assert v is Verdict.FAILED and "before its act" in why

@@ -18,7 +18,9 @@ still grow into a secret or a fragment (the longest suffix of the text that is a
 secret or a piece of a longer one, or a masked stretch that reaches the end) and emits it with the next
 chunk or on `flush()`. Text that cannot continue a secret is never delayed, so a prompt such as
 "Are you sure? (y/n) " reaches the screen at once. The streamed result equals `redact()` of the whole
-text.
+text, but for one thing: a masked stretch longer than any secret (a line of one repeated character, when
+a secret is made of it) is emitted as it grows, as several masks, so what is held back stays bounded by
+the longest secret whatever the length of the line.
 """
 
 from __future__ import annotations
@@ -121,35 +123,50 @@ class Redactor:
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         """Where `text` holds a secret or a fragment of one, as [start, end) spans (overlaps merged)."""
+        return _merged(self._found(text))
+
+    def _found(self, text: str) -> list[tuple[int, int]]:
+        """Every occurrence of a secret or a fragment of one, as found: [start, end) spans, overlapping."""
         found: list[tuple[int, int]] = []
         if self._short is not None:
             found.extend(m.span() for m in self._short.finditer(text))
+        grown: dict[tuple[str, int], tuple[int, int]] = {}  # (secret, where it would start) -> span grown
         for block, owners in self._blocks.items():
             i = text.find(block)
             while i >= 0:
                 for secret, o, n in owners:
-                    a, j = i, o
-                    while a > 0 and j > 0 and text[a - 1] == secret[j - 1]:
-                        a, j = a - 1, j - 1
+                    prev = grown.get((secret, i - o))
+                    if prev is not None and prev[0] <= i and i + len(block) <= prev[1]:
+                        continue  # inside a stretch already grown from another block of this secret
+                    # grown as far as it matches: whole in one comparison when it does (the common case)
+                    a, j = i - o, 0
+                    if a < 0 or text[a:i] != secret[:o]:
+                        a, j = i, o
+                        while a > 0 and j > 0 and text[a - 1] == secret[j - 1]:
+                            a, j = a - 1, j - 1
                     e, k = i + len(block), o + len(block)
-                    while e < len(text) and k < len(secret) and text[e] == secret[k]:
-                        e, k = e + 1, k + 1
+                    rest = len(secret) - k
+                    if text[e : e + rest] == secret[k:]:
+                        e += rest
+                    else:
+                        while e < len(text) and k < len(secret) and text[e] == secret[k]:
+                            e, k = e + 1, k + 1
+                    grown[(secret, i - o)] = (a, e)
                     if e - a >= n:
                         found.append((a, e))
                 i = text.find(block, i + 1)
-        if len(found) < 2:
-            return found
-        found.sort()
-        merged = [found[0]]
-        for a, e in found[1:]:
-            if a < merged[-1][1]:  # overlapping (adjacent ones stay two masks)
-                merged[-1] = (merged[-1][0], max(merged[-1][1], e))
-            else:
-                merged.append((a, e))
-        return merged
+        return found
 
-    def _split_point(self, text: str, spans: list[tuple[int, int]]) -> int:
-        """Index up to which `text` can be emitted now without cutting a possible secret or fragment."""
+    def _split_point(self, text: str, found: list[tuple[int, int]]) -> tuple[int, list[tuple[int, int]]]:
+        """Index up to which `text` can be emitted now without cutting a possible secret or fragment, and
+        the spans to mask before it.
+
+        A masked stretch that reaches the end is held back, but only from the start of the last secret
+        or fragment found in it: a stretch longer than any secret (a run of one repeated character, when
+        a secret is made of it) is emitted as it grows, so what is held stays bounded by the longest
+        secret whatever the length of the line.
+        """
+        spans = _merged(found)
         cut = len(text)
         for k in range(min(self._hold_max, len(text)), 0, -1):
             if text[-k:] in self._hold:
@@ -157,8 +174,27 @@ class Redactor:
                 break
         for a, e in spans:
             if e == len(text) or a < cut < e:  # it may go on, or the cut would split it: keep it whole
-                return min(cut, a)
-        return cut
+                # ... from the last occurrence in it that reaches as far: found again, whole, next time
+                last = max(fa for fa, fe in found if a <= fa and fe == e)
+                at = min(cut, last)
+                if at > a:
+                    spans = [*(sp for sp in spans if sp[1] <= a), (a, at)]
+                return at, spans
+        return cut, spans
+
+
+def _merged(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans sorted, overlapping ones merged (adjacent ones stay two masks)."""
+    if len(found) < 2:
+        return found
+    found = sorted(found)
+    merged = [found[0]]
+    for a, e in found[1:]:
+        if a < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], e))
+        else:
+            merged.append((a, e))
+    return merged
 
 
 def _masked(text: str, spans: list[tuple[int, int]], start: int, end: int) -> str:
@@ -187,8 +223,7 @@ class StreamRedactor:
         if not self._r:
             return chunk
         text = self._carry + chunk
-        spans = self._r._spans(text)
-        cut = self._r._split_point(text, spans)
+        cut, spans = self._r._split_point(text, self._r._found(text))
         self._carry = text[cut:]
         return _masked(text, [s for s in spans if s[1] <= cut], 0, cut)
 

@@ -97,11 +97,20 @@ def block_key(text: str) -> str:
     return hashlib.sha256(code.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def contrast_units(model: VerifyModel, ran: Mapping[int, int]) -> list[Unit]:
+def contrast_units(
+    model: VerifyModel, ran: Mapping[int, int], before: Mapping[int, Path] | None = None
+) -> list[Unit]:
     """The units judged by contrast: those that cannot fail, and those that took an exit-0 alternative
-    (printed a soft failure line, or one of the lines structure cannot tell apart)."""
+    (printed a soft failure line, or one of the lines structure cannot tell apart) -- in this run, or
+    right before the act this run follows (what the act changed is learned either way)."""
     doubt = {ln.probe for ln in model.lines if ln.polarity == "fail" and not ln.hard} | model.choices
-    return [u for u in model.units if not u.can_fail or any(ran.get(p, 0) for p in u.lines if p in doubt)]
+    return [
+        u
+        for u in model.units
+        if not u.can_fail
+        or any(ran.get(p, 0) for p in u.lines if p in doubt)
+        or (before is not None and any(p in doubt for p in before.get(u.index, ())))
+    ]
 
 
 def _reading(model: VerifyModel, unit: Unit, ran: Mapping[int, int]) -> _Reading:
@@ -230,7 +239,7 @@ def judge(
     """
     if paths is None or j.verdict in (Verdict.FAILED, Verdict.SKIPPED):
         return j, [], []
-    units = [u for u in contrast_units(model, ran) if u.index in paths]
+    units = [u for u in contrast_units(model, ran, before) if u.index in paths]
     if not units:
         return j, [], []
     canon = _canonical(model)

@@ -142,7 +142,7 @@ class _Statuses:
             base = name.rsplit("/", 1)[-1]
             if base in _EXITS:
                 return is_fail_exit(node)
-            if base in _ALWAYS_OK:
+            if base in _ALWAYS_OK or base in _LOOP_EXITS:
                 return False
             if base in self.functions:
                 if base in seen:
@@ -184,7 +184,7 @@ class _Statuses:
             base = name.rsplit("/", 1)[-1]
             if base in _EXITS:
                 return is_fail_exit(node)
-            if base in _ALWAYS_OK:
+            if base in _ALWAYS_OK or base in _LOOP_EXITS:
                 return False
             if base in self.functions:
                 fn_body = self.functions[base].child_by_field_name("body")
@@ -397,10 +397,20 @@ def choice_lines(
             # the lines branches print as statements of their own, when two or more do (`then echo A; else
             # echo B`); a line inside an assertion of a branch (`probe && echo ok`) keeps the reading its
             # position gives it, and a lone branch that just says which one ran (a knob's `case`) is no choice
-            plain = [
-                [s for s in b if _plain(s) and _reports(s, node_cmd, report_lines)] for b in _branch_lists(n)
-            ]
-            if sum(1 for b in plain if b) >= 2:
+            branches = _branch_lists(n)
+            plain = [[s for s in b if _plain(s) and _reports(s, node_cmd, report_lines)] for b in branches]
+            fails = [bool(b) and st.can_fail(b[-1]) for b in branches]
+            # ... or when one branch prints and ends well while another's status can fail: the line is
+            # the exit-0 alternative of a check (`if [ -f F ]; then deploy; else echo "F missing"; fi`)
+            # (a branch chosen by a knob, `case "$LOG" in brief) echo "logged (brief)"`, is no alternative
+            # between worlds: the same branch runs in every world)
+            lone = (
+                sum(1 for b in plain if b) == 1
+                and any(p and not f for p, f in zip(plain, fails, strict=True))
+                and any(fails)
+                and _reads_world(_conditions(n), script)
+            )
+            if sum(1 for b in plain if b) >= 2 or lone:
                 out.update(
                     p for b in plain for s in b for p in _probes_under(s, node_cmd) if p in report_lines
                 )
@@ -409,6 +419,58 @@ def choice_lines(
             if any(_is_ok_exit(later) for later in stmts[i + 1 :]):
                 out.update(p for p in _probes_under(s, node_cmd) if p in report_lines)
     return frozenset(out)
+
+
+# `test`/`[`/`[[` operators that look at the file system: their answer depends on the world, not the inputs
+_FILE_TESTS = frozenset(
+    {"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w", "-x",
+     "-G", "-L", "-N", "-O", "-S", "-nt", "-ot", "-ef"}
+)  # fmt: skip
+_TESTS = frozenset({"test", "[", "[[", "true", "false", ":"})
+
+
+def _conditions(n: Node) -> list[Node]:
+    """What chooses the branch of an `if`/`elif` chain (its conditions) or of a `case` (its word)."""
+    if n.type == "case_statement":
+        value = n.child_by_field_name("value")
+        return [value] if value is not None else []
+    out: list[Node] = []
+    mode = "cond"
+    for c in n.children:
+        if c.type == "then":
+            mode = "then"
+        elif c.type == "elif_clause":
+            out.extend(_conditions(c))
+        elif mode == "cond" and c.is_named and c.type != "comment":
+            out.append(c)
+    return out
+
+
+def _reads_world(conditions: list[Node], script: Script) -> bool:
+    """Whether a branch choice can differ between worlds: its conditions run a command (other than a test
+    of strings and numbers), test a file, or read a variable the block set from a command or `read`. A
+    choice made only from the plan's inputs (`case "$LOG"`, `[ "$MODE" = http ]`) is the same in every
+    world."""
+    literal = {
+        name for name, w in script.values if "$(" not in w.text and "`" not in w.text
+    }  # names set to a word; a name set twice, once from a command, is not literal
+    from_commands = {name for name, w in script.values if "$(" in w.text or "`" in w.text}
+    for cond in conditions:
+        for n in _walk(cond):
+            t = n.type
+            if t in ("command_substitution", "process_substitution"):
+                return True
+            if t == "test_operator" and (n.text or b"").decode() in _FILE_TESTS:
+                return True
+            if t == "command":
+                name, args = simple_name(n)
+                if name not in _TESTS or (name == "test" and any(a in _FILE_TESTS for a in args)):
+                    return True
+            if t == "variable_name":
+                var = (n.text or b"").decode()
+                if var in from_commands or (var in script.assigns and var not in literal):
+                    return True
+    return False
 
 
 def _reports(node: Node, node_cmd: Mapping[int, int], report_lines: frozenset[int]) -> bool:
