@@ -89,13 +89,19 @@ def test_extended() -> None:
 )
 def test_stream_equals_whole_text(secrets: list[str], text: str, cuts: list[int]) -> None:
     r = Redactor(secrets)
+    chunks = _chunks(text, cuts)
+    s = r.stream()
+    assert _one_mask("".join(s.feed(c) for c in chunks) + s.flush()) == _one_mask(r.redact(text))
+
+
+def _chunks(text: str, cuts: list[int]) -> list[str]:
+    """`text` cut at `cuts` (those within it), as a stream would deliver it."""
     points = sorted({c for c in cuts if c <= len(text)})
     chunks, prev = [], 0
     for p in [*points, len(text)]:
         chunks.append(text[prev:p])
         prev = p
-    s = r.stream()
-    assert _one_mask("".join(s.feed(c) for c in chunks) + s.flush()) == _one_mask(r.redact(text))
+    return chunks
 
 
 def _one_mask(text: str) -> str:
@@ -158,11 +164,7 @@ def test_stream_equals_whole_text_and_no_fragment_survives(
     secrets: list[str], text: str, cuts: list[int]
 ) -> None:
     r = Redactor(secrets)
-    points = sorted({c for c in cuts if c <= len(text)})
-    chunks, prev = [], 0
-    for p in [*points, len(text)]:
-        chunks.append(text[prev:p])
-        prev = p
+    chunks = _chunks(text, cuts)
     s = r.stream()
     whole = r.redact(text)
     assert _one_mask("".join(s.feed(c) for c in chunks) + s.flush()) == _one_mask(whole)

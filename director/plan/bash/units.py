@@ -138,12 +138,9 @@ class _Statuses:
         if t in ("declaration_command", "function_definition", "comment"):
             return False
         if t == "command":
-            name, _ = simple_name(node)
-            base = name.rsplit("/", 1)[-1]
-            if base in _EXITS:
-                return is_fail_exit(node)
-            if base in _ALWAYS_OK or base in _LOOP_EXITS:
-                return False
+            base, known = _known_status(node)
+            if known is not None:
+                return known
             if base in self.functions:
                 if base in seen:
                     return True
@@ -180,12 +177,9 @@ class _Statuses:
         if t in ("declaration_command", "function_definition", "comment", "negated_command"):
             return False
         if t == "command":
-            name, _ = simple_name(node)
-            base = name.rsplit("/", 1)[-1]
-            if base in _EXITS:
-                return is_fail_exit(node)
-            if base in _ALWAYS_OK or base in _LOOP_EXITS:
-                return False
+            base, known = _known_status(node)
+            if known is not None:
+                return known
             if base in self.functions:
                 fn_body = self.functions[base].child_by_field_name("body")
                 return (
@@ -202,6 +196,18 @@ class _Statuses:
                 simple_name(n)[0] == "return" and is_fail_exit(n) for n in _walk(self.functions[fn])
             )
         return self._fn_fails[fn]
+
+
+def _known_status(command: Node) -> tuple[str, bool | None]:
+    """A command's name (its base name) and, when its name alone says, whether its status can be non-zero:
+    `exit N≠0`/`return N≠0` yes, `echo`, `sleep`, `break` and the like never; otherwise None."""
+    name, _ = simple_name(command)
+    base = name.rsplit("/", 1)[-1]
+    if base in _EXITS:
+        return base, is_fail_exit(command)
+    if base in _ALWAYS_OK or base in _LOOP_EXITS:
+        return base, False
+    return base, None
 
 
 def _walk(node: Node) -> list[Node]:
