@@ -174,9 +174,12 @@ class Redactor:
                 break
         for a, e in spans:
             if e == len(text) or a < cut < e:  # it may go on, or the cut would split it: keep it whole
-                # ... from the last occurrence in it that reaches as far: found again, whole, next time
+                # ... from the last occurrence in it that reaches as far, when what is held from there
+                # is masked again whole on its own (it is, for a run of a secret's repeated character)
                 last = max(fa for fa, fe in found if a <= fa and fe == e)
                 at = min(cut, last)
+                if at > a and not any(x <= 0 and y >= e - at for x, y in self._spans(text[at:])):
+                    at = a
                 if at > a:
                     spans = [*(sp for sp in spans if sp[1] <= a), (a, at)]
                 return at, spans
