@@ -16,7 +16,8 @@ from tree_sitter import Node
 
 from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.shape import flatten, group_exits, is_fail_exit, statements, unredirect
-from director.plan.bash.units import Unit, alternatives, check_units, choice_lines, value_lines
+from director.plan.bash.units import Unit, alternatives, check_units, choice_lines
+from director.plan.bash.values import value_lines
 from director.plan.bash.words import Script, Word
 
 # ---------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from tree_sitter import Node
 from director.plan.bash.checks import verify_model
 from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.shape import simple_name, statements
-from director.plan.bash.units import captured_functions
+from director.plan.bash.values import captured_functions
 
 # How a check whose exit status cannot fail is judged (docs/verify-semantics.md, "Verdicts by contrast").
 _SEEN = (
