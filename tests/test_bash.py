@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from director.plan import bash
@@ -211,3 +213,36 @@ def test_the_analysis_leaves_no_reference_cycles() -> None:
         if was:
             gc.enable()
     assert garbage == [], garbage[:20]
+
+
+def test_the_grammar_never_reads_a_4_byte_character_and_the_text_is_the_blocks_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """tree-sitter-bash 0.25.1 can read out of bounds on `{` then a 4-byte UTF-8 character (tree-sitter/
+    tree-sitter-bash#337): a SIGSEGV that depends on the memory layout, seen in CI as the whole test process
+    dying inside `Parser.parse`. Director parses such a block with each 4-byte character stood in for by
+    four ASCII bytes, and every node's text is still the block's own."""
+    from director.plan.bash import grammar
+
+    fed: list[bytes] = []
+    real = grammar._parser
+
+    class Spy:
+        def __init__(self) -> None:
+            self.p = real()
+
+        def parse(self, source: bytes | bytearray) -> object:
+            fed.append(bytes(source))
+            return self.p.parse(source)
+
+    monkeypatch.setattr(grammar, "_parser", Spy)
+    text = 'echo "${X} 🚀 up" $X🚀\ncat <<EOF\n{𱡀 in a heredoc 😀\nEOF\n[ -f "$F" ] && echo "✅ ${N} 𝔘" || { echo "💥 down"; exit 1; }'
+    grammar.analysed.cache_clear()
+    grammar.parse.cache_clear()
+    script = grammar.parse(text)
+    assert fed and not any(re.search(rb"[\xf0-\xf7]", src) for src in fed)
+    words = [a.text for c in script.commands for a in c.args]
+    assert '"${X} 🚀 up"' in words and "$X🚀" in words and '"✅ ${N} 𝔘"' in words
+    assert any("X" in c.argv[1].vars for c in script.commands if c.name == "echo" and len(c.argv) > 1)
+    model = bash.verify_model(text)
+    assert [ln.message for ln in model.lines if ln.polarity == "fail"] == ["💥 down"]

@@ -7,12 +7,13 @@ the builder (node → command ids, assignments with their values) to the modules
 from __future__ import annotations
 
 import functools
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 from director.plan.bash.words import (
     NAME_RE,
@@ -29,6 +30,31 @@ from director.plan.bash.words import (
 )
 
 _PER_THREAD = threading.local()
+
+
+# A 4-byte UTF-8 character (an emoji, a CJK extension ideograph): tree-sitter-bash 0.25.1 can read out of
+# bounds on `{` followed anywhere later by one (tree-sitter/tree-sitter-bash#337, open): a SIGSEGV on Linux
+# when the memory layout is unlucky, seen in our CI as a crash of the whole test process.
+_ASTRAL = re.compile(rb"[\xf0-\xf7][\x80-\xbf]{3}")
+_ASTRAL_STANDIN = b"...."  # a word character, never a name's: `$X🚀` stays `$X` then text
+
+
+def _parse_bytes(source: bytes) -> Tree:
+    """The tree of `source`, read without the grammar ever seeing a 4-byte character.
+
+    Each one is parsed as `....` (the same length: every node's offsets are the text's own), in a buffer
+    whose bytes are then put back as they were: py-tree-sitter keeps that buffer as the tree's source and
+    reads a node's text from it when asked, so the text of every node is the block's own, emoji and all.
+    """
+    spans = [m.span() for m in _ASTRAL.finditer(source)]
+    if not spans:
+        return _parser().parse(source)
+    buf = bytearray(source)
+    for a, e in spans:
+        buf[a:e] = _ASTRAL_STANDIN
+    tree = _parser().parse(buf)
+    buf[:] = source  # same length; the tree's text is read from here
+    return tree
 
 
 def _parser() -> Parser:
@@ -57,6 +83,9 @@ class _Builder:
         self.assigns: set[str] = set()
         self.values: list[tuple[str, Word]] = []  # (name, value) of each assignment, in order
         self.by_node: dict[int, int] = {}  # node id -> command id
+        # The tree the nodes belong to, held for as long as they are: a node must never outlive its tree's
+        # native memory (py-tree-sitter 0.26 had use-after-free reports on nodes alone: pyproject pins <0.26)
+        self.tree: Tree | None = None
 
     def add(
         self,
@@ -362,7 +391,7 @@ def _lift_heredocs(source: bytes) -> tuple[bytes, dict[int, _Heredoc]]:
     `<<DELIM` becomes a same-length `<____` redirect and its body and end line become spaces (rows and
     columns unchanged); the second parse then reads every line as bash runs it.
     """
-    tree = _parser().parse(source)
+    tree = _parse_bytes(source)
     docs: dict[int, _Heredoc] = {}
     out = bytearray(source)
     stack = [tree.root_node]
@@ -410,8 +439,9 @@ def analysed(text: str) -> tuple[Node, _Builder]:
     heredocs: dict[int, _Heredoc] = {}
     if b"<<" in source:
         source, heredocs = _lift_heredocs(source)
-    tree = _parser().parse(source)
+    tree = _parse_bytes(source)
     b = _Builder(text, heredocs)
+    b.tree = tree
     b.walk(tree.root_node)
     return tree.root_node, b
 
