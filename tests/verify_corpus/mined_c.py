@@ -24,6 +24,22 @@ _SYSCTL = (
     + "\n"
 )
 
+# systemctl as a script reading the state of each unit from a file in $W/units (`list-units`, `is-active`)
+_SYSTEMCTL = (
+    sh(r"""
+    mkdir -p "$W/bin" "$W/units"
+    cat > "$W/bin/systemctl" <<EOF
+    #!/bin/sh
+    case \$1 in
+      list-units) for u in \$(ls "$W/units"); do echo "\$u.service loaded \$(cat "$W/units/\$u") running"; done ;;
+      is-active) s=\$(cat "$W/units/\$2" 2>/dev/null || echo unknown); echo "\$s"; [ "\$s" = active ] ;;
+    esac
+    EOF
+    chmod +x "$W/bin/systemctl"
+""")
+    + "\n"
+)
+
 
 def _fakes(*names: str) -> str:
     """Empty executables in $W/bin that print a version line."""
@@ -186,39 +202,9 @@ IDIOMS: tuple[Mined, ...] = (
             exit 2
         fi
         """,
-        r"""
-        mkdir -p "$W/bin" "$W/units"; echo active > "$W/units/nginx"
-        cat > "$W/bin/systemctl" <<EOF
-        #!/bin/sh
-        case \$1 in
-          list-units) for u in \$(ls "$W/units"); do echo "\$u.service loaded \$(cat "$W/units/\$u") running"; done ;;
-          is-active) s=\$(cat "$W/units/\$2" 2>/dev/null || echo unknown); echo "\$s"; [ "\$s" = active ] ;;
-        esac
-        EOF
-        chmod +x "$W/bin/systemctl"
-        """,
-        r"""
-        mkdir -p "$W/bin" "$W/units"; echo inactive > "$W/units/nginx"
-        cat > "$W/bin/systemctl" <<EOF
-        #!/bin/sh
-        case \$1 in
-          list-units) for u in \$(ls "$W/units"); do echo "\$u.service loaded \$(cat "$W/units/\$u") running"; done ;;
-          is-active) s=\$(cat "$W/units/\$2" 2>/dev/null || echo unknown); echo "\$s"; [ "\$s" = active ] ;;
-        esac
-        EOF
-        chmod +x "$W/bin/systemctl"
-        """,
-        r"""
-        mkdir -p "$W/bin" "$W/units"; echo active > "$W/units/nginx"
-        cat > "$W/bin/systemctl" <<EOF
-        #!/bin/sh
-        case \$1 in
-          list-units) for u in \$(ls "$W/units"); do echo "\$u.service loaded \$(cat "$W/units/\$u") running"; done ;;
-          is-active) s=\$(cat "$W/units/\$2" 2>/dev/null || echo unknown); echo "\$s"; [ "\$s" = active ] ;;
-        esac
-        EOF
-        chmod +x "$W/bin/systemctl"
-        """,
+        _SYSTEMCTL + r"""echo active > "$W/units/nginx" """,
+        _SYSTEMCTL + r"""echo inactive > "$W/units/nginx" """,
+        _SYSTEMCTL + r"""echo active > "$W/units/nginx" """,
         p="nginx est actif.",
         f="nginx est inactif.",
         note="$1 set to nginx; systemctl is a script in $W/bin reading $W/units",

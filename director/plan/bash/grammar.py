@@ -83,9 +83,6 @@ class _Builder:
         self.assigns: set[str] = set()
         self.values: list[tuple[str, Word]] = []  # (name, value) of each assignment, in order
         self.by_node: dict[int, int] = {}  # node id -> command id
-        # The tree the nodes belong to, held for as long as they are: a node must never outlive its tree's
-        # native memory (py-tree-sitter 0.26 had use-after-free reports on nodes alone: pyproject pins <0.26)
-        self.tree: Tree | None = None
 
     def add(
         self,
@@ -441,7 +438,6 @@ def analysed(text: str) -> tuple[Node, _Builder]:
         source, heredocs = _lift_heredocs(source)
     tree = _parse_bytes(source)
     b = _Builder(text, heredocs)
-    b.tree = tree
     b.walk(tree.root_node)
     return tree.root_node, b
 

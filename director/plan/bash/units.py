@@ -240,45 +240,44 @@ def _functions(root: Node) -> dict[str, Node]:
     return out
 
 
-def _branch_bodies(node: Node) -> list[Node]:
-    """The statements of every branch of an `if` (its `then`, `elif`s and `else`), conditions left out."""
-    out: list[Node] = []
-    mode = "cond"
-    for c in node.children:
-        if c.type == "then":
-            mode = "then"
-        elif c.type == "elif_clause":
-            out.extend(_branch_bodies(c))
-            mode = "done"
-        elif c.type == "else_clause":
-            out.extend(statements(c))
-            mode = "done"
-        elif mode == "then" and c.is_named and c.type != "comment":
-            out.append(c)
-    return out
-
-
-def _branch_ends(node: Node) -> list[Node]:
-    """The last statement of each branch of an `if` (its `then`, `elif`s and `else`)."""
-    ends: list[Node] = []
+def _if_parts(node: Node) -> tuple[list[Node], list[list[Node]]]:
+    """An `if` (or `elif`) statement's conditions and the statements of each of its branches: its `then`,
+    each `elif`'s and its `else` (tree-sitter nests each `elif` as a sibling clause of the `if`)."""
+    conditions: list[Node] = []
+    branches: list[list[Node]] = []
     current: list[Node] = []
     mode = "cond"
     for c in node.children:
         if c.type == "then":
             mode = "then"
-            continue
-        if c.type in ("elif_clause", "else_clause"):
-            if current:
-                ends.append(current[-1])
-            current = []
-            ends.extend(_branch_ends(c) if c.type == "elif_clause" else statements(c)[-1:])
-            mode = "done"
-            continue
-        if mode == "then" and c.is_named and c.type != "comment":
-            current.append(c)
-    if current:
-        ends.append(current[-1])
-    return ends
+        elif c.type in ("elif_clause", "else_clause"):
+            if mode == "then":
+                branches.append(current)
+            current, mode = [], "done"
+            if c.type == "else_clause":
+                branches.append(statements(c))
+            else:
+                more, theirs = _if_parts(c)
+                conditions += more
+                branches += theirs
+        elif c.is_named and c.type != "comment":
+            if mode == "cond":
+                conditions.append(c)
+            elif mode == "then":
+                current.append(c)
+    if mode == "then":
+        branches.append(current)
+    return conditions, branches
+
+
+def _branch_bodies(node: Node) -> list[Node]:
+    """The statements of every branch of an `if` (its `then`, `elif`s and `else`), conditions left out."""
+    return [s for branch in _if_parts(node)[1] for s in branch]
+
+
+def _branch_ends(node: Node) -> list[Node]:
+    """The last statement of each branch of an `if` (its `then`, `elif`s and `else`)."""
+    return [branch[-1] for branch in _if_parts(node)[1] if branch]
 
 
 def check_units(
@@ -408,13 +407,14 @@ def choice_lines(
             # the exit-0 alternative of a check (`if [ -f F ]; then deploy; else echo "F missing"; fi`)
             # (a branch chosen by a knob, `case "$LOG" in brief) echo "logged (brief)"`, is no alternative
             # between worlds: the same branch runs in every world)
+            printing = sum(1 for b in plain if b)
             lone = (
-                sum(1 for b in plain if b) == 1
+                printing == 1
                 and any(p and not f for p, f in zip(plain, fails, strict=True))
                 and any(fails)
                 and _reads_world(_conditions(n), script)
             )
-            if sum(1 for b in plain if b) >= 2 or lone:
+            if printing >= 2 or lone:
                 out.update(
                     p for b in plain for s in b for p in _probes_under(s, node_cmd) if p in report_lines
                 )
@@ -438,16 +438,7 @@ def _conditions(n: Node) -> list[Node]:
     if n.type == "case_statement":
         value = n.child_by_field_name("value")
         return [value] if value is not None else []
-    out: list[Node] = []
-    mode = "cond"
-    for c in n.children:
-        if c.type == "then":
-            mode = "then"
-        elif c.type == "elif_clause":
-            out.extend(_conditions(c))
-        elif mode == "cond" and c.is_named and c.type != "comment":
-            out.append(c)
-    return out
+    return _if_parts(n)[0]
 
 
 def _reads_world(conditions: list[Node], script: Script) -> bool:
@@ -508,37 +499,8 @@ def alternatives(root: Node, node_cmd: Mapping[int, int]) -> tuple[tuple[frozens
 
 def _branch_lists(n: Node) -> list[list[Node]]:
     """The statements of each branch of an `if … elif … else` or a `case` (none for anything else)."""
-    branches: list[list[Node]] = []
     if n.type == "if_statement" and any(c.type in ("else_clause", "elif_clause") for c in n.children):
-        current: list[Node] = []
-        mode = "cond"
-        for c in n.children:
-            if c.type == "then":
-                mode = "then"
-            elif c.type in ("elif_clause", "else_clause"):
-                if mode == "then":
-                    branches.append(current)
-                current, mode = [], "done"
-                if c.type == "else_clause":
-                    branches.append(statements(c))
-                else:
-                    branches.extend(_elif_bodies(c))
-            elif mode == "then" and c.is_named and c.type != "comment":
-                current.append(c)
-        if mode == "then":
-            branches.append(current)
-    elif n.type == "case_statement":
-        branches = [statements(item) for item in n.children if item.type == "case_item"]
-    return branches
-
-
-def _elif_bodies(clause: Node) -> list[list[Node]]:
-    """The body of an `elif` clause (tree-sitter nests each `elif` as a sibling clause of the `if`)."""
-    body: list[Node] = []
-    mode = "cond"
-    for c in clause.children:
-        if c.type == "then":
-            mode = "then"
-        elif mode == "then" and c.is_named and c.type != "comment":
-            body.append(c)
-    return [body]
+        return _if_parts(n)[1]
+    if n.type == "case_statement":
+        return [statements(item) for item in n.children if item.type == "case_item"]
+    return []
