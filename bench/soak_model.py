@@ -1,0 +1,266 @@
+"""The model-based test of Director at length (issue 32): generated plans, generated operator sequences, every
+promise after every step -- until N steps have run.
+
+Each worker runs rounds of hypothesis's search (tests/model: plan generator, operator actions, world model,
+invariants) with its own seeds. A broken promise is shrunk by hypothesis to a minimal plan and sequence,
+printed, and from then on *known*: the same invariant broken again in a plan and sequence that carry every
+feature of the shrunk example (its "culprits": a readonly verify, a SIGKILL, a teardown…) is counted, not
+shrunk again, and the sequence goes on; the same invariant broken without them is a new finding.
+
+Usage:
+  .venv/bin/python bench/soak_model.py --steps 20000 --seed 32 --workers 2 [--max-actions 10] [--examples 25]
+      [--report FILE] [--keep-going]
+
+Prints, as it goes and at the end: sequences run, steps (and how many were spent shrinking), steps/second,
+the load average, and every failure with its shrunk example. Exit 1 if any promise broke.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hypothesis import HealthCheck, Phase, assume, given, settings  # noqa: E402
+from hypothesis import seed as hseed  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.model.actions import Action, features, sequences  # noqa: E402
+from tests.model.driver import run_sequence  # noqa: E402
+from tests.model.invariants import Violation  # noqa: E402
+from tests.model.plans import PlanSpec, plan_specs  # noqa: E402
+
+
+@dataclass
+class Finding:
+    invariant: str
+    culprits: list[str]
+    example: str  # the shrunk spec, actions and signing, as Python
+    detail: str
+    worker: int
+    round: int
+    found_after_steps: int  # steps this worker had run (search and shrinking) when it was found
+    found_after_sequences: int
+    flaky: bool  # hypothesis could not replay the shrunk example: a timing-dependent failure
+
+
+@dataclass
+class Tally:
+    sequences: int = 0
+    steps: int = 0
+    shrink_steps: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class Round:
+    """One round of search: hypothesis's test, counting steps, telling known findings from new ones."""
+
+    def __init__(self, tally: Tally, share: int, base: Path, known: list[tuple[str, frozenset[str]]],
+                 again: dict[str, int], queue: Any, index: int) -> None:  # fmt: skip
+        self.tally, self.share, self.base, self.known, self.again = tally, share, base, known, again
+        self.queue, self.index = queue, index
+        self.failing = False
+        self.last: dict[str, tuple[PlanSpec, list[Action], bool, str, frozenset[str]]] = {}
+
+    def is_known(self, v: Violation, feats: frozenset[str]) -> bool:
+        for name, culprits in self.known:
+            if name == v.invariant and culprits <= feats:
+                label = f"{name} {sorted(culprits)}"
+                self.again[label] = self.again.get(label, 0) + 1
+                return True
+        return False
+
+    def count(self, _i: int, _a: Action) -> None:
+        self.tally.steps += 1
+        if self.failing:
+            self.tally.shrink_steps += 1
+
+    def test(self, spec: PlanSpec, actions: list[Action], signing: bool) -> None:
+        assume(self.tally.steps < self.share or self.failing)  # this worker's share has run: skip the rest
+        feats = features(spec, actions, signing)
+        root = self.base / f"s{self.tally.sequences}"
+        self.tally.sequences += 1
+        try:
+            run_sequence(
+                spec, actions, root, signing, on_step=self.count, known=lambda v: self.is_known(v, feats)
+            )
+        except Violation as v:
+            self.failing = True
+            self.last[v.invariant] = (spec, actions, signing, v.detail, feats)
+            raise
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+            self.queue.put(("progress", self.index, asdict(self.tally), 0.0, os.getloadavg()))
+
+
+def worker(index: int, args: argparse.Namespace, queue: Any) -> None:
+    """Rounds of search until this worker's share of the steps has run; every event onto `queue`."""
+    signal.signal(signal.SIGTERM, _exit)  # stopped: end the sequence's processes and remove its files first
+    share = args.steps // args.workers + (1 if index < args.steps % args.workers else 0)
+    tally = Tally()
+    known: list[tuple[str, frozenset[str]]] = []
+    again: dict[str, int] = {}
+    base = Path(tempfile.mkdtemp(prefix=f"soak-model-{index}-"))
+    started = time.monotonic()
+    rnd = 0
+    try:
+        while tally.steps < share:
+            r = Round(tally, share, base, known, again, queue, index)
+            prop = settings(
+                max_examples=args.examples, deadline=None, database=None, derandomize=False,
+                suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
+                report_multiple_bugs=True,
+            )(hseed(args.seed * 1_000_003 + index * 10_007 + rnd)(
+                given(spec=plan_specs(), actions=sequences(args.max_actions), signing=st.booleans())(r.test)
+            ))  # fmt: skip
+            try:
+                prop()
+            except BaseException as e:  # one or several findings (an ExceptionGroup when several)
+                flaky = "Flaky" in type(e).__name__
+                for x in _flatten(e):
+                    if not isinstance(x, Violation):
+                        tally.errors.append("".join(traceback.format_exception(x))[-3000:])
+                        continue
+                    spec, actions, signing, detail, feats = r.last.get(
+                        x.invariant, (None, [], False, x.detail, frozenset())
+                    )
+                    known.append((x.invariant, feats))
+                    example = _example(spec, actions, signing)
+                    f = Finding(
+                        x.invariant,
+                        sorted(feats),
+                        example,
+                        detail,
+                        index,
+                        rnd,
+                        tally.steps,
+                        tally.sequences,
+                        flaky,
+                    )
+                    queue.put(("finding", asdict(f)))
+            rnd += 1
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+        queue.put(("again", index, again))
+        queue.put(("done", index, asdict(tally), time.monotonic() - started))
+
+
+def _exit(_sig: int, _frame: object) -> None:
+    raise SystemExit(1)
+
+
+def _flatten(e: BaseException) -> list[BaseException]:
+    if isinstance(e, BaseExceptionGroup):
+        return [y for x in e.exceptions for y in _flatten(x)]
+    return [e]
+
+
+def _example(spec: PlanSpec | None, actions: list[Action], signing: bool) -> str:
+    return f"spec={spec!r},\nactions={actions!r},\nsigning={signing!r}"
+
+
+def collect(queue: Any, workers: int, started: float, findings: list[dict[str, Any]],
+            tallies: dict[int, dict[str, Any]], again: dict[int, dict[str, int]],
+            loads: list[tuple[float, float, float]]) -> None:  # fmt: skip
+    """Print what the workers report until every one is done."""
+    done, last = 0, 0.0
+    while done < workers:
+        msg = queue.get()
+        if msg[0] == "finding":
+            findings.append(msg[1])
+            f = msg[1]
+            head = f"=== FOUND [{f['invariant']}] by worker {f['worker']}"
+            flaky = " (flaky: its replay did not fail)" if f["flaky"] else ""
+            print(f"\n{head} after {f['found_after_steps']} steps ({f['found_after_sequences']} sequences); "
+                  f"culprits {f['culprits']}{flaky}", flush=True)  # fmt: skip
+            print(f"{f['example']}\n{f['detail'][:2500]}\n", flush=True)
+        elif msg[0] == "progress":
+            tallies[msg[1]] = msg[2]
+            loads.append(msg[4])
+            wall = time.monotonic() - started
+            if wall - last >= 60:
+                last = wall
+                steps = sum(t["steps"] for t in tallies.values())
+                seqs = sum(t["sequences"] for t in tallies.values())
+                print(f"[{wall:7.0f}s] steps {steps} ({steps / wall:.2f}/s), sequences {seqs}, "
+                      f"findings {len(findings)}, load {msg[4][0]:.1f}", flush=True)  # fmt: skip
+        elif msg[0] == "again":
+            again[msg[1]] = msg[2]
+        elif msg[0] == "done":
+            tallies[msg[1]] = msg[2]
+            done += 1
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--steps", type=int, default=20000)
+    p.add_argument("--seed", type=int, default=32)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--max-actions", type=int, default=10, help="the longest operator sequence")
+    p.add_argument("--examples", type=int, default=25, help="sequences per round of search")
+    p.add_argument("--report", type=Path, help="write the findings and figures as JSON here")
+    args = p.parse_args()
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=worker, args=(i, args, queue)) for i in range(args.workers)]
+    started = time.monotonic()
+    for proc in procs:
+        proc.start()
+    findings: list[dict[str, Any]] = []
+    tallies: dict[int, dict[str, Any]] = {}
+    again: dict[int, dict[str, int]] = {}
+    loads: list[tuple[float, float, float]] = []
+    signal.signal(signal.SIGTERM, _exit)
+    try:
+        collect(queue, len(procs), started, findings, tallies, again, loads)
+    except (KeyboardInterrupt, SystemExit):
+        for proc in procs:
+            proc.terminate()  # each worker ends its sequence's processes and removes its files
+        for proc in procs:
+            proc.join()
+        raise
+    for proc in procs:
+        proc.join()
+    wall = time.monotonic() - started
+    steps = sum(t["steps"] for t in tallies.values())
+    summary = {
+        "sequences": sum(t["sequences"] for t in tallies.values()),
+        "steps": steps,
+        "shrink_steps": sum(t["shrink_steps"] for t in tallies.values()),
+        "wall_s": round(wall, 1),
+        "steps_per_s": round(steps / wall, 3) if wall else 0.0,
+        "load_avg_median_1m": sorted(x[0] for x in loads)[len(loads) // 2] if loads else None,
+        "load_at_end": os.getloadavg(),
+        "findings": findings,
+        "seen_again": again,
+        "errors": [e for t in tallies.values() for e in t["errors"]],
+    }
+    print("\n== summary ==")
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("findings", "errors")}, indent=2))
+    for f in findings:
+        print(
+            f"- [{f['invariant']}] culprits {f['culprits']} (worker {f['worker']}, "
+            f"after {f['found_after_steps']} steps)"
+        )
+    for e in summary["errors"]:
+        print("test error:", e)
+    if args.report:
+        args.report.write_text(json.dumps(summary, indent=2, default=str))
+    return 1 if findings or summary["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
