@@ -68,7 +68,7 @@ class Tally:
 class Round:
     """One round of search: hypothesis's test, counting steps, telling known findings from new ones."""
 
-    def __init__(self, tally: Tally, share: int, base: Path, known: list[tuple[str, frozenset[str]]],
+    def __init__(self, tally: Tally, share: int, base: Path, known: Any,
                  again: dict[str, int], queue: Any, index: int) -> None:  # fmt: skip
         self.tally, self.share, self.base, self.known, self.again = tally, share, base, known, again
         self.queue, self.index = queue, index
@@ -77,7 +77,7 @@ class Round:
 
     def is_known(self, v: Violation, feats: frozenset[str]) -> bool:
         for name, culprits in self.known:
-            if name == v.invariant and culprits <= feats:
+            if name == v.invariant and frozenset(culprits) <= feats:
                 label = f"{name} {sorted(culprits)}"
                 self.again[label] = self.again.get(label, 0) + 1
                 return True
@@ -106,19 +106,25 @@ class Round:
             self.queue.put(("progress", self.index, asdict(self.tally), 0.0, os.getloadavg()))
 
 
-def worker(index: int, args: argparse.Namespace, queue: Any) -> None:
+def worker(index: int, args: argparse.Namespace, queue: Any, known: Any) -> None:
     """Rounds of search until this worker's share of the steps has run; every event onto `queue`."""
     signal.signal(signal.SIGTERM, _exit)  # stopped: end the sequence's processes and remove its files first
+    # Hypothesis stops shrinking after 5 minutes; a step here takes seconds, so a finding would keep most of
+    # its unshrunk noise. Its (internal) limit, raised for this script only.
+    from hypothesis.internal.conjecture import engine
+
+    engine.MAX_SHRINKING_SECONDS = args.shrink_seconds
     share = args.steps // args.workers + (1 if index < args.steps % args.workers else 0)
     tally = Tally()
-    known: list[tuple[str, frozenset[str]]] = []
     again: dict[str, int] = {}
     base = Path(tempfile.mkdtemp(prefix=f"soak-model-{index}-"))
     started = time.monotonic()
     rnd = 0
     try:
         while tally.steps < share:
-            r = Round(tally, share, base, known, again, queue, index)
+            # what any worker found so far is known; read once a round, so that a round's shrinking is not
+            # disturbed by a finding of another worker arriving halfway
+            r = Round(tally, share, base, list(known), again, queue, index)
             prop = settings(
                 max_examples=args.examples, deadline=None, database=None, derandomize=False,
                 suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
@@ -128,6 +134,8 @@ def worker(index: int, args: argparse.Namespace, queue: Any) -> None:
             ))  # fmt: skip
             try:
                 prop()
+            except (KeyboardInterrupt, SystemExit):
+                raise
             except BaseException as e:  # one or several findings (an ExceptionGroup when several)
                 flaky = "Flaky" in type(e).__name__
                 for x in _flatten(e):
@@ -137,7 +145,7 @@ def worker(index: int, args: argparse.Namespace, queue: Any) -> None:
                     spec, actions, signing, detail, feats = r.last.get(
                         x.invariant, (None, [], False, x.detail, frozenset())
                     )
-                    known.append((x.invariant, feats))
+                    known.append((x.invariant, sorted(feats)))
                     example = _example(spec, actions, signing)
                     f = Finding(
                         x.invariant,
@@ -211,11 +219,14 @@ def main() -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--max-actions", type=int, default=10, help="the longest operator sequence")
     p.add_argument("--examples", type=int, default=25, help="sequences per round of search")
+    p.add_argument("--shrink-seconds", type=int, default=1800, help="how long hypothesis may shrink one")
     p.add_argument("--report", type=Path, help="write the findings and figures as JSON here")
     args = p.parse_args()
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
-    procs = [ctx.Process(target=worker, args=(i, args, queue)) for i in range(args.workers)]
+    manager = ctx.Manager()
+    known = manager.list()  # (invariant, culprits) found so far, by any worker
+    procs = [ctx.Process(target=worker, args=(i, args, queue, known)) for i in range(args.workers)]
     started = time.monotonic()
     for proc in procs:
         proc.start()
@@ -231,9 +242,11 @@ def main() -> int:
             proc.terminate()  # each worker ends its sequence's processes and removes its files
         for proc in procs:
             proc.join()
+        manager.shutdown()
         raise
     for proc in procs:
         proc.join()
+    manager.shutdown()
     wall = time.monotonic() - started
     steps = sum(t["steps"] for t in tallies.values())
     summary = {

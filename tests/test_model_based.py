@@ -170,6 +170,21 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
         [Apply(), Apply(approve="auto")],
         False,
     ),
+    # Found beside them (the operator's environment has the knob's variable, although §0 assigns it):
+    # N1: the Live State's `${SVC}-${ENV}` cell is never realized (NAME stays a template after a completed apply)
+    (
+        "N1-environment-knob-variable-leaves-the-name-unrealized",
+        PlanSpec(sections=(FILE,)),
+        [Apply(env_conflict="dev")],
+        False,
+    ),
+    # N2: a re-apply runs a settled section's act again although nothing changed
+    (
+        "N2-environment-knob-variable-reruns-a-settled-act",
+        PlanSpec(sections=(FILE,)),
+        [Apply(), Apply(env_conflict="dev")],
+        False,
+    ),
 ]
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,7 +147,7 @@ class Sandbox:
         return section == "teardown" or self.spec.gated(int(section), knobs)
 
     def status_json(self) -> Any:
-        r = self.op.run(["status", self.plan.name, "--json", "--state-dir", str(self.op.state)])
+        r = self.op.read(["status", str(self.plan), "--json", "--state-dir", str(self.op.state)])
         self.ok(inv.invocation_ends_cleanly, r)
         return json.loads(r.output) if r.rc == 0 else {}
 
@@ -482,13 +481,14 @@ class Sandbox:
                     completed=m.completed)  # fmt: skip
 
     def _compare(self, ls: ledger.LiveState) -> None:
-        with ThreadPoolExecutor(2) as pool:  # the two read-only commands side by side: half the wall time
-            o_future = pool.submit(self.op.run, ["output", self.plan.name, "--json"])
-            status = self.status_json()
-            o = o_future.result()
+        o = self.op.read(["output", str(self.plan), "--json"])
+        status = self.status_json()
         self.ok(inv.invocation_ends_cleanly, o)
         output = json.loads(o.output) if o.rc == 0 else None
         self.ok(inv.live_state_agrees_with_output_and_status, ls, output, status)
+        if status:
+            alive = {p.pid for p in plan_processes(self.mark, self.plan.name)}
+            self.ok(inv.status_lists_the_plans_processes, status, alive)
 
     def close(self) -> None:
         self.op.cleanup()

@@ -93,6 +93,15 @@ def live_state_agrees_with_output_and_status(ls: LiveState, output: Any, status:
                         f"`status --json` check results {rows} != Live State {ls.rows}")  # fmt: skip
 
 
+def status_lists_the_plans_processes(status: Any, alive: set[int]) -> None:
+    """`director status --json` lists every live process the plan's blocks started (found here by the step
+    marker in /proc/*/environ), and no other."""
+    listed = {int(p["pid"]) for p in status.get("processes", [])}
+    if listed != alive:
+        raise Violation("status_lists_the_plans_processes",
+                        f"`status --json` lists pids {sorted(listed)}; alive with the plan's marker: {sorted(alive)}")  # fmt: skip
+
+
 def live_state_equals_world(
     ls: LiveState, name: str, keys: Mapping[int, str], world: Mapping[int, Resource], broken: Iterable[int],
     rows: Mapping[int, str], *, completed: bool,

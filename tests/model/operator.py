@@ -6,6 +6,7 @@ a gate answered at a pseudo-terminal, `approve` from another process, signed wit
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import shutil
@@ -198,6 +199,22 @@ class Operator:
         new = self.acts()[before:]
         what = "start" if kill.at == "act-start" else "end"
         return any(a.what == what and a.section == kill.section for a in new)
+
+    def read(self, args: list[str]) -> Outcome:
+        """A read-only command (`output`, `status`) through the CLI's entry point in this process, as
+        tests/fuzzplans.py runs `show` and `lint`: the same code as `director ARGS` without an interpreter's
+        start-up (two of them after every step otherwise). It only reads the plan and the journal."""
+        from director.cli import main
+
+        buf = io.StringIO()
+        started = time.monotonic()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            try:
+                main(args)
+                rc = 0
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else 1
+        return Outcome([*DIRECTOR, *args], rc, buf.getvalue(), [], seconds=time.monotonic() - started)
 
     # -- at a terminal: answer a gate, then Ctrl-C ----------------------------------------------------------
 
