@@ -38,6 +38,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings  # noqa: E402
 from hypothesis import seed as hseed  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from tests.model import world  # noqa: E402
 from tests.model.actions import Action, features, sequences  # noqa: E402
 from tests.model.driver import run_sequence  # noqa: E402
 from tests.model.invariants import Violation  # noqa: E402
@@ -108,7 +109,7 @@ class Round:
 
 def worker(index: int, args: argparse.Namespace, queue: Any, known: Any) -> None:
     """Rounds of search until this worker's share of the steps has run; every event onto `queue`."""
-    signal.signal(signal.SIGTERM, _exit)  # stopped: end the sequence's processes and remove its files first
+    signal.signal(signal.SIGTERM, _stop_worker)
     # Hypothesis stops shrinking after 5 minutes; a step here takes seconds, so a finding would keep most of
     # its unshrunk noise. Its (internal) limit, raised for this script only.
     from hypothesis.internal.conjecture import engine
@@ -118,6 +119,7 @@ def worker(index: int, args: argparse.Namespace, queue: Any, known: Any) -> None
     tally = Tally()
     again: dict[str, int] = {}
     base = Path(tempfile.mkdtemp(prefix=f"soak-model-{index}-"))
+    _BASE.append(base)
     started = time.monotonic()
     rnd = 0
     try:
@@ -134,8 +136,6 @@ def worker(index: int, args: argparse.Namespace, queue: Any, known: Any) -> None
             ))  # fmt: skip
             try:
                 prop()
-            except (KeyboardInterrupt, SystemExit):
-                raise
             except BaseException as e:  # one or several findings (an ExceptionGroup when several)
                 flaky = "Flaky" in type(e).__name__
                 for x in _flatten(e):
@@ -166,8 +166,20 @@ def worker(index: int, args: argparse.Namespace, queue: Any, known: Any) -> None
         queue.put(("done", index, asdict(tally), time.monotonic() - started))
 
 
+_BASE: list[Path] = []  # this worker's directory (its sandboxes are under it)
+
+
 def _exit(_sig: int, _frame: object) -> None:
     raise SystemExit(1)
+
+
+def _stop_worker(_sig: int, _frame: object) -> None:
+    """Stopped: end the processes of this worker's sandboxes (their MODEL_OUT is under its directory), remove
+    the directory, leave. (Hypothesis would take a SystemExit raised in a test for a finding.)"""
+    for base in _BASE:
+        world.kill_marked_under(str(base))
+        shutil.rmtree(base, ignore_errors=True)
+    os._exit(1)
 
 
 def _flatten(e: BaseException) -> list[BaseException]:
@@ -218,7 +230,7 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=32)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--max-actions", type=int, default=10, help="the longest operator sequence")
-    p.add_argument("--examples", type=int, default=25, help="sequences per round of search")
+    p.add_argument("--examples", type=int, default=150, help="sequences per round of search")
     p.add_argument("--shrink-seconds", type=int, default=1800, help="how long hypothesis may shrink one")
     p.add_argument("--report", type=Path, help="write the findings and figures as JSON here")
     args = p.parse_args()

@@ -131,6 +131,7 @@ actions = st.one_of(
     _apply,
     _apply,
     _apply,
+    _apply,
     _teardown,
     st.builds(Approve, section=st.integers(0, 4), signed=st.booleans()),
     st.builds(GoThenCtrlC, when=st.sampled_from(["at-once", "act-start"])),
@@ -142,7 +143,7 @@ actions = st.one_of(
 
 
 def sequences(max_size: int = 8) -> st.SearchStrategy[list[Action]]:
-    return st.lists(actions, min_size=1, max_size=max_size)
+    return st.lists(actions, min_size=min(2, max_size), max_size=max_size)
 
 
 def features(spec: PlanSpec, actions: Sequence[Action], signing: bool) -> frozenset[str]:

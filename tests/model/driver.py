@@ -119,6 +119,7 @@ class Sandbox:
         self.soft: list[inv.Violation] = []  # violations the caller already knows of (`known`), kept going
         self.known: Callable[[inv.Violation], bool] = lambda _v: False
         self.where = ""
+        self.before: set[int] = set()  # the listeners alive before the current run
 
     def ok(self, check: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         """Run one invariant; a violation raises (as its own class: hypothesis tells bugs apart by it), unless
@@ -200,6 +201,7 @@ class Sandbox:
             if m.signing and not a.signed:
                 grant.flags = set()
         extra = {"ENV": a.env_conflict} if a.env_conflict else None
+        self.before = {p.pid for p, _ in listeners(self.mark)}
         out = self.op.run(args, extra, self._kill(a.kill))
         how = f"--set {sets}" if sets else "the previous answers"
         self.after_run(
@@ -211,6 +213,7 @@ class Sandbox:
         args = ["apply", self.plan.name, *self.op.common()]
         args += [x for k, v in knobs.items() for x in ("--set", f"{k.lower()}={v}")]
         args += self.sign_args(True)
+        self.before = {p.pid for p, _ in listeners(self.mark)}
         out = self.op.gate_then_ctrl_c(args, a.when)
         self.after_run("apply", out, knobs, Grant(go=out.gate), "answers given at the terminal")
 
@@ -223,6 +226,7 @@ class Sandbox:
             args += ["--approve", "teardown", *self.sign_args(t.signed)]
             if t.signed or not self.model.signing:
                 grant.flags = {"teardown"}
+        self.before = {p.pid for p, _ in listeners(self.mark)}
         out = self.op.run(args, None, self._kill(t.kill))
         self.after_run("teardown", out, sets, grant, f"--set {sets}" if sets else "the previous answers")
 
@@ -352,11 +356,10 @@ class Sandbox:
             self.ok(inv.interrupted_attempt_processes_stopped, s, [p for p in pids if _alive(p)])
         stopped = out.rc not in (0, 4) and (out.rc is None or out.rc == 130 or out.killed is not None)
         for s, line in open_acts.items():
-            pids = (
-                self.world.servers(int(s), self.env_of(knobs))
-                if s.isdigit() and self.spec.section(int(s)).kind == "server"
-                else []
-            )
+            # what the interrupted attempt left: the section's listeners that were not there before the run
+            pids = []
+            if s.isdigit() and self.spec.section(int(s)).kind == "server":
+                pids = [p for p in self.world.servers(int(s), self.env_of(knobs)) if p not in self.before]
             m.interrupted[s] = Interrupted(line.base, pids)
         if stopped:
             return

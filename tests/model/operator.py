@@ -193,7 +193,9 @@ class Operator:
         if kill.at == "observe":
             n = int(kill.section) if kill.section.isdigit() else 1
             return b"".join(chunks).count("▶ observe block".encode()) >= n
-        if kill.at == "mid":  # a file the act writes: a server's port file (its act is waiting for it), or .rev
+        if (
+            kill.at == "mid"
+        ):  # a file the act writes: a server's port file (its act is waiting for it), or .rev
             files = [*self.work.glob(f"*/{kill.section}.port"), *self.work.glob(f"*/{kill.section}.rev")]
             return any(_mtime(p) >= t0 for p in files)
         new = self.acts()[before:]

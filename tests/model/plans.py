@@ -41,7 +41,9 @@ class SectionSpec:
     kind: Kind = "file"
     gate: Gate = ""
     verify: Shape = "status"
-    assigns: bool = False  # the verify keeps what it reads in a variable (a list's: an array, under IFS=$'\n')
+    assigns: bool = (
+        False  # the verify keeps what it reads in a variable (a list's: an array, under IFS=$'\n')
+    )
     shares_var: bool = False  # … and that variable is the one its act reads (`WEB_PORT=…` in both)
     readonly: bool = False  # the verify declares a `readonly` it measures the resource with
     secret_var: bool = False  # (token) the verify reads the token into `<RES>_TOKEN`, a secret-looking name
@@ -241,7 +243,9 @@ def _condition(spec: PlanSpec, k: int) -> tuple[list[str], str, str, str]:
             setup.append(f"{var}={path}")
             path = f'"${var}"'
         if spec.splits(k):  # word splitting of a variable the act exported: bash's default IFS assumed
-            setup.append(f'for f in ${res.upper()}_FILES; do [ -f "$f" ] || {{ echo "missing $f"; exit 1; }}; done')
+            setup.append(
+                f'for f in ${res.upper()}_FILES; do [ -f "$f" ] || {{ echo "missing $f"; exit 1; }}; done'
+            )
         cond = f'grep -qx "name=$SVC-{res}-$ENV" {path} 2>/dev/null'
         ok, bad = f"{res} config written", f"{res} config missing"
     elif s.kind == "server":
@@ -261,7 +265,11 @@ def _condition(spec: PlanSpec, k: int) -> tuple[list[str], str, str, str]:
             cond = f'[ -s "$BASE/{res}.token" ]'
         ok, bad = f"{res} token present", f"{res} token missing"
     elif s.assigns:
-        setup += ["IFS=$'\\n'", f'{res}_entries=($(cat "$BASE/{res}.list" 2>/dev/null))', f'{var}="$BASE/{res}.list"']
+        setup += [
+            "IFS=$'\\n'",
+            f'{res}_entries=($(cat "$BASE/{res}.list" 2>/dev/null))',
+            f'{var}="$BASE/{res}.list"',
+        ]
         cond = f'[ "${{#{res}_entries[@]}}" -eq 2 ]'
         ok, bad = f"{res} list has two entries", f"{res} list has ${{#{res}_entries[@]}} entries"
     else:

@@ -118,6 +118,15 @@ def wait_blocks_gone(mark: str, timeout: float = 15.0) -> list[Proc]:
         time.sleep(0.02)
 
 
+def kill_marked_under(prefix: str) -> None:
+    """SIGKILL every sandbox process whose act log (MODEL_OUT) is under `prefix` (a stopped soak worker's)."""
+    needle = f"MODEL_OUT={prefix}".encode()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and needle in _read(f"/proc/{entry}/environ"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry), signal.SIGKILL)
+
+
 def kill_all(mark: str) -> None:
     """End every process of the sandbox (after a sequence), each by its pid."""
     for _ in range(3):
