@@ -51,9 +51,10 @@ class Teardown:
 
 @dataclass(frozen=True)
 class Approve:
-    """`director approve PLAN N --yes` from another process (N = 0: the teardown), signed or not."""
+    """`director approve PLAN N --yes` from another process, signed or not: N = -1 is the gate the last run
+    stopped at (what an operator copies from Director's `approve with:` line), 0 the teardown."""
 
-    section: int = 1
+    section: int = -1
     signed: bool = True
 
 
@@ -112,7 +113,7 @@ _teardown_kill = st.builds(
 )  # fmt: skip
 _apply = st.builds(
     Apply,
-    approve=st.sampled_from(["none", "auto", "auto", "all", "1", "2", "3"]),
+    approve=st.sampled_from(["none", "none", "auto", "auto", "all", "1", "2", "3"]),
     set_env=st.none() | st.sampled_from(ENVS),
     set_tier=st.none() | st.sampled_from(TIERS),
     env_conflict=st.none() | st.sampled_from(ENVS),
@@ -133,7 +134,7 @@ actions = st.one_of(
     _apply,
     _apply,
     _teardown,
-    st.builds(Approve, section=st.integers(0, 4), signed=st.booleans()),
+    st.builds(Approve, section=st.sampled_from([-1, -1, -1, 0, 1, 2, 3, 4]), signed=st.booleans()),
     st.builds(GoThenCtrlC, when=st.sampled_from(["at-once", "act-start"])),
     st.builds(Break, section=_sections),
     st.builds(Heal, section=_sections),

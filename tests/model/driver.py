@@ -232,7 +232,10 @@ class Sandbox:
 
     def _approve(self, a: Approve) -> None:
         m = self.model
-        section = "teardown" if a.section == 0 else str(fold(a.section, self.spec.n))
+        if a.section == -1:
+            section = m.waiting[0] if m.waiting is not None else str(fold(1, self.spec.n))
+        else:
+            section = "teardown" if a.section == 0 else str(fold(a.section, self.spec.n))
         args = [
             "approve",
             self.plan.name,
