@@ -58,6 +58,13 @@ def read_acts(path: Path) -> list[ActLine]:
     return out
 
 
+def _default_signals() -> None:
+    """In the child, before exec: Ctrl-C and quit act as at a terminal, even when this process was started with
+    them ignored (a background job, `nohup`), which a child would otherwise inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def _bytes(x: object) -> bytes:
     return x if isinstance(x, bytes) else b""
 
@@ -146,7 +153,7 @@ class Operator:
         t0 = time.time_ns()
         proc = subprocess.Popen(
             argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True,
+            stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_default_signals,
         )  # fmt: skip
         chunks: list[bytes] = []
         assert proc.stdout is not None
@@ -228,7 +235,8 @@ class Operator:
         before = len(self.acts())
         started = time.monotonic()
         child: pexpect.spawn[bytes] = pexpect.spawn(DIRECTOR[0], [*DIRECTOR[1:], *args], cwd=str(self.root),
-                                                    env=env, dimensions=(50, 200), timeout=timeout)  # fmt: skip
+                                                    env=env, dimensions=(50, 200), timeout=timeout,
+                                                    preexec_fn=_default_signals)  # fmt: skip
         assert child.pid is not None
         seen = b""
         gate: str | None = None
