@@ -66,6 +66,13 @@ class Tally:
     errors: list[str] = field(default_factory=list)
 
 
+#: Promises whose breaking stops every apply of the plan (a verify that always fails its second run, say).
+BLOCKING = ("a_sound_plan_applies", "teardown_completes")
+#: Features of the plan itself (the others, `Teardown`, `set_env`…, are of the operator's sequence).
+PLAN_FEATURES = {"assigns", "readonly", "secret_var", "shares_var", "tier", "acceptance", "signing",
+                 "kind", "gate", "verify", "knobs"}  # fmt: skip
+
+
 class Round:
     """One round of search: hypothesis's test, counting steps, telling known findings from new ones."""
 
@@ -89,9 +96,18 @@ class Round:
         if self.failing:
             self.tally.shrink_steps += 1
 
+    def blocked(self, feats: frozenset[str]) -> bool:
+        """Whether a known finding makes this plan unable to apply at all (its culprits are all plan features
+        and its promise is that a sound plan applies): such a plan can teach nothing new, so it is skipped."""
+        return any(
+            name in BLOCKING and frozenset(c) <= feats and all(x.split(":")[0] in PLAN_FEATURES for x in c)
+            for name, c in self.known
+        )
+
     def test(self, spec: PlanSpec, actions: list[Action], signing: bool) -> None:
         assume(self.tally.steps < self.share or self.failing)  # this worker's share has run: skip the rest
         feats = features(spec, actions, signing)
+        assume(self.failing or not self.blocked(feats))
         root = self.base / f"s{self.tally.sequences}"
         self.tally.sequences += 1
         try:

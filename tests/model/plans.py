@@ -443,7 +443,7 @@ def section_specs(draw: st.DrawFn, kind: Kind, tier: bool) -> SectionSpec:
         verify=draw(st.sampled_from(["status", "andor", "message", "function", "failbranch"])),
         assigns=draw(st.booleans()),
         shares_var=draw(st.booleans()),
-        readonly=draw(st.sampled_from([False, False, False, True])),
+        readonly=draw(st.sampled_from([False] * 7 + [True])),
         secret_var=kind == "token" and draw(st.sampled_from([False, True, True])),
         hint=draw(st.sampled_from(["quote", "comment"])),
     )
