@@ -80,6 +80,7 @@ class Round:
                  again: dict[str, int], queue: Any, index: int) -> None:  # fmt: skip
         self.tally, self.share, self.base, self.known, self.again = tally, share, base, known, again
         self.queue, self.index = queue, index
+        self.log: Path | None = None
         self.failing = False
         self.last: dict[str, tuple[PlanSpec, list[Action], bool, str, frozenset[str]]] = {}
 
@@ -110,6 +111,8 @@ class Round:
         assume(self.failing or not self.blocked(feats))
         root = self.base / f"s{self.tally.sequences}"
         self.tally.sequences += 1
+        record: dict[str, Any] = {"worker": self.index, "seq": self.tally.sequences, "features": sorted(feats),
+                                  "actions": len(actions), "steps_before": self.tally.steps}  # fmt: skip
         try:
             run_sequence(
                 spec, actions, root, signing, on_step=self.count, known=lambda v: self.is_known(v, feats)
@@ -117,9 +120,17 @@ class Round:
         except Violation as v:
             self.failing = True
             self.last[v.invariant] = (spec, actions, signing, v.detail, feats)
+            record["raised"] = v.invariant
+            raise
+        except Exception as e:
+            record["error"] = repr(e)[:300]
             raise
         finally:
             shutil.rmtree(root, ignore_errors=True)
+            record["ran"] = self.tally.steps - record["steps_before"]
+            if self.log is not None:
+                with open(self.log, "a") as f:
+                    f.write(json.dumps(record) + "\n")
             self.queue.put(("progress", self.index, asdict(self.tally), 0.0, os.getloadavg()))
 
 
@@ -143,6 +154,7 @@ def worker(index: int, args: argparse.Namespace, queue: Any, known: Any) -> None
             # what any worker found so far is known; read once a round, so that a round's shrinking is not
             # disturbed by a finding of another worker arriving halfway
             r = Round(tally, share, base, list(known), again, queue, index)
+            r.log = args.log
             prop = settings(
                 max_examples=args.examples, deadline=None, database=None, derandomize=False,
                 suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
@@ -156,7 +168,9 @@ def worker(index: int, args: argparse.Namespace, queue: Any, known: Any) -> None
                 flaky = "Flaky" in type(e).__name__
                 for x in _flatten(e):
                     if not isinstance(x, Violation):
-                        tally.errors.append("".join(traceback.format_exception(x))[-3000:])
+                        text = "".join(traceback.format_exception(x))[-3000:]
+                        tally.errors.append(text)
+                        queue.put(("error", index, text))
                         continue
                     spec, actions, signing, detail, feats = r.last.get(
                         x.invariant, (None, [], False, x.detail, frozenset())
@@ -233,6 +247,8 @@ def collect(queue: Any, workers: int, started: float, findings: list[dict[str, A
                 seqs = sum(t["sequences"] for t in tallies.values())
                 print(f"[{wall:7.0f}s] steps {steps} ({steps / wall:.2f}/s), sequences {seqs}, "
                       f"findings {len(findings)}, load {msg[4][0]:.1f}", flush=True)  # fmt: skip
+        elif msg[0] == "error":
+            print(f"\n=== TEST ERROR in worker {msg[1]} (the test's own bug):\n{msg[2]}\n", flush=True)
         elif msg[0] == "again":
             again[msg[1]] = msg[2]
         elif msg[0] == "done":
@@ -248,6 +264,9 @@ def main() -> int:
     p.add_argument("--max-actions", type=int, default=10, help="the longest operator sequence")
     p.add_argument("--examples", type=int, default=150, help="sequences per round of search")
     p.add_argument("--shrink-seconds", type=int, default=1800, help="how long hypothesis may shrink one")
+    p.add_argument(
+        "--log", type=Path, help="append one JSON line per sequence run here (what ran, what broke)"
+    )
     p.add_argument("--report", type=Path, help="write the findings and figures as JSON here")
     args = p.parse_args()
     ctx = mp.get_context("spawn")
@@ -263,18 +282,18 @@ def main() -> int:
     again: dict[int, dict[str, int]] = {}
     loads: list[tuple[float, float, float]] = []
     signal.signal(signal.SIGTERM, _exit)
+    stopped = False
     try:
         collect(queue, len(procs), started, findings, tallies, again, loads)
     except (KeyboardInterrupt, SystemExit):
+        stopped = True
         for proc in procs:
             proc.terminate()  # each worker ends its sequence's processes and removes its files
-        for proc in procs:
-            proc.join()
-        manager.shutdown()
-        raise
     for proc in procs:
         proc.join()
     manager.shutdown()
+    if stopped:
+        print("\nstopped before the steps were spent: the figures below are for what ran")
     wall = time.monotonic() - started
     steps = sum(t["steps"] for t in tallies.values())
     summary = {

@@ -144,7 +144,10 @@ actions = st.one_of(
 
 
 def sequences(max_size: int = 8) -> st.SearchStrategy[list[Action]]:
-    return st.lists(actions, min_size=min(2, max_size), max_size=max_size)
+    """Operator sequences; half of them start from a plan that is live (`apply --auto-approve` first), where
+    the deeper orders begin (a teardown after it, a changed input on it, a break of what runs)."""
+    body = st.lists(actions, min_size=min(2, max_size), max_size=max_size)
+    return st.tuples(st.booleans(), body).map(lambda t: ([Apply(approve="auto")] if t[0] else []) + t[1])
 
 
 def features(spec: PlanSpec, actions: Sequence[Action], signing: bool) -> frozenset[str]:
