@@ -72,11 +72,16 @@ def split_cells(line: str) -> list[tuple[int, int]]:
     return bounds
 
 
+# A table row is one line: a line break in a value (a realized value that spans lines) is shown as the
+# two characters `\n` (`\r` for a carriage return), as a shell's `$'…'` or JSON would write it
+# (docs/plan-format.md, *Live State*).
+_LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r"})
+
+
 def escape_cell(value: str) -> str:
-    """The cell's Markdown: `|` escaped; edge whitespace dropped (Markdown would drop it anyway)."""
-    if "\n" in value or "\r" in value:
-        raise ValueError(f"a table cell cannot hold a line break: {value!r}")
-    return value.strip().replace("|", "\\|")
+    """The cell's Markdown: `|` escaped, line breaks shown as `\\n`/`\\r`; edge whitespace dropped
+    (Markdown would drop it anyway)."""
+    return value.strip().translate(_LINE_BREAKS).replace("|", "\\|")
 
 
 def cell_text(value: str, width: int) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 RETRY_KEYS = ("retries", "backoff", "delay", "timeout")
 PROCESS_KEYS = ("processes",)
 RUNME_KEYS = ("name", "cwd", "interactive", "excludeFromRunAll", "id")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _BOOLEAN = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
 
 
@@ -88,9 +89,15 @@ def parse_attributes(info_rest: str) -> FenceAttributes | None:
     if re.match(r"\{\s*\"", text):
         try:
             obj = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
             raise FenceAttributeError(f"bad fence attributes {text!r}: {exc}") from None
+        if not isinstance(obj, dict):
+            raise FenceAttributeError(f"bad fence attributes {text!r}: expected a JSON object")
         items = [(str(k), _json_value(v)) for k, v in obj.items()]
+        if any(_SURROGATE.search(k + v) for k, v in items):
+            raise FenceAttributeError(
+                f"bad fence attributes {text!r}: a \\u escape decodes to a lone surrogate, no character"
+            )
     else:
         try:
             words = shlex.split(text[1:-1].replace(",", " "))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from director.plan import bash, checkrows, hints, markers
 from director.plan.markers import MarkerRule
 from director.plan.model import BlockRole, Plan, Section, SectionKind, section_label
+from director.plan.source import plan_lines, swallowed_fence
 from director.plan.templates import stray_rules, target_variables, unlocated_rules
 
 
@@ -38,6 +39,7 @@ RULES: dict[str, tuple[Severity, str]] = {
     "unknown-knob-value": (_ERR, "a conditional marker names a value the knob cannot take: it never applies"),
     "template-no-value": (_ERR, "a template rule whose line has no value to rewrite: the run stops there"),
     "template-knob-incomplete": (_ERR, "a knob-mapping rule misses one of the knob's options: the run stops"),
+    "unclosed-fence": (_ERR, "a fence not closed before the next one opens: the blocks between are its text"),
     "unverified-act": (_WARN, "a section acts but never verifies"),
     "missing-marker": (_WARN, "a section with act blocks but no marker"),
     "missing-teardown": (_WARN, "no `## Teardown` section"),
@@ -165,6 +167,7 @@ def lint(plan: Plan) -> list[Finding]:
     _hint_keys(plan, out)
     _templates(plan, out)
     _fence_attributes(plan, out)
+    _swallowed_fences(plan, out)
     return sorted(out, key=lambda f: (f.line, f.code, f.message))
 
 
@@ -503,5 +506,29 @@ def _fence_attributes(plan: Plan, out: list[Finding]) -> None:
                         "unknown-fence-attribute",
                         f"fence attribute {key!r} is ignored by Director (it uses retries, backoff, delay, "
                         "timeout, processes and Runme's name, cwd, interactive, excludeFromRunAll, id)",
+                    )
+                )
+
+
+def _swallowed_fences(plan: Plan, out: list[Finding]) -> None:
+    """A fence the author did not close before opening the next one: the next block (a verify, an act)
+    is the first one's text, never run as a block of its own (`plan.source.swallowed_fence`)."""
+    lines: list[str] | None = None
+    for s in plan.sections:
+        for b in s.blocks:
+            if "```" not in b.text and "~~~" not in b.text:
+                continue
+            if lines is None:
+                lines = plan_lines(plan.source)
+            row = swallowed_fence(lines[b.span.start], b.text)
+            if row is not None:
+                inner = b.text.split("\n")[row].strip()
+                out.append(
+                    Finding(
+                        b.span.first_line,
+                        "unclosed-fence",
+                        f"this fence is not closed before line {b.body_start + row + 1} opens another "
+                        f"({inner[:40]!r}): everything up to the next closing fence is this block's text, "
+                        "never run as a block of its own; close this fence",
                     )
                 )
