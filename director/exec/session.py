@@ -506,7 +506,8 @@ def prelude(
         if name == "PATH" and path_prepend:
             value = ":".join([*path_prepend, value]) if value else ":".join(path_prepend)
         flags = state.attributes.get(name, "") + ("x" if name in state.exported else "")
-        line(f"declare -{flags} {name}={quote(value)}" if flags else f"{name}={quote(value)}")
+        # the name, then the value encoded on its own: a large value is not copied into an f-string first
+        out.append(_enc(f"declare -{flags} {name}=" if flags else f"{name}=") + _enc(quote(value)))
     out.extend(_enc(stmt) for name, stmt in state.arrays.items() if _NAME.fullmatch(name))
     if state.functions:
         line(state.functions)

@@ -7,6 +7,7 @@ untouched line stays byte-identical.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -72,16 +73,24 @@ def split_cells(line: str) -> list[tuple[int, int]]:
     return bounds
 
 
-# A table row is one line: a line break in a value (a realized value that spans lines) is shown as the
-# two characters `\n` (`\r` for a carriage return), as a shell's `$'…'` or JSON would write it
-# (docs/plan-format.md, *Live State*).
+# A table row is one line of UTF-8 text: a line break in a value (a realized value that spans lines) is
+# shown as the two characters `\n` (`\r` for a carriage return), and a byte that is not UTF-8 (bash
+# gives values as bytes; Director holds such a byte as a lone surrogate) as `\xNN`, as a shell's `$'…'`
+# would write them (docs/limits.md, *Live State cells*).
 _LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _shown(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def escape_cell(value: str) -> str:
-    """The cell's Markdown: `|` escaped, line breaks shown as `\\n`/`\\r`; edge whitespace dropped
-    (Markdown would drop it anyway)."""
-    return value.strip().translate(_LINE_BREAKS).replace("|", "\\|")
+    """The cell's Markdown: `|` escaped, line breaks shown as `\\n`/`\\r` and bytes that are not UTF-8
+    as `\\xNN`; edge whitespace dropped (Markdown would drop it anyway)."""
+    text = value.strip().translate(_LINE_BREAKS).replace("|", "\\|")
+    return _SURROGATE.sub(_shown, text) if not text.isascii() else text
 
 
 def cell_text(value: str, width: int) -> str:
