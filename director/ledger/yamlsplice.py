@@ -22,6 +22,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from director.errors import LedgerWriteError, PlanError
+from director.plan.source import quiet_ruamel
 
 __all__ = ["LedgerWriteError", "render_inline", "render_key", "render_scalar", "update_yaml"]
 
@@ -44,6 +45,7 @@ def _yaml(flow: bool) -> YAML:
 
 
 def _new_yaml(flow: bool) -> YAML:
+    quiet_ruamel()
     y = YAML(typ="rt")
     y.width = 1_000_000_000  # never fold: a ledger value stays on its line
     y.allow_unicode = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import re
 import threading
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -186,6 +187,16 @@ def plain(value: Any, *, exact: bool = False) -> Any:
 _PER_THREAD = threading.local()
 
 
+def quiet_ruamel() -> None:
+    """ruamel reports some things about a document as Python warnings on stderr (an anchor defined twice:
+    `ReusedAnchorWarning`), once per place, around Director's own message: a plan's YAML is judged by
+    Director alone (an error names its line, or it reads), so they are never shown."""
+    from ruamel.yaml.error import YAMLFutureWarning, YAMLWarning
+
+    warnings.filterwarnings("ignore", category=YAMLWarning)
+    warnings.filterwarnings("ignore", category=YAMLFutureWarning)
+
+
 def _rt_yaml() -> YAML:
     """One round-trip loader per thread, reused (each load resets it; building one globs ruamel's plug-ins;
     a loader reads one text at a time, and a family run reads plans on several threads)."""
@@ -193,6 +204,7 @@ def _rt_yaml() -> YAML:
     if loader is None:
         from ruamel.yaml import YAML
 
+        quiet_ruamel()
         loader = _PER_THREAD.rt_yaml = YAML(typ="rt")
     return loader
 
