@@ -38,6 +38,7 @@ def _yaml(flow: bool) -> YAML:
     """One round-trip instance per style and thread, reused (each load and dump resets it): building one
     globs ruamel's plug-in directories, about a millisecond, and a ledger write renders several values; an
     instance renders one value at a time, and a family run writes ledgers on several threads."""
+    quiet_ruamel()  # each time: a caller may have reset the warning filters (pytest does, per test)
     cache: dict[bool, YAML] = _PER_THREAD.__dict__.setdefault("yaml", {})
     if flow not in cache:
         cache[flow] = _new_yaml(flow)
@@ -45,7 +46,6 @@ def _yaml(flow: bool) -> YAML:
 
 
 def _new_yaml(flow: bool) -> YAML:
-    quiet_ruamel()
     y = YAML(typ="rt")
     y.width = 1_000_000_000  # never fold: a ledger value stays on its line
     y.allow_unicode = True

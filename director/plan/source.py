@@ -200,11 +200,11 @@ def quiet_ruamel() -> None:
 def _rt_yaml() -> YAML:
     """One round-trip loader per thread, reused (each load resets it; building one globs ruamel's plug-ins;
     a loader reads one text at a time, and a family run reads plans on several threads)."""
+    quiet_ruamel()  # each time: a caller may have reset the warning filters (pytest does, per test)
     loader: YAML | None = getattr(_PER_THREAD, "rt_yaml", None)
     if loader is None:
         from ruamel.yaml import YAML
 
-        quiet_ruamel()
         loader = _PER_THREAD.rt_yaml = YAML(typ="rt")
     return loader
 
