@@ -83,6 +83,7 @@ def run_command(
     from director.commands import trust
     from director.exec.secrets import secret_name_predicate
     from director.ledger.planfile import PlanFile
+    from director.run.closure import load_key
     from director.run.config import RunConfig
     from director.run.engine import Engine
     from director.run.gates import operator_name
@@ -143,6 +144,7 @@ def run_command(
             signing_key=key,
             allowed_signers=signers,
             detail_section=detail_section,
+            closure_key=load_key(p.state),
         )
         if signers is not None:
             console.print(f"approvals must be signed by a key in {signers}", markup=False, highlight=False)
@@ -161,6 +163,8 @@ def run_command(
             signals = family.interrupts if family is not None else _signals_to
             with lease, signals(engine.interrupt), run_screen.shown(live):
                 if mode == "run":
+                    trust.require_signers(journal, signers, plan_path)  # fail closed (docs/approvals.md)
+                    trust.record_signers(journal, signers)
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 ask_again = reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
                 result = engine.execute(_resolver(pf, given, prompter, ask_again))
@@ -299,7 +303,10 @@ def _shell(
     from director.exec.secrets import Redactor
     from director.exec.shell import Shell
 
-    base_env = dict(os.environ)
+    from director.run.closure import DIRECTOR_OPTIONS
+
+    # Director's own options are not the blocks' (a gate's closure holds the environment they inherit)
+    base_env = {k: v for k, v in os.environ.items() if k not in DIRECTOR_OPTIONS}
     base_env.update(provided)
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))

@@ -32,6 +32,8 @@ class RunConfig:
     signing_key: Path | None = None  # `--sign-with`: this run's own approvals are signed with it
     allowed_signers: Path | None = None  # in force: a gate is released only by a verified signature
     detail_section: str | None = None  # `plan --section N`: the gate to show in full
+    # the key that seals secrets in a gate's closure (`director.run.closure`; b"": this process's own)
+    closure_key: bytes = field(default=b"", repr=False)
 
 
 @dataclass

@@ -106,5 +106,13 @@ def replay(run: Run) -> None:
     if saved is not None:
         run.session = SessionState.from_json(saved)
         session.withhold(run, saved)
+        # a section that succeeded after that step (found in sync: its change adopted, not re-run) left
+        # its change in its own row: apply it too, or the resumed session lacks what it set
+        steps = run.journal.steps(run.run_id)
+        base = max((s.id for s in steps if s.role != "section" and s.state == StepState.SUCCEEDED.value
+                    and s.session is not None), default=0)  # fmt: skip
+        for s in steps:
+            if s.id > base and s.role == "section" and s.state == StepState.SUCCEEDED.value and s.session:
+                session.adopt(run, s.session)
     run.done_before_resume = set(run.completed_sections)
     session.recompute_withheld(run)
