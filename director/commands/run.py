@@ -127,6 +127,7 @@ def run_command(
         # A family member's blocks never read the terminal: several may run at once (docs/families.md).
         mark = process_identity(plan_path, backend)
         shell = _shell(tenv, p, interactive and family is None, secrets, provided or {}, mark)
+        bus.redact_with(lambda text: shell.redactor.redact(text))  # every event, every field
         cfg = RunConfig(
             kind=kind,
             mode=mode,

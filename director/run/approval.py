@@ -230,7 +230,13 @@ def _reasked(journal: StateStore | None, content: GateContent) -> tuple[str, str
     who = f"{last.operator}@{last.host} at {last.at.isoformat(timespec='seconds')} ({last.how})"
     if last.sha256 != content.sha256:
         diff = _diff(_approval_text(last.content), _approval_text(content.to_json()), "approved", "now")
-        return f"asked again: the approval by {who} was for other content (the diff below)", diff
+        what = closure.changed(dict(last.content.get("closure") or {}), content.closure)
+        if list(last.content.get("commands", [])) != list(content.commands):
+            what.insert(0, "the commands")
+        if dict(last.content.get("inputs", {})) != content.inputs:
+            what.insert(0, "the inputs")
+        names = f": {', '.join(what[:8])}{' …' if len(what) > 8 else ''} changed" if what else ""
+        return f"asked again: the approval by {who} was for other content{names} (the diff below)", diff
     if last.id in found.spent:
         return (
             f"asked again: the approval by {who} was spent when the section acted on it "
@@ -376,14 +382,16 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
     elif receipt is None:
         receipt = _await_receipt(run, section, content)  # None unless `--wait-for-approval`
         if receipt is None:
-            _wait(run, section, content, _needs(run, section, "needs a human go"))
+            _wait(run, section, content, _needs(run, section, "needs a human go", content))
     _release(run, section, content, receipt, own)
 
 
-def _needs(run: Run, section: Section, why: str) -> str:
+def _needs(run: Run, section: Section, why: str, content: GateContent | None = None) -> str:
     """Why the gate stops, with the last receipt refused for it (an allowed-signers file in force)."""
     refused = [said for key, said in run.refused.values() if key == section.key]
-    return f"{why}; {refused[-1]}" if refused else why
+    why = f"{why}; {refused[-1]}" if refused else why
+    reasked = content.review.reasked if content is not None else ""
+    return f"{why}; {reasked}" if reasked else why
 
 
 def _release(run: Run, section: Section, content: GateContent, receipt: ApprovalRecord, own: bool) -> None:
@@ -468,7 +476,7 @@ def _ask(run: Run, section: Section, content: GateContent) -> tuple[ApprovalReco
     back = f"approved ({describe(receipt)})" if receipt is not None else why
     run.journal.transition(run.run_id, RunState.RUNNING, back)
     if receipt is None:
-        _wait(run, section, content, _needs(run, section, why))
+        _wait(run, section, content, _needs(run, section, why, content))
     return receipt, own
 
 

@@ -411,6 +411,22 @@ def describe(closure: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _item(line: str) -> str:
+    """What a `describe` line is about: `function deploy`, `variable PATH`, `environment MODE`, `cwd`."""
+    head = line.split("=", 1)[0].split(":", 1)[0]
+    words = head.split(" ")
+    if words[0] in ("cwd", "bash"):
+        return words[0]
+    return " ".join(words[:2])
+
+
+def changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What differs between two closures, by name (`function echo`, `environment PATH`, `cwd`)."""
+    a, b = set(describe(old)), set(describe(new))
+    out = [_item(ln) for ln in describe(old) if ln not in b] + [_item(ln) for ln in describe(new) if ln not in a]
+    return list(dict.fromkeys(out))
+
+
 def summary(closure: Mapping[str, Any]) -> str:
     """One line: what the act can read besides its text (the compact panel)."""
     if not closure:

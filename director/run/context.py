@@ -151,6 +151,7 @@ class Run:
             started = self.section_started.get(section.key)
         duration = time.monotonic() - started if started is not None else 0.0
         duration = max(0.0, duration - self.waited.pop(section.key, 0.0))
+        detail = self.shell.redactor.redact(detail)  # a secret a block minted is known only once it ended
         self.reports.append(SectionReport(section.key, section.title, verdict, detail, duration))
         if emit:
             self.bus.emit(
@@ -272,7 +273,8 @@ class Run:
         return cells
 
     def finish(self, state: RunState, section: str | None, message: str, ledger: bool = True) -> RunResult:
-        """End the run in `state`: journaled, announced, written to Live State."""
+        """End the run in `state`: journaled, announced, written to Live State (no secret in the reason)."""
+        message = self.shell.redactor.redact(message)
         self.journal.transition(self.run_id, state, message)
         self.bus.emit("run.state", run_id=self.run_id, to=state.value, reason=message)
         if section is not None and not self.failed_at:
