@@ -167,3 +167,26 @@ def test_approve_reads_history_through_at_most_three_run_modules_and_no_any() ->
     assert len(run_modules) <= 3, run_modules
     assert "Any" not in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}, "no Any in approve.py"
     assert "history" in run_modules
+
+
+# ------------------------------------------------------------------------------ a gated section's verify
+
+
+def test_a_gated_sections_verify_that_changes_the_world_is_a_lint_error_and_nothing_runs(
+    tmp_path: Path, out: Path
+) -> None:
+    """The verify of a 🔴 section runs before its gate (observe before act), unapproved: `rm -rf` there is
+    an error; apply refuses the plan before anything runs; the documented comment silences that line."""
+    plan = tmp_path / "closure.md"
+    text = plan_text(act="echo deploying")
+    guarded = '# ✔ acted\nrm -rf "$OUT/victim"\n'
+    plan.write_text(text.replace("# ✔ acted\n", guarded))
+    (out / "victim").mkdir()
+    r = cli("lint", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 1 and "error: gated-verify-acts: `rm -rf` in the verify block of §2" in r.stdout, r.stdout
+    r = cli("apply", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 65 and "gated-verify-acts" in r.stderr, r.stdout + r.stderr
+    assert (out / "victim").is_dir() and not (tmp_path / ".director").exists()
+    plan.write_text(text.replace("# ✔ acted\n", '# ✔ acted\n# director-lint: disable=gated-verify-acts\nrm -rf "$OUT/victim"\n'))
+    r = cli("lint", str(plan), cwd=tmp_path, out=out)
+    assert "gated-verify-acts" not in r.stdout and "1 suppressed" in r.stdout, r.stdout
