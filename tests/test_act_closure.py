@@ -34,6 +34,18 @@ def _tool(d: Path, name: str, says: str) -> None:
     (d / name).chmod(0o755)
 
 
+def _tools(out: Path) -> None:
+    _tool(out / "good", "tool", "good")
+    _tool(out / "evil", "tool", "evil")
+
+
+def _rewrite(name: str, text: str) -> Callable[[Path], None]:
+    def tamper(out: Path) -> None:
+        (out / name).write_text(text)
+
+    return tamper
+
+
 @dataclass
 class Case:
     """A plan, then what is changed after the approval (plan text, files, the operator's environment)."""
@@ -106,24 +118,24 @@ CASES: dict[str, Case] = {
     "PATH set in §0": Case(
         var0='export PATH="$OUT/good:$PATH"', act="tool", changed="variable PATH",
         edit=('"$OUT/good:$PATH"', '"$OUT/evil:$PATH"'),
-        prepare=lambda out: (_tool(out / "good", "tool", "good"), _tool(out / "evil", "tool", "evil")) and None,
+        prepare=_tools,
     ),
     "the operator's PATH": Case(
         act="tool", changed="environment PATH",
-        prepare=lambda out: (_tool(out / "good", "tool", "good"), _tool(out / "evil", "tool", "evil")) and None,
+        prepare=_tools,
         env={"PATH": "{out}/good:{PATH}"}, env_after={"PATH": "{out}/evil:{PATH}"},
     ),
     "a script an earlier block wrote": Case(
         setup="printf 'echo v1\\n' > \"$OUT/deploy.sh\"", act='bash "$OUT/deploy.sh"', changed="reads ",
-        tamper=lambda out: (out / "deploy.sh").write_text("echo evil\n") and None,
+        tamper=_rewrite("deploy.sh", "echo evil\n"),
     ),
     "a script run by path": Case(
         setup="printf '#!/bin/sh\\necho v1\\n' > \"$OUT/run.sh\"; chmod +x \"$OUT/run.sh\"", act='"$OUT/run.sh"',
-        changed="reads ", tamper=lambda out: (out / "run.sh").write_text("#!/bin/sh\necho evil\n") and None,
+        changed="reads ", tamper=_rewrite("run.sh", "#!/bin/sh\necho evil\n"),
     ),
     "a sourced file": Case(
         setup="printf 'f() { echo v1; }\\n' > \"$OUT/lib.sh\"", act='source "$OUT/lib.sh"; f', changed="reads ",
-        tamper=lambda out: (out / "lib.sh").write_text("f() { echo evil; }\n") and None,
+        tamper=_rewrite("lib.sh", "f() { echo evil; }\n"),
     ),
     "cd in an earlier block": Case(
         setup='mkdir -p "$OUT/a" "$OUT/b"; cd "$OUT/a"', act="touch ./here", changed="cwd",

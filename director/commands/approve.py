@@ -77,8 +77,9 @@ def approve_command(
         signed = None
         if key is not None:
             at = datetime.fromisoformat(r.at)
-            signed = signatures.sign(key, content, plan=signatures.plan_identity(plan_path, plan), operator=who,
-                                     host=journal.host, how="approve-command", at=at, allowed=signers)  # fmt: skip
+            identity = signatures.plan_identity(plan_path, plan)
+            signed = signatures.sign(key, content, plan=identity, operator=who, host=journal.host,
+                                     how="approve-command", at=at, allowed=signers)  # fmt: skip
         stored = dataclasses.replace(content, review=approval.Review())  # what is approved, not the display
         aid = journal.record_approval(
             None, r.section_key, r.sha256, r.operator, "approve-command", stored.to_json(), signed=signed
@@ -141,7 +142,8 @@ def verify_command(
             bad += not v.ok
             verdict = f"✓ {v.principal} {v.fingerprint}" if v.ok else f"✗ {v.reason}"
             spent = " (spent)" if r.id in found.spent else ""
-            print(clean(f"{signatures.describe(r)} §{r.section_key} at {r.at:%Y-%m-%dT%H:%M:%S}{spent}: {verdict}"))
+            at = f"{r.at:%Y-%m-%dT%H:%M:%S}"
+            print(clean(f"{signatures.describe(r)} §{r.section_key} at {at}{spent}: {verdict}"))
     finally:
         journal.close()
     print(f"{len(found.all) - bad} of {len(found.all)} receipts verified against {signers}")

@@ -303,7 +303,6 @@ def _shell(
     from director.exec.marks import PLAN_VAR
     from director.exec.secrets import Redactor
     from director.exec.shell import Shell
-
     from director.run.closure import DIRECTOR_OPTIONS
 
     # Director's own options are not the blocks' (a gate's closure holds the environment they inherit)

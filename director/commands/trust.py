@@ -20,9 +20,8 @@ def default_allowed_signers(plan_path: Path) -> Path | None:
     top = next((d for d in (here, *here.parents) if (d / ".git").exists()), None)
     if top is None:
         return here / DEFAULT_FILE if os.path.lexists(here / DEFAULT_FILE) else None
-    nested = [
-        d / DEFAULT_FILE for d in (here, *here.parents) if top in d.parents and os.path.lexists(d / DEFAULT_FILE)
-    ]
+    inside = [d for d in (here, *here.parents) if top in d.parents]
+    nested = [d / DEFAULT_FILE for d in inside if os.path.lexists(d / DEFAULT_FILE)]
     if nested:
         raise UsageError(
             f"{nested[0]}: another allowed-signers file inside the repository; only the one at its root "

@@ -44,7 +44,7 @@ RULES: dict[str, tuple[Severity, str]] = {
     "teardown-without-verify": (_WARN, "the Teardown has no verify block"),
     "empty-teardown": (_WARN, "the Teardown has no bash block"),
     "destructive-outside-teardown": (_WARN, "a destructive command in a section not marked 💥"),
-    "gated-verify-acts": (_ERR, "a gated section's verify changes the world: it runs before the gate, unapproved"),
+    "gated-verify-acts": (_ERR, "a gated section's verify changes the world: it runs before the gate"),
     "input-not-a-choice": (_WARN, "a Provisioning Input with a single option"),
     "input-duplicate-option": (_WARN, "a Provisioning Input lists an option twice"),
     "knob-not-set": (_WARN, "§0 never assigns an input's knob"),
@@ -519,6 +519,11 @@ _WRITERS = frozenset(
 _QUIET_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
 
+def _quiet(target: str | None) -> bool:
+    """A redirection that writes no file: `/dev/null`, a descriptor (`>&2`)."""
+    return target in _QUIET_TARGETS or (target or "").startswith("&")
+
+
 def _gated_verify_effects(plan: Plan, out: list[Finding]) -> None:
     """A gated (🔴/💥) section's verify blocks run before its gate (observe before act) and without an
     approval: one that lint can show to change the world -- a destructive command, a program that writes
@@ -535,10 +540,9 @@ def _gated_verify_effects(plan: Plan, out: list[Finding]) -> None:
             for d in bash.destructions(b.text, plan_functions=functions):
                 found.setdefault(d.row, f"`{d.what}`")
             for c in bash.parse(b.text).commands:
-                writes = [r for r in c.redirects if r.op in (">", ">>", ">|", "&>", "&>>", "<>")
-                          and not (r.target is not None and (r.target.static in _QUIET_TARGETS
-                                                             or (r.target.static or "").startswith("&")))]  # fmt: skip
-                probe = c.program == "kill" and [a.static for a in c.args[:2]] in (["-0"], ["-s", "0"]) or (
+                writes = [r.target for r in c.redirects if r.op in (">", ">>", ">|", "&>", "&>>", "<>")]
+                writes = [t for t in writes if t is None or not _quiet(t.static)]
+                probe = (c.program == "kill" and [a.static for a in c.args[:2]] in (["-0"], ["-s", "0"])) or (
                     c.program == "kill" and bool(c.args) and c.args[0].static in ("-0", "-l", "-L")
                 )  # `kill -0 PID` only asks whether it runs
                 if c.kind == "command" and c.program in _WRITERS and not probe:
@@ -548,7 +552,7 @@ def _gated_verify_effects(plan: Plan, out: list[Finding]) -> None:
                 ):
                     found.setdefault(c.row, "`sed -i`")
                 elif writes:
-                    found.setdefault(c.row, f"`{writes[0].op} {writes[0].target.text if writes[0].target else ''}`")
+                    found.setdefault(c.row, f"`> {writes[0].text if writes[0] is not None else ''}`")
             for row, what in sorted(found.items()):
                 out.append(
                     Finding(

@@ -61,7 +61,9 @@ def reach(
     return closure.live_reach(state, shell.environment, templates, seal, shell.bash, str(workdir), reads)
 
 
-def preview_sealer(key: bytes, redact: Callable[[str], str], is_secret: Callable[[str], bool]) -> closure.Sealer:
+def preview_sealer(
+    key: bytes, redact: Callable[[str], str], is_secret: Callable[[str], bool]
+) -> closure.Sealer:
     """How `director plan` seals: as apply does, with the plan's closure key."""
     return closure.Sealer(key or closure.process_key(), redact, is_secret)
 
@@ -203,9 +205,10 @@ def _resources(
 def _approval_text(content: Mapping[str, Any]) -> str:
     """What an approval covered, as text (to show what changed since): the closure too."""
     parts = ["# commands"] + [str(c).rstrip("\n") for c in content.get("commands", [])]
-    parts += ["# variables"] + [f"{k}={closure.shown(str(v))}" for k, v in sorted(dict(content.get("variables", {})).items())]
+    variables = sorted(dict(content.get("variables", {})).items())
+    parts += ["# variables", *(f"{k}={closure.shown(str(v))}" for k, v in variables)]
     parts += ["# inputs"] + [f"{k}={v}" for k, v in sorted(dict(content.get("inputs", {})).items())]
-    parts += ["# what the act can read"] + closure.describe(dict(content.get("closure") or {}))
+    parts += ["# what the act can read", *closure.describe(dict(content.get("closure") or {}))]
     return "\n".join(parts)
 
 

@@ -65,12 +65,16 @@ DIRECTOR_OPTIONS = frozenset(
 # Set by bash for each shell (not inherited as such): the session's `cwd` stands for PWD.
 _BASH_SETS = frozenset({"PWD", "SHLVL", "_", "BASH_ENV"})
 _BUILTINS = frozenset(
-    """. : [ [[ alias bg bind break builtin caller cd command compgen complete compopt continue declare
-    dirs disown echo enable eval exec exit export false fc fg getopts hash help history jobs kill let local
-    logout mapfile popd printf pushd pwd read readarray readonly return set shift shopt source suspend test
-    times trap true type typeset ulimit umask unalias unset wait ! { } case do done elif else esac fi for
-    function if in select then time until while (( for""".split()
-)
+    {
+        ".", ":", "[", "[[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen",
+        "complete", "compopt", "continue", "declare", "dirs", "disown", "echo", "enable", "eval", "exec",
+        "exit", "export", "false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let",
+        "local", "logout", "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray", "readonly",
+        "return", "set", "shift", "shopt", "source", "suspend", "test", "times", "trap", "true", "type",
+        "typeset", "ulimit", "umask", "unalias", "unset", "wait", "!", "{", "}", "case", "do", "done", "elif",
+        "else", "esac", "fi", "for", "function", "if", "in", "select", "then", "time", "until", "while", "((",
+    }
+)  # fmt: skip
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -105,7 +109,7 @@ def is_sealed(value: str) -> bool:
 
 def shown(value: str) -> str:
     """A value as the panel shows it: a sealed one as `*** (sealed 1a2b3c4d)`."""
-    return f"*** (sealed {value[len(SEALED):][:8]})" if is_sealed(value) else value
+    return f"*** (sealed {value[len(SEALED) :][:8]})" if is_sealed(value) else value
 
 
 @dataclass(frozen=True)
@@ -211,7 +215,9 @@ class Reach:
 
 
 def _absolute_path(path: str, cwd: str) -> str:
-    return os.pathsep.join(p if os.path.isabs(p) else os.path.join(cwd, p or ".") for p in path.split(os.pathsep))
+    return os.pathsep.join(
+        p if os.path.isabs(p) else os.path.join(cwd, p or ".") for p in path.split(os.pathsep)
+    )
 
 
 def seal_session(state: SessionState, sealer: Sealer) -> dict[str, Any]:
@@ -423,7 +429,9 @@ def _item(line: str) -> str:
 def changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What differs between two closures, by name (`function echo`, `environment PATH`, `cwd`)."""
     a, b = set(describe(old)), set(describe(new))
-    out = [_item(ln) for ln in describe(old) if ln not in b] + [_item(ln) for ln in describe(new) if ln not in a]
+    out = [_item(ln) for ln in describe(old) if ln not in b] + [
+        _item(ln) for ln in describe(new) if ln not in a
+    ]
     return list(dict.fromkeys(out))
 
 

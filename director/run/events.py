@@ -21,7 +21,6 @@ Verdicts: in-sync, applied, verified, failed, awaiting-approval, will-apply, nee
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime

@@ -228,6 +228,7 @@ def usable(run: Run, section: Section, content: GateContent, after_id: int = -1)
 def _signed_elsewhere(receipt: ApprovalRecord) -> bool:
     """Whether a receipt whose row says a run made it was signed as made by `director approve`."""
     try:
-        return receipt.signed_payload is not None and Claim.parse(receipt.signed_payload).how not in history.OWN_HOWS
+        payload = receipt.signed_payload
+        return payload is not None and Claim.parse(payload).how not in history.OWN_HOWS
     except ValueError:
         return True
