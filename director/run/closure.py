@@ -435,6 +435,16 @@ def changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def panel_lines(closure: Mapping[str, Any]) -> list[str]:
+    """The closure for the gate panel's full view: `describe`, the inherited environment as names (every
+    value sealed: it is hashed, never shown)."""
+    lines = [ln for ln in describe(closure) if not ln.startswith("environment ")]
+    env = sorted(dict(closure.get("env") or {}))
+    if env:
+        lines.append(f"environment ({len(env)} variables, values sealed): {', '.join(env)}")
+    return lines
+
+
 def summary(closure: Mapping[str, Any]) -> str:
     """One line: what the act can read besides its text (the compact panel)."""
     if not closure:
