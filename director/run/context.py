@@ -20,6 +20,7 @@ from director.ledger.planfile import PlanFile
 from director.ledger.splice import LedgerUpdate
 from director.plan.model import Plan, Section, key_label, label_list, section_label
 from director.plan.verify import CheckResult
+from director.run import history
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
@@ -263,9 +264,9 @@ class Run:
             return self.kv_cells
         ls = self.plan.live_state
         assert ls is not None
-        evs = self.journal.events(kind="kv-templates")
-        if evs:
-            self.kv_cells = dict(evs[0].data.get("cells", {}))
+        recorded = history.kv_templates(self.journal)
+        if recorded is not None:
+            self.kv_cells = recorded
             return self.kv_cells
         cells = {r.key: r.value for r in ls.kv_rows}
         self.journal.record_event(self.run_id, "kv-templates", {"cells": cells})

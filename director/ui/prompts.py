@@ -362,7 +362,10 @@ def _compact_parts(
     if content.closure and left > MIN_COMMAND_LINES + 1:
         from director.run import closure
 
-        why_now.append(_one_line(closure.summary(content.closure), "dim"))
+        said = closure.summary(content.closure)
+        if width is not None and len(said) > width - 2:
+            said = said[: width - 3] + "…"  # one screen line: the rest is in `details`
+        why_now.append(_one_line(said, "dim"))
         left -= 1
     cmds: list[RenderableType] = []
     commands = _commands(content)
