@@ -265,3 +265,47 @@ def github_report(
     if result.outcome == "awaiting-approval" and result.approve_hint:
         md += [f"Approve with `{result.approve_hint}` or re-run with `--approve {result.section}`.", ""]
     append_summary("\n".join(md))
+
+
+def result_document(
+    command: str, plan_path: Path, result: RunResult, code: ExitCode, realized: dict[str, str]
+) -> dict[str, Any]:
+    """`apply|teardown|plan|check --json`: how one plan's run ended, as one `director.result/1` document
+    (director/schemas/result.json, docs/json.md)."""
+    return {
+        "schema": "director.result/1",
+        "command": command,
+        "plan": str(plan_path),
+        "run_id": result.run_id,
+        "outcome": result.outcome,
+        "exit_code": int(code),
+        "message": result.message,
+        "section": result.section,
+        "approve_hint": result.approve_hint or None,
+        "changes": result.changes,
+        "drift": list(result.drift),
+        "unconfirmed": list(result.unconfirmed),
+        "sections": [
+            {
+                "key": s.key,
+                "title": s.title,
+                "verdict": s.verdict,
+                "detail": s.detail,
+                "duration_s": round(s.duration_s, 3),
+                "attempts": s.attempts,
+            }
+            for s in result.sections
+        ],
+        "outputs": realized,
+    }
+
+
+def print_result(command: str, plan_path: Path, result: RunResult, code: ExitCode, pf: Any) -> None:
+    """The `--json` result document on stdout, once the run has ended."""
+    import json
+
+    from director.ledger.compose import outputs
+
+    realized = outputs(pf.plan) if command == "apply" else {}
+    doc = result_document(command, plan_path, result, code, realized)
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
