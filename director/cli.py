@@ -41,7 +41,7 @@ from director.cli_options import (
     VerifyReceiptsOpt,
     YesOpt,
 )
-from director.cli_streams import closed_std_streams_to_devnull
+from director.cli_streams import closed_std_streams_to_devnull, guard_stdout, keep_going_without_reader
 from director.error_handler import error_handler
 from director.errors import ExitCode
 from director.errors import UsageError as DirectorUsageError
@@ -174,6 +174,7 @@ def _run_command(
 
         @functools.wraps(fn)
         def run(**kwargs: Any) -> int:
+            keep_going_without_reader()  # a run is not stopped, nor left pending, by `| head -1`
             values = {n: kwargs.pop(n) for n in shared}
             return fn(**kwargs, request=_request(kind, mode, values))
 
@@ -527,6 +528,7 @@ def entry() -> NoReturn:
     handlers still run, and objects freed by reference counting are still finalized.
     """
     closed_std_streams_to_devnull()
+    guard_stdout()
     try:
         main()
     finally:

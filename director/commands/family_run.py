@@ -51,9 +51,11 @@ if TYPE_CHECKING:
 
 def run_plans(plans: list[Path], request: RunRequest) -> ExitCode:
     """One plan (a file), or a family (several, or a directory), as `request` asks."""
+    from director.commands.prereqs import check_engine
     from director.commands.run import check_request, open_plan, run_command
 
     check_request(request)
+    check_engine()  # bash ≥ 4.1 and /proc, before anything is read or created
     if len(plans) == 1 and not plans[0].is_dir():
         path = plans[0]
         pf = open_plan(request, path)  # the one parse of this plan: its family declarations read from it
