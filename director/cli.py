@@ -417,6 +417,7 @@ def logs(
     section: LogSectionArg = None,
     run: Annotated[int | None, typer.Option("--run", help="This run (default: the latest).")] = None,
     state_dir: StateDirOpt = None,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """The full output of each step of a run (as the journal keeps it), colours removed.
 
@@ -424,7 +425,7 @@ def logs(
     """
     from director.commands.logs import logs_command
 
-    return logs_command(plan, section, run_id=run, state_dir=state_dir)
+    return logs_command(plan, section, run_id=run, state_dir=state_dir, state_url=state_url)
 
 
 @_command()
@@ -443,7 +444,7 @@ def init(
 
 state_app = typer.Typer(
     name="state",
-    help="Move a plan's journal between SQLite and PostgreSQL; break its lease.",
+    help="A plan's local state: move its journal between SQLite and PostgreSQL, or forget it (reset).",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -496,6 +497,27 @@ def state_pull(
     from director.commands.state import transfer_command
 
     return transfer_command(plan, "pull", state_dir=state_dir, state_url=state_url, replace=replace)
+
+
+@_state_command("forget")
+def state_forget(
+    plan: PlanArg,
+    state_dir: StateDirOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Forget it although its journal says what it created may still exist."),
+    ] = False,
+) -> int:
+    """Reset: remove the plan's local state (journal, receipts, lease, workspace, local account, logs),
+    so that it reads as never applied here. Refused while a run holds the lease, and while the journal
+    says what the plan created may still exist (--force). Says what it does not remove.
+
+    Example: git checkout plans/workflow.cloudflare.md && director state forget plans/workflow.cloudflare.md
+    """
+    from director.commands.forget import forget_command
+
+    return forget_command(plan, state_dir=state_dir, yes=yes, force=force)
 
 
 def _optional_values(argv: list[str]) -> list[str]:
