@@ -102,6 +102,7 @@ def run_command(
     from director.ci import github_actions, in_ci
     from director.commands import trust
     from director.exec.secrets import secret_name_predicate
+    from director.ledger.evidence import record_template
     from director.run.config import RunConfig
     from director.run.engine import Engine
     from director.run.gates import operator_name
@@ -170,6 +171,7 @@ def run_command(
             signals = family.interrupts if family is not None else _signals_to
             with lease, signals(engine.interrupt), run_screen.shown(live):
                 if mode == "run":
+                    record_template(pf.plan, journal)  # once, before the plan's first run here
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 ask_again = st.reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
                 result = engine.execute(_resolver(pf, given, prompter, ask_again))

@@ -150,7 +150,7 @@ def end_fields(result: RunResult, mode: str, code: ExitCode) -> dict[str, Any]:
     return {
         "run_id": result.run_id,
         "mode": mode,
-        "outcome": result.outcome,
+        "outcome": "not-created" if result.pristine and result.outcome == "check" else result.outcome,
         "section": result.section,
         "message": result.message,
         "exit_code": int(code),
@@ -168,6 +168,12 @@ def report(console: Console, result: RunResult, mode: str, kind: str) -> ExitCod
     if mode == "preview":
         say("changes pending" if result.changes else "no changes: everything is in sync")
         return ExitCode.CHANGES if result.changes else ExitCode.OK
+    if mode == "check" and result.pristine:
+        say(
+            "not created here: no run of this plan is recorded in its journal, so its Live State is the "
+            "published template's, not evidence of what exists; `director plan` says what apply would do"
+        )
+        return ExitCode.NOT_CREATED
     if mode == "check":
         for d in result.drift:
             say(f"drift: {d}")
@@ -277,7 +283,7 @@ def result_document(
         "command": command,
         "plan": str(plan_path),
         "run_id": result.run_id,
-        "outcome": result.outcome,
+        "outcome": "not-created" if result.pristine and result.outcome == "check" else result.outcome,
         "exit_code": int(code),
         "message": result.message,
         "section": result.section,

@@ -162,6 +162,7 @@ class RunResult:
     drift: list[str] = field(default_factory=list)
     unconfirmed: list[str] = field(default_factory=list)  # completed, but a check was inconclusive
     detail: object = None  # `plan --section N`: that section's `GateContent`, or why there is none (str)
+    pristine: bool = False  # plan/check: no run of the plan is recorded here (ledger.evidence)
 
 
 class Stop(Exception):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from director.exec.shell import SessionState, Shell
 from director.ledger import compose
+from director.ledger.evidence import read_evidence
 from director.ledger.planfile import PlanFile
 from director.ledger.splice import LedgerUpdate
 from director.plan.model import Plan, Section, key_label, label_list, section_label
@@ -115,8 +116,8 @@ class Run:
         self.bases = Bases(self.journal)
         self.successes = SectionSuccesses(self.journal)
         self.worlds = Worlds(self.journal)
-        ls = self.plan.live_state
-        self.results_before = {r.name: r.result for r in ls.check_rows} if ls is not None else {}
+        # as seen here: a published template's ✅ rows are not this machine's (ledger.evidence)
+        self.results_before = dict(read_evidence(self.plan, self.journal).check_results)
 
     @property
     def interruption(self) -> str:
