@@ -145,7 +145,7 @@ def lint(
     """Check plans for what an author would want fixed: exit 1 on errors (on warnings too with --strict).
 
     Silence one finding with `<!-- director-lint: disable=CODE -->` (or `# director-lint: disable=CODE` in
-    a bash block) on the line before it; docs/lint.md lists every code and its severity.
+    a bash block) on the line before it; `director docs lint` lists every code and its severity.
 
     \b
     Examples:
@@ -440,6 +440,22 @@ def init(
     from director.commands.init import init_command
 
     return init_command(name, directory)
+
+
+@_command()
+def docs(
+    page: Annotated[
+        str | None, typer.Argument(help="A page: families, json, lint, … (none: the list).", metavar="PAGE")
+    ] = None,
+) -> int:
+    """The documentation, as installed with Director: every page and its title, or one page's Markdown
+    (`docs/PAGE.md` in the repository).
+
+    Example: director docs families | less
+    """
+    from director.commands.docs import docs_command
+
+    return docs_command(page)
 
 
 state_app = typer.Typer(

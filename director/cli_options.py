@@ -62,7 +62,8 @@ PlanArg = Annotated[
 PlansArg = Annotated[
     list[Path],
     typer.Argument(
-        help="The plan (a Markdown file), or several, or a directory of them: a family (docs/families.md).",
+        help="The plan (a Markdown file), or several, or a directory of them: a family "
+        "(`director docs families`).",
         show_default=False,
         metavar="PLAN",
     ),
@@ -267,7 +268,7 @@ SignWithOpt = Annotated[
     typer.Option(
         "--sign-with",
         help="Sign approvals with this SSH key (a private key file, or the public key of one ssh-agent "
-        "holds), as `ssh-keygen -Y sign` does (docs/approvals.md).",
+        "holds), as `ssh-keygen -Y sign` does (`director docs approvals`).",
         envvar="DIRECTOR_SIGNING_KEY",
         metavar="KEYFILE",
     ),
@@ -286,8 +287,8 @@ JsonResultOpt = Annotated[
     bool,
     typer.Option(
         "--json",
-        help="Print one JSON result document on stdout when the run ends (director.result/1, docs/json.md); "
-        "the screen's lines go to stderr.",
+        help="Print one JSON result document on stdout when the run ends (director.result/1, "
+        "`director docs json`); the screen's lines go to stderr.",
     ),
 ]
 StepTimeoutOpt = Annotated[
