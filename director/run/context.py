@@ -152,7 +152,14 @@ class Run:
             started = self.section_started.get(section.key)
         duration = time.monotonic() - started if started is not None else 0.0
         duration = max(0.0, duration - self.waited.pop(section.key, 0.0))
-        self.reports.append(SectionReport(section.key, section.title, verdict, detail, duration))
+        report = SectionReport(section.key, section.title, verdict, detail, duration)
+        # one row a section: a later word on it (a teardown that then finds processes left) replaces the first
+        at = next((i for i, r in enumerate(self.reports) if r.key == section.key), None)
+        if at is None:
+            self.reports.append(report)
+        else:
+            report.duration_s = max(report.duration_s, self.reports[at].duration_s)
+            self.reports[at] = report
         if emit:
             self.bus.emit(
                 "section.verdict",

@@ -210,10 +210,13 @@ class Preview:
                     if self._needs_approval(section, texts, {})
                     else "will-apply"
                 )
-                detail = "already gone" if holds else f"would tear down ({reason or 'no verify block'})"
+                detail = (
+                    "already gone" if holds
+                    else f"would tear down (its verify does not find it gone: {reason or 'no verify block'})"
+                )  # fmt: skip
                 result.changes = result.changes or not holds
             elif section.kind is SectionKind.DISCOVERY:
-                verdict = "in-sync" if holds or unobservable else "failed"
+                verdict = "in-sync" if holds else "skipped" if unobservable else "failed"  # as apply says
                 detail = (
                     "upstream resources present" if holds
                     else reason if unobservable
