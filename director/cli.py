@@ -449,7 +449,7 @@ def docs(
     ] = None,
 ) -> int:
     """The documentation, as installed with Director: every page and its title, or one page's Markdown
-    (`docs/PAGE.md` in the repository).
+    (the repository's docs directory, shipped inside the package).
 
     Example: director docs families | less
     """
