@@ -17,14 +17,11 @@ from director.commands import run_screen
 from director.commands.lintgate import refuse_lint_errors
 from director.commands.paths import (
     Paths,
-    backend_for,
     ignore_file,
-    paths_for,
-    prepare_dirs,
-    process_identity,
     remove_created,
     require_plan,
     require_writable_plan,
+    site_for,
 )
 from director.commands.run_screen import InFamily
 from director.errors import DirectorError, ExitCode, PlanError, UsageError
@@ -126,9 +123,8 @@ def run_command(
         interactive, console = family.prompter is not None, family.console
     else:
         console = make_console(screen.plain or to_stdout or not sys.stdout.isatty(), stderr=to_stdout)
-    p = paths_for(plan_path, state.state_dir, state.workdir)
-    created = prepare_dirs(p)
-    backend = backend_for(plan_path, state.state_dir, state.state_url, pf.plan)
+    site = site_for(plan_path, state.state_dir, state.state_url, state.workdir, pf.plan)
+    p, backend = site.paths, site.backend
     tgt, tenv, used = _target(st.target, p, pf.plan, console)
 
     with ExitStack() as closing:
@@ -141,10 +137,9 @@ def run_command(
             prompter = family.prompter
         else:
             prompter = run_screen.prompter(console, live, interactive, plan_path, kind)
-        journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
+        journal = _open_journal(backend, p, secret_name_predicate(secrets), site.created)
         # A family member's blocks never read the terminal: several may run at once (docs/families.md).
-        mark = process_identity(plan_path, backend)
-        shell = _shell(tenv, p, interactive and family is None, secrets, provided or {}, mark)
+        shell = _shell(tenv, p, interactive and family is None, secrets, provided or {}, site.identity)
         cfg = RunConfig.derive(
             request,
             interactive=interactive,
@@ -173,7 +168,9 @@ def run_command(
                 if mode == "run":
                     record_template(pf.plan, journal)  # once, before the plan's first run here
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
-                ask_again = st.reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
+                latest = journal.latest_run() if kind == "apply" and mode == "run" else None
+                torn_down = latest is not None and (latest.kind, latest.state) == ("teardown", "completed")
+                ask_again = st.reinterview or torn_down  # the first apply after a teardown asks again
                 result = engine.execute(_resolver(pf, given, prompter, ask_again))
         except KeyboardInterrupt:
             if engine.run is None:  # Ctrl-C at the interview: say so, the board of pending sections is gone
@@ -296,12 +293,6 @@ def _shell(
         base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor,
         marks={PLAN_VAR: plan_mark},
     )  # fmt: skip
-
-
-def _torn_down(journal: StateStore) -> bool:
-    """Whether the plan's latest run is a completed teardown (what it applied is gone: ask again)."""
-    latest = journal.latest_run()
-    return latest is not None and latest.kind == "teardown" and latest.state == "completed"
 
 
 def _resolver(
