@@ -359,7 +359,7 @@ def _compact_parts(
     if content.inputs and left > MIN_COMMAND_LINES + 1:
         why_now.append(_one_line("inputs: " + ", ".join(f"{k}={v}" for k, v in content.inputs.items())))
         left -= 1
-    if content.closure and left > MIN_COMMAND_LINES + 1:
+    if content.closure and left > MIN_COMMAND_LINES + 4:  # a spare line: the commands come first
         from director.run import closure
 
         said = closure.summary(content.closure)
