@@ -124,7 +124,7 @@ def structured_plans() -> st.SearchStrategy[bytes]:
 DOCUMENTED = {int(c) for c in ExitCode}
 # The codes each command may answer a fuzzed plan with (others would say the property broke).
 READ = {"show": {0, 65}, "lint": {0, 1, 65}, "status": {0, 65}, "output": {0, 64, 65}}  # 64: no Live State
-RUN = {"plan": {0, 2, 3, 4, 10, 65}, "check": {0, 2, 3, 10, 65}, "apply": {0, 3, 4, 10, 65},
+RUN = {"plan": {0, 2, 3, 4, 10, 65}, "check": {0, 2, 3, 10, 12, 65}, "apply": {0, 3, 4, 10, 65},
        "teardown": {0, 3, 4, 9, 10, 65}}  # fmt: skip
 
 

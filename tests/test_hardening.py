@@ -465,18 +465,18 @@ def test_a_plan_path_with_a_line_break_never_breaks_an_error_line(tmp_path: Path
     edit(bad, "## 1. Step 1  🟢\n", "## 1. Step 1  🟢 🦄\n")  # an unknown marker: a plan error
     for cmd in EVERY_COMMAND:
         r = run_cli(*cmd, str(good), cwd=tmp_path, out=out)
-        assert "Traceback" not in r.stderr and r.returncode in (0, 2), (cmd, r.stderr)
+        assert "Traceback" not in r.stderr and r.returncode in (0, 2, 12), (cmd, r.stderr)  # 12: check
         r = run_cli(*cmd, str(bad), cwd=tmp_path, out=out)
         one_error_line(r, 65, "bad\\nplan.md:")
     r = run_cli("lint", str(good), str(bad), cwd=tmp_path, out=out)
     one_error_line(r, 65, "bad\\nplan.md:")
 
 
-def test_a_step_timeout_of_1e308_is_a_timeout_that_never_comes(tmp_path: Path, out: Path) -> None:
+def test_a_step_timeout_of_1e308_is_one_usage_line_naming_the_option(tmp_path: Path, out: Path) -> None:
     plan = counter(tmp_path)
     r = run_cli("apply", "--step-timeout", "1e308", str(plan), cwd=tmp_path, out=out)
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
-    assert acts(out) == ["s1", "s2"]
+    one_error_line(r, 64, "--step-timeout")  # was an OverflowError in the block's wait, exit 70
+    assert acts(out) == []
 
 
 def test_fence_durations_and_retries_past_their_limits_name_the_fence(tmp_path: Path, out: Path) -> None:
@@ -527,7 +527,7 @@ def test_bash_nested_just_under_the_limit_runs_in_every_command(tmp_path: Path, 
     edit(plan, "# ✔ s1 exists\n", "# ✔ s1 exists\n" + chain + "\n")
     for cmd in EVERY_COMMAND:
         r = run_cli(*cmd, str(plan), cwd=tmp_path, out=out)
-        assert "Traceback" not in r.stderr and r.returncode in (0, 2), (cmd, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr and r.returncode in (0, 2, 12), (cmd, r.stdout, r.stderr)
     assert acts(out, "teardown-acts") == ["td"]
 
 
