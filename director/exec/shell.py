@@ -215,7 +215,7 @@ class Shell:
         self._prelude_state: SessionState | None = None  # the state `_prelude` restores (by identity)
         self._prelude_key: tuple[bool, int] | None = None
         self._prelude = b""
-        self._last_raw = b""
+        self._last_key = b""  # the digest of the last capture parsed (`_digest_without_per_block_lines`)
         self._last_state: SessionState | None = None
         self._finalizer = weakref.finalize(
             self, Shell._cleanup, self._holder, (self._wake_r, self._wake_w, self._tty_fd)
@@ -380,9 +380,9 @@ class Shell:
         if cwd is not None:
             return before if cwd == (before.cwd or str(self.workdir)) else replace(before, cwd=cwd)
         key = _digest_without_per_block_lines(raw)
-        if key == self._last_raw and self._last_state is not None:
+        if key == self._last_key and self._last_state is not None:
             return self._last_state  # the session did not change: the same capture, byte for byte
         parsed = parse_state_file(raw, base_env=self._base_env, path_prepend=self.path_prepend)
         if parsed is not None:
-            self._last_raw, self._last_state = key, parsed
+            self._last_key, self._last_state = key, parsed
         return parsed
