@@ -15,14 +15,13 @@ examples in CI; bench/fuzz.py runs thousands and prints the figures.
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 from hypothesis import strategies as st
 
 from director.errors import ExitCode
-from tests.fuzzplans import _cli
+from tests.fuzzplans import _cli, counter_env
 from tests.planmaker import CounterPlan, Step
 
 ANSWER_S = 60.0  # far above what any example takes (under a second); only a run away exceeds it
@@ -160,21 +159,11 @@ def check_run(data: bytes, path: Path) -> str:
     """`plan`, `check`, `apply`, `teardown` on one fuzzed plan (its blocks are the counter plan's);
     returns the outcome (`apply`'s code)."""
     path.write_bytes(data)
-    out = path.parent / "out"
-    out.mkdir(exist_ok=True)
-    saved = {k: os.environ.get(k) for k in ("COUNTER_OUT", "CI", "NO_COLOR")}
-    os.environ.update({"COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"})
-    try:
-        codes = {}
+    codes = {}
+    with counter_env(path.parent / "out"):
         for args in (
             ["plan"], ["check"], ["apply", "--auto-approve", "--step-timeout", "20"],
             ["teardown", "--approve", "teardown", "--step-timeout", "20"],
         ):  # fmt: skip
             codes[args[0]] = _answer([*args, str(path)], path, path.read_bytes(), RUN[args[0]])
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     return f"exit {codes['apply']}"

@@ -22,10 +22,11 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from director.plan.source import has_surrogate
+
 RETRY_KEYS = ("retries", "backoff", "delay", "timeout")
 PROCESS_KEYS = ("processes",)
 RUNME_KEYS = ("name", "cwd", "interactive", "excludeFromRunAll", "id")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _BOOLEAN = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
 
 
@@ -94,7 +95,7 @@ def parse_attributes(info_rest: str) -> FenceAttributes | None:
         if not isinstance(obj, dict):
             raise FenceAttributeError(f"bad fence attributes {text!r}: expected a JSON object")
         items = [(str(k), _json_value(v)) for k, v in obj.items()]
-        if any(_SURROGATE.search(k + v) for k, v in items):
+        if any(has_surrogate(k + v) for k, v in items):
             raise FenceAttributeError(
                 f"bad fence attributes {text!r}: a \\u escape decodes to a lone surrogate, no character"
             )
