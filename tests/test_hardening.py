@@ -459,6 +459,21 @@ def test_a_session_value_that_is_not_utf8_is_carried_fingerprinted_and_shown_as_
     assert "`bad\\xffbyte`" in row, row
 
 
+def test_a_short_row_under_the_check_table_is_written_as_the_table_reads_it(tmp_path: Path, out: Path) -> None:
+    # Found by the structure fuzz: a line right after the check table that starts no block (a fence whose
+    # info string holds a backtick is none) is a row of it, with fewer cells; teardown writes every row's
+    # result, and stopped with "table row on line N has no column 4" (exit 70, the ledger not written).
+    plan = counter(tmp_path)
+    line = edit(plan, "| s2 exists       | s2 present        | —        | —      |\n",
+                "| s2 exists       | s2 present        | —        | —      |\n```bash `x`\n") + 1  # fmt: skip
+    assert run_cli("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+    r = run_cli("teardown", "--approve", "teardown", str(plan), cwd=tmp_path, out=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    row = plan.read_text().splitlines()[line - 1]
+    assert row.startswith("| ```bash `x` |") and "— torn down" in row, row
+    assert run_cli("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
+
+
 def test_a_plan_path_with_a_line_break_never_breaks_an_error_line(tmp_path: Path, out: Path) -> None:
     good = counter(tmp_path, name="new\nline.md")
     bad = counter(tmp_path, name="bad\nplan.md")

@@ -110,9 +110,21 @@ def column_widths(lines: Lines, table: Table) -> list[int]:
     return [0] * len(table.header)
 
 
+def _padded(row: str, cells: list[tuple[int, int]], count: int) -> str:
+    """`row` with empty cells added up to `count`, between outer pipes: a row may hold fewer cells than its
+    table's header, and reads as if the rest were empty (GFM; a line right after a table that starts no
+    new block, such as a fence's opening line that a backtick in its info string spoils, is such a row)."""
+    indent = row[: len(row) - len(row.lstrip())]
+    texts = [row[a:b].strip() for a, b in cells] + [""] * (count - len(cells))
+    return indent + "| " + " | ".join(texts) + " |"
+
+
 def set_cells(lines: Lines, index: int, values: Mapping[int, str], widths: Sequence[int]) -> None:
     row = lines.contents[index]
     cells = split_cells(row)
+    if values and max(values) >= len(cells):
+        row = _padded(row, cells, max(values) + 1)
+        cells = split_cells(row)
     for column in sorted(values, reverse=True):  # last to first: earlier bounds stay valid
         if column >= len(cells):
             raise LedgerWriteError(f"table row on line {index + 1} has no column {column + 1}")
