@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from director.exec.shell import SessionState, Shell
 from director.ledger import compose
@@ -26,6 +27,7 @@ from director.run.gates import Prompter
 from director.run.reasons import Bases
 from director.run.worlds import Worlds
 from director.state.lifecycle import RunState
+from director.state.records import StepRecord
 from director.state.store import SectionSuccesses, StateStore
 from director.targets.base import Target
 
@@ -47,6 +49,7 @@ class Done:
 
     fingerprint: str
     output: str
+    session: dict[str, Any] | None = None  # the session it left, as journaled (taken back when skipped)
 
 
 @dataclass
@@ -79,6 +82,12 @@ class Run:
     # Steps whose latest attempt in this run did not succeed (before a resume too): what it started may
     # still run, and is stopped before the step runs again (`run.processes`).
     unsettled: set[str] = field(default_factory=set)
+    # Acts whose latest attempt was running when Director died or was interrupted: they run again.
+    interrupted_acts: set[str] = field(default_factory=set)
+    # Successes, realized values and bases of runs before this one are void: a teardown acted in it (0: none).
+    forgotten_before: int = 0
+    replaces: tuple[str, ...] = ()  # identities this run replaces (`WORKER orders-dev → orders-stg`)
+    zero_scratch: SessionState | None = None  # §0 run again in a scratch session (withheld values)
     recovering: bool = False
     known_secrets: set[str] = field(default_factory=set)
     # Names the journal could not keep (secret-named, or holding a secret value): a restored session lacks
@@ -112,11 +121,21 @@ class Run:
     section_started: dict[str, float] = field(default_factory=dict)  # section -> when its first step began
 
     def __post_init__(self) -> None:
-        self.bases = Bases(self.journal)
+        self.bases = Bases(self.journal, since=self.forgotten_before)
         self.successes = SectionSuccesses(self.journal)
         self.worlds = Worlds(self.journal)
         ls = self.plan.live_state
         self.results_before = {r.name: r.result for r in ls.check_rows} if ls is not None else {}
+
+    def last_success(self, section_key: str) -> StepRecord | None:
+        """The section's last success, unless a teardown acted since (that memory is void)."""
+        rec = self.successes.last(f"{section_key}/section")
+        return rec if rec is not None and rec.run_id >= self.forgotten_before else None
+
+    def torn_down(self, section_key: str) -> bool:
+        """The section succeeded before the last teardown that acted."""
+        rec = self.successes.last(f"{section_key}/section")
+        return rec is not None and rec.run_id < self.forgotten_before
 
     @property
     def interruption(self) -> str:

@@ -85,6 +85,7 @@ class Engine:
         resume_id, recovering = resume.open_run(self.journal, self.bus, self.cfg)
         res = resolve_inputs(resume.previous_inputs(self.journal))
         resolved_at = self.clock().isoformat(timespec="seconds")
+        forgotten = resume.forgotten_before(self.journal)
         if resume_id is None:
             run_id = self.journal.create_run(
                 self.cfg.kind, str(self.pf.path), self.cfg.target, self.cfg.operator, res.values
@@ -107,7 +108,8 @@ class Engine:
             knobs=dict(res.values),
             resolved_at=resolved_at,
             session=self._fresh_session(),
-            realized=resume.realized_values(self.journal),
+            realized=resume.realized_values(self.journal, forgotten),
+            forgotten_before=forgotten,
             recovering=recovering,
             interrupted=self._interrupted,
             interrupted_by=self._interrupted_by,
@@ -161,6 +163,7 @@ class Engine:
     def _preview(self, resolve_inputs: ResolveInputs) -> RunResult:
         """`director plan` / `director check`: observe only."""
         res = resolve_inputs(resume.previous_inputs(self.journal))
+        forgotten = resume.forgotten_before(self.journal)
         return Preview(
             plan=self.pf.plan,
             journal=self.journal,
@@ -169,6 +172,7 @@ class Engine:
             cfg=self.cfg,
             is_secret=self.is_secret,
             knobs=dict(res.values),
-            realized=resume.realized_values(self.journal),
+            realized=resume.realized_values(self.journal, forgotten),
             session=self._fresh_session(),
+            forgotten_before=forgotten,
         ).run()

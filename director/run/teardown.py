@@ -7,13 +7,13 @@ any other, so a SIGKILLed teardown resumes where it stopped.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
 from director.errors import UpstreamGuard, UsageError
 from director.plan.model import Section, SectionKind
-from director.plan.verify import Verdict
-from director.run import approval, fingerprint, processes, sections, steps, upstream
+from director.run import approval, decision, fingerprint, processes, resume, sections, steps, upstream
 from director.run.config import RunResult
 from director.run.context import Run
 from director.state.lifecycle import RunState
@@ -44,18 +44,26 @@ def teardown(run: Run) -> RunResult:
     fp = fingerprint.section(texts, {}, run.knobs, run.session.variables, run.is_secret)
     started = time.monotonic()
     run.bus.emit("section.start", section=td.key, title=td.title, label="teardown")
-    seen: Verdict | None = None
-    if not sections.in_progress(run, td, texts):
-        seen = sections.observe(run, td, texts) if td.verify_blocks else None
-        if seen is Verdict.PASSED:
-            sections.done(run, td, fp, None)
-            run.report(td, "in-sync", "already gone: nothing to delete", started)
-            run.teardown_message = "observed already gone; no destructive command ran"
-            return _end(run, td)
-    if seen is not None and seen is not Verdict.PASSED:
-        run.why[td.key] = [f"observed: its verify {seen.value} ({run.observed_reason or 'not gone'})"]
+    known = decision.Facts(
+        kind=decision.Kind.TEARDOWN,
+        fingerprint=fp,
+        acts_done_here=sections.in_progress(run, td, texts),
+        gated=True,
+    )
+    if decision.must_observe(known) and td.verify_blocks:
+        seen = sections.observe(run, td, texts)
+        known = dataclasses.replace(known, observed=seen, observed_reason=run.observed_reason)
+    d = decision.decide(known)
+    if d.action is decision.Action.IN_SYNC:
+        sections.done(run, td, fp, None)
+        run.report(td, "in-sync", d.detail, started)
+        run.teardown_message = "observed already gone; no destructive command ran"
+        return _end(run, td)
+    run.why[td.key] = list(d.reasons)
     approval.gate(run, td, texts, {})
     run.acted = True  # (the ledger is written when the teardown ends: a refused one leaves it as it was)
+    # From here what the plan made may be gone: no apply trusts a success or a value realized before it.
+    run.journal.record_event(run.run_id, resume.TEARDOWN_ACTED, {"inputs": run.knobs})
     present = upstream.observe(run)
     for b in td.act_blocks:
         steps.step(run, td, b, texts[b.index], "act")
