@@ -230,6 +230,10 @@ class Shell:
         """Whether every block gets `name` from Director's own environment (not from the session)."""
         return name in self._base_env
 
+    def inherited(self, name: str) -> str | None:
+        """The value every block gets for `name` from Director's own environment, if any."""
+        return self._base_env.get(name)
+
     def initial_state(self) -> SessionState:
         """The session before the first block: nothing set, in the workdir."""
         return SessionState(cwd=str(self.workdir))

@@ -87,6 +87,9 @@ class Run:
     # Successes, realized values and bases of runs before this one are void: a teardown acted in it (0: none).
     forgotten_before: int = 0
     replaces: tuple[str, ...] = ()  # identities this run replaces (`WORKER orders-dev → orders-stg`)
+    identity: dict[str, str] = field(default_factory=dict)  # what its inputs name (`WORKER=orders-dev`)
+    also_exists: tuple[str, ...] = ()  # the other identities the journal says exist (Live State lists them)
+    identity_recorded: bool = False  # this run recorded its identity as existing (before its first act)
     zero_scratch: SessionState | None = None  # §0 run again in a scratch session (withheld values)
     recovering: bool = False
     known_secrets: set[str] = field(default_factory=set)
@@ -259,6 +262,7 @@ class Run:
             kv_templates=self.kv_templates(),
             acted=self.acted,
             results_before=self.results_before,
+            also_exists=self.also_exists,
         )
         update = compose.ledger_update(
             self.plan, facts, is_secret=self.is_secret, redact=self.shell.redactor.redact

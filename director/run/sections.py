@@ -13,6 +13,7 @@ import hashlib
 import time
 from pathlib import Path
 
+from director.errors import PlanError
 from director.exec.shell import SessionState
 from director.files import remove_stale_temps, write_atomic
 from director.ledger import cells
@@ -20,7 +21,7 @@ from director.plan import knobs, templates
 from director.plan.contrast import Phase
 from director.plan.model import Section, SectionKind
 from director.plan.verify import CheckResult, Judgement, Verdict
-from director.run import approval, decision, fingerprint, reasons, session, steps
+from director.run import approval, decision, fingerprint, identities, reasons, session, steps
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
@@ -177,7 +178,8 @@ def realize_observed(run: Run, section: Section) -> None:
     }
     if found:
         run.realized.update(found)
-        run.journal.record_event(run.run_id, "realized", {"section": section.key, "values": found})
+        data = {"section": section.key, "values": found, "identity": identities.name_of(run.identity)}
+        run.journal.record_event(run.run_id, "realized", data)
 
 
 def realize_from_output(run: Run, section: Section, output: str) -> None:
@@ -197,7 +199,8 @@ def realize_from_output(run: Run, section: Section, output: str) -> None:
             found[key] = url
     if found:
         run.realized.update(found)
-        run.journal.record_event(run.run_id, "realized", {"section": section.key, "values": found})
+        data = {"section": section.key, "values": found, "identity": identities.name_of(run.identity)}
+        run.journal.record_event(run.run_id, "realized", data)
 
 
 def done(
@@ -299,6 +302,8 @@ def apply_section(run: Run, section: Section) -> None:
 
     if d.action is decision.Action.IN_SYNC:
         change = adopt_last(run, section)
+        if known.kind is decision.Kind.VARIABLES:
+            settle_variables(run)
         if known.kind is decision.Kind.OBSERVED:
             done(run, section, fp, change, journal=not known.completed_here)
             realize_observed(run, section)
@@ -323,6 +328,7 @@ def apply_section(run: Run, section: Section) -> None:
     if known.kind is not decision.Kind.VARIABLES:
         run.why[section.key] = list(d.reasons)
         approval.gate(run, section, texts, regenerated)
+        record_identity(run)
         run.begin_acting()
     write_templates(run, section, regenerated)
     memo = not known.completed_here
@@ -364,4 +370,26 @@ def _applied_detail(run: Run, section: Section, d: decision.Decision, known: dec
 
 
 def settle_variables(run: Run) -> None:
-    """After §0: every knob reaches the blocks as resolved, or the run is refused (`knobs.unresolved`)."""
+    """After §0: every knob reaches the blocks as resolved, or the run is refused (`knobs.unresolved`);
+    then what this run's inputs name (its identity), what it replaces, and the values it realized."""
+    bad = knobs.unresolved(run.plan, run.knobs, run.session.variables, run.shell.inherited)
+    if bad:
+        raise PlanError("; ".join(bad) + " (nothing past §0 was run)", path=str(run.pf.path))
+    kv = run.kv_templates() if run.plan.live_state is not None else {}
+    run.identity = identities.of(run.plan, kv, run.session.variables, run.knobs)
+    exist = identities.existing(run.journal)
+    mine = identities.name_of(run.identity)
+    run.also_exists = tuple(i.describe() for i in exist if i.name != mine)
+    if run.cfg.kind == "apply":
+        run.replaces = identities.replaced(run.identity, exist)
+        run.realized = identities.realized_for(
+            run.journal, identities.Identity(run.identity), run.forgotten_before
+        )
+
+
+def record_identity(run: Run) -> None:
+    """Before an apply's first act: its identity exists from here (maybe partly), with its inputs."""
+    if run.identity_recorded or run.cfg.kind != "apply":
+        return
+    run.identity_recorded = True
+    run.journal.record_event(run.run_id, identities.EXISTS, {"keys": run.identity, "inputs": run.knobs})
