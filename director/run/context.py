@@ -24,6 +24,7 @@ from director.plan.verify import CheckResult
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
+from director.run.identities import Identity
 from director.run.reasons import Bases
 from director.run.worlds import Worlds
 from director.state.lifecycle import RunState
@@ -86,7 +87,7 @@ class Run:
     interrupted_acts: set[str] = field(default_factory=set)
     # Successes, realized values and bases of runs before this one are void: a teardown acted in it (0: none).
     forgotten_before: int = 0
-    replaces: tuple[str, ...] = ()  # identities this run replaces (`WORKER orders-dev → orders-stg`)
+    existing: tuple[Identity, ...] = ()  # the identities the journal says exist (`run.identities`)
     identity: dict[str, str] = field(default_factory=dict)  # what its inputs name (`WORKER=orders-dev`)
     also_exists: tuple[str, ...] = ()  # the other identities the journal says exist (Live State lists them)
     identity_recorded: bool = False  # this run recorded its identity as existing (before its first act)

@@ -108,15 +108,16 @@ def existing(journal: StateStore) -> list[Identity]:
     return list(found.values())
 
 
-def replaced(current: Mapping[str, str], exist: Sequence[Identity]) -> tuple[str, ...]:
-    """What a run of identity `current` replaces: for the latest other identity that exists, each key whose
-    value changes (`WORKER orders-dev → orders-stg`); () when `current` exists already, or nothing else."""
-    if not current or name_of(current) in {i.name for i in exist}:
+def replaced(
+    old: Mapping[str, str], current: Mapping[str, str], exist: Sequence[Identity]
+) -> tuple[str, ...]:
+    """What a section that last succeeded under identity `old` replaces when it acts under `current`: each
+    key whose value changes (`WORKER orders-dev → orders-stg`), while the old identity still exists; ()
+    when it is the same identity, or the old one is gone."""
+    if not old or not current or name_of(old) == name_of(current):
         return ()
-    others = [i for i in exist if i.keys and set(i.keys) & set(current)]
-    if not others:
+    if name_of(old) not in {i.name for i in exist}:
         return ()
-    old = others[-1].keys
     return tuple(f"{k} {old[k]} → {v}" for k, v in current.items() if k in old and old[k] != v)
 
 

@@ -11,11 +11,22 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from director.errors import PlanError
 from director.exec.shell import SessionState, Shell
 from director.plan import knobs, markers
 from director.plan.model import Plan, Section, SectionKind, label_list, section_label
 from director.plan.verify import CheckResult, Verdict
-from director.run import approval, decision, fingerprint, reasons, resume, sections, session, steps
+from director.run import (
+    approval,
+    decision,
+    fingerprint,
+    identities,
+    reasons,
+    resume,
+    sections,
+    session,
+    steps,
+)
 from director.run.config import RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import matches
@@ -42,7 +53,8 @@ class Preview:
     realized: dict[str, str]
     session: SessionState
     forgotten_before: int = 0  # successes of runs before it are void (a teardown acted in it)
-    replaces: tuple[str, ...] = ()  # identities the run would replace (`WORKER orders-dev → orders-stg`)
+    identity: dict[str, str] = field(default_factory=dict)  # what the inputs name (`run.identities`)
+    existing: tuple[identities.Identity, ...] = ()  # the identities the journal says exist
     by_ref: dict[str, CheckResult] = field(default_factory=dict)
     reports: list[SectionReport] = field(default_factory=list)
     worlds: Worlds = field(init=False)  # read-only here: a preview learns nothing
@@ -154,6 +166,17 @@ class Preview:
         why = f"its verify {seen.value}: {reason or 'not there'}"
         return "absent", f"{LEDGER_ABSENT[word]}, as recorded ({why})"
 
+    def _settle(self) -> None:
+        """After §0, as apply: the knobs reach the blocks as resolved (or the run is refused), and what this
+        run's inputs name replaces an identity that exists (`run.identities`)."""
+        bad = knobs.unresolved(self.plan, self.knobs, self.session.variables, self.shell.inherited)
+        if bad:
+            raise PlanError("; ".join(bad) + " (apply would refuse to run)", path=self.plan.path)
+        if self.cfg.kind == "apply":
+            kv = next((dict(e.data.get("cells", {})) for e in self.journal.events(kind="kv-templates")), {})
+            self.identity = identities.of(self.plan, kv, self.session.variables, self.knobs)
+            self.existing = tuple(identities.existing(self.journal))
+
     def _kind(self, section: Section) -> decision.Kind:
         if section.kind is SectionKind.VARIABLES:
             return decision.Kind.VARIABLES
@@ -189,6 +212,7 @@ class Preview:
                         texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None
                     )
                     self.session = r.state
+                self._settle()
                 self._verdict(section, "observed", "variables")
                 continue
             if kind is decision.Kind.CHECK and section.kind is not SectionKind.DISCOVERY:
@@ -209,11 +233,15 @@ class Preview:
             last = record if record is not None and record.run_id >= self.forgotten_before else None
             unchanged = last is not None and last.fingerprint == fp
             changes: tuple[str, ...] = ()
+            replaces: tuple[str, ...] = ()
             if last is not None and not unchanged:
                 now = reasons.basis(section, texts, self.knobs, self.session.variables, templates,
                                     self.is_secret, lambda s: s)  # fmt: skip
                 before = bases.last(section.key)
-                changes = tuple(reasons.changes(before, now, section)) if before is not None else ()
+                if before is not None:
+                    changes = tuple(reasons.changes(before, now, section))
+                    old = dict(before.get("identity") or {})
+                    replaces = identities.replaced(old, self.identity, self.existing)
             facts = decision.Facts(
                 kind=kind,
                 fingerprint=fp,
@@ -222,7 +250,7 @@ class Preview:
                 act_interrupted=any(f"{section.key}/{b.index}" in interrupted for b in section.act_blocks),
                 template_drift=tuple(reasons.file_reason(p) for p in reasons.template_drift(templates)),
                 changes=changes,
-                replaces=self.replaces,
+                replaces=replaces,
                 gated=knobs.gate_of(section, self.knobs) is not None,
                 behind=blocked_by,
                 stopped_at=stop_at,

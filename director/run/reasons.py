@@ -33,8 +33,10 @@ def basis(
     templates: Templates,
     is_secret: Callable[[str], bool],
     redact: Callable[[str], str],
+    identity: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """What a section's success rested on (journaled; compared with the next time it is not in sync)."""
+    """What a section's success rested on (journaled; compared with the next time it is not in sync), and
+    the identity its run's inputs named (`run.identities`: a later run of another one replaces it)."""
     read: dict[str, str] = {}
     for text in texts.values():
         read.update(read_values(text, session_vars, is_secret))
@@ -46,6 +48,7 @@ def basis(
         "blocks": {str(i): _digest(t) for i, t in sorted(texts.items())},
         "vars": {k: redact(v) for k, v in sorted(read.items())},
         "templates": {p: _digest(c) for p, c in templates.values()},
+        "identity": dict(identity or {}),
     }
 
 

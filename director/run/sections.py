@@ -253,11 +253,15 @@ def facts(
     completed_here = run.completed_sections.get(section.key) == fp
     unchanged = completed_here or (last is not None and last.fingerprint == fp)
     changes: tuple[str, ...] = ()
+    replaces: tuple[str, ...] = ()
     if last is not None and not unchanged:
         vars_now, redact = run.session.variables, run.shell.redactor.redact
         now = reasons.basis(section, texts, run.knobs, vars_now, regenerated, run.is_secret, redact)
         before = run.bases.last(section.key)
-        changes = tuple(reasons.changes(before, now, section)) if before is not None else ()
+        if before is not None:
+            changes = tuple(reasons.changes(before, now, section))
+            old = dict(before.get("identity") or {})
+            replaces = identities.replaced(old, run.identity, run.existing)
     return decision.Facts(
         kind=_kind(run, section),
         fingerprint=fp,
@@ -268,7 +272,7 @@ def facts(
         acts_done_here=in_progress(run, section, texts),
         template_drift=tuple(reasons.file_reason(p) for p in reasons.template_drift(regenerated)),
         changes=changes,
-        replaces=run.replaces,
+        replaces=replaces,
         gated=knobs.gate_of(section, run.knobs) is not None,
     )
 
@@ -293,7 +297,9 @@ def apply_section(run: Run, section: Section) -> None:
     regenerated = _templates(run, section)
     fp = fingerprint.section(texts, regenerated, run.knobs, run.session.variables, run.is_secret)
     vars_now, redact = run.session.variables, run.shell.redactor.redact
-    now_basis = reasons.basis(section, texts, run.knobs, vars_now, regenerated, run.is_secret, redact)
+    now_basis = reasons.basis(
+        section, texts, run.knobs, vars_now, regenerated, run.is_secret, redact, run.identity
+    )
     known = facts(run, section, texts, regenerated, fp)
     if decision.must_observe(known):
         seen = observe(run, section, texts)
@@ -377,11 +383,10 @@ def settle_variables(run: Run) -> None:
         raise PlanError("; ".join(bad) + " (nothing past §0 was run)", path=str(run.pf.path))
     kv = run.kv_templates() if run.plan.live_state is not None else {}
     run.identity = identities.of(run.plan, kv, run.session.variables, run.knobs)
-    exist = identities.existing(run.journal)
+    run.existing = tuple(identities.existing(run.journal))
     mine = identities.name_of(run.identity)
-    run.also_exists = tuple(i.describe() for i in exist if i.name != mine)
+    run.also_exists = tuple(i.describe() for i in run.existing if i.name != mine)
     if run.cfg.kind == "apply":
-        run.replaces = identities.replaced(run.identity, exist)
         run.realized = identities.realized_for(
             run.journal, identities.Identity(run.identity), run.forgotten_before
         )
