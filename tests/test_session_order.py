@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from director.plan.parse import parse_file
-from tests.engine_plans import HEAD, KILL_DIRECTOR_ONCE, World, answers, listening, said, serve
+from tests.engine_plans import FREE_PORT, HEAD, KILL_DIRECTOR_ONCE, World, answers, listening, said, serve
 
 pytestmark = pytest.mark.slow
 
@@ -150,6 +150,51 @@ def test_approve_from_another_process_releases_a_gate_whose_verify_sets_what_its
 
             os.kill(int((world.root / "work" / "site" / "pid").read_text()), signal.SIGKILL)
             assert not listening(port) or not answers(port, "hello", timeout=1)
+
+
+PICKED = f"""\
+## 1. Pick a port  🟢
+
+```bash
+mkdir -p "$WORK/site"
+echo "<h1>hello</h1>" > "$WORK/site/index.html"
+{FREE_PORT} > "$WORK/port"
+```
+```bash
+# ✔ a port is picked
+PORT="$(cat "$WORK/port" 2>/dev/null || true)"
+[ -n "$PORT" ] && echo "port $PORT picked" || {{ echo "no port"; exit 1; }}
+```
+
+## 2. Serve on it  🔴
+
+```bash
+nohup python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$WORK/site" > "$WORK/server.log" 2>&1 < /dev/null &
+echo $! > "$WORK/pid"
+for i in $(seq 600); do curl -fsS "http://127.0.0.1:$PORT/" >/dev/null 2>&1 && break; sleep 0.1; done
+```
+```bash
+# ✔ the site answers on the picked port
+curl -fsS "http://127.0.0.1:$PORT/" | grep -q hello && echo "site up on $PORT" || {{ echo "site down"; exit 1; }}
+```
+"""
+
+
+def test_approve_hashes_what_an_in_sync_section_before_the_gate_handed_on(world: World) -> None:
+    plan = _write(world, "A site on a picked port", PICKED, "| PORT | `—` |", _STOP_SERVERS)
+    r = world.director("apply", str(plan), "--approve", "2")
+    assert r.returncode == 0, said(r)
+    port = int((world.root / "work" / "port").read_text())
+    assert answers(port, "hello")
+    import os
+
+    os.kill(int((world.root / "work" / "pid").read_text()), signal.SIGKILL)
+    r = world.director("apply", str(plan))
+    assert r.returncode == 4 and _verdict(r.stdout, 1) == "in sync", said(r)  # §1 adopted PORT, §2 waits
+    assert world.director("approve", str(plan), "2", "--yes").returncode == 0
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0, said(r)
+    assert answers(port, "hello")
 
 
 # ------------------------------------------------------ a later verify's IFS, on a resumed run

@@ -150,19 +150,16 @@ def verify_command(
 def _content_as_it_stands(plan: Any, section: Any, run: Any, journal: Any, kn: dict[str, str]) -> Any:
     """The gate content from the current plan text with the run's session, inputs and realized values."""
     from director.exec.secrets import is_secret_name
-    from director.exec.shell import SessionState
     from director.plan import knobs
-    from director.run import reasons
+    from director.run import reasons, resume
     from director.run.approval import gate_content, review
     from director.run.sections import render_templates
 
-    session = SessionState(cwd=str(paths_for(Path(run.plan_path), None, None).workspace))
-    for step in journal.steps(run.id):
-        if step.state == "succeeded" and step.session is not None and step.role != "section":
-            session = SessionState.from_json(step.session)
-    realized: dict[str, str] = {}
-    for ev in journal.events(kind="realized"):
-        realized.update(ev.data.get("values", {}))
+    # the session document order has before the section, as the run journaled it (never an observation's),
+    # and the values its identity realized: what the run's own gate is computed from
+    workdir = str(paths_for(Path(run.plan_path), None, None).workspace)
+    session = resume.session_before(journal, run.id, plan, section.key, workdir)
+    realized = resume.realized_for_run(journal, plan, kn, session)
     texts = {b.index: knobs.block_text(section, b, kn, realized) for b in section.executable_blocks}
     templates = render_templates(section, session, kn) if section.template_blocks else {}
     content = gate_content(plan, section, kn, texts, templates, session.variables)

@@ -310,6 +310,9 @@ def apply_section(run: Run, section: Section) -> None:
         change = adopt_last(run, section)
         if known.kind is decision.Kind.VARIABLES:
             settle_variables(run)
+        if known.kind is decision.Kind.PLAIN and not known.completed_here:
+            # its success in this run carries the change it adopted (`resume.session_before`)
+            done(run, section, fp, change)
         if known.kind is decision.Kind.OBSERVED:
             done(run, section, fp, change, journal=not known.completed_here)
             realize_observed(run, section)
