@@ -192,8 +192,8 @@ def decide(f: Facts) -> Decision:
             else f"unchanged since its last success; not observable ({f.observed_reason})"
         )
         return Decision(Action.IN_SYNC, detail=detail)
-    rerun = None
-    if f.ever_succeeded and not (f.act_interrupted or f.acts_done_here):
+    rerun = None  # journaled on the act's steps: why an observed section that succeeded before acts again
+    if f.kind is Kind.OBSERVED and f.ever_succeeded and not (f.act_interrupted or f.acts_done_here):
         rerun = "observed-missing" if f.unchanged else "changed"
     d = Decision(Action.ACT, why_acts(f), rerun=rerun, gated=f.gated, waits=f.gated and f.waits)
     return _blocked(f, d)

@@ -125,12 +125,13 @@ def _one(run: Run, td: Section) -> str:
     whose = run.approved_with.pop(td.key, "")
     run.report(td, verdict, f"{detail}; {whose}" if whose else detail, started)
     bound = {r.key for r in upstream.upstream_rows(plan)}
-    if run.identity:
-        existed = [f"{k}={v}" for k, v in run.identity.items() if k not in bound]
-    else:
-        rows = plan.live_state.kv_rows if plan.live_state else ()
-        values = [(r.key, _first_tick(r.value)) for r in rows if r.key not in bound]
-        existed = [f"{k}={v}" for k, v in values if v not in ("", "—") and "$" not in v]
+    rows = plan.live_state.kv_rows if plan.live_state else ()
+    values = {r.key: _first_tick(r.value) for r in rows if r.key not in bound}
+    values = {k: v for k, v in values.items() if v not in ("", "—") and "$" not in v}
+    if any(values.get(k) != v for k, v in run.identity.items()):
+        # an identity the ledger no longer shows (a replacement left it): its own values
+        values = {k: v for k, v in run.identity.items() if k not in bound}
+    existed = [f"{k}={v}" for k, v in values.items()]
     message = "torn down " + (", ".join(existed) if existed else "what the plan created")
     if notes:
         message += " (unconfirmed: " + "; ".join(notes) + ")"
