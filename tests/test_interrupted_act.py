@@ -135,3 +135,24 @@ def test_a_teardown_voids_the_memory_of_successes_before_it(world: World) -> Non
     assert "unchanged since its last success" not in r.stdout.split("── §1")[-1].split("── §2")[0], r.stdout
     port = int((work / "port").read_text())
     assert answers(port, "hello") and _url(plan).startswith(f"`http://127.0.0.1:{port}/`")
+
+
+def test_a_restart_is_no_way_around_an_interrupted_act(world: World) -> None:
+    plan = world.root / "site.md"
+    plan.write_text(HEAD.format(title="A site") + "\n" + PLAN)
+    work, arm = world.root / "work", world.root / "arm"
+    world.env.update({"WORK_DIR": str(work), "KILL_ARM": str(arm)})
+    assert world.director("apply", str(plan)).returncode == 0
+    import os
+
+    os.kill(int((work / "pid").read_text()), signal.SIGKILL)  # the server dies out of band
+    arm.touch()
+    r = world.director("apply", str(plan))
+    assert r.returncode == -signal.SIGKILL, said(r)  # §2 acts again and Director dies in it
+    killed_pid = int((work / "pid").read_text())
+    assert answers(int((work / "port").read_text()), "hello")
+    r = world.director("apply", str(plan), "--restart")  # a new run, not a resumed one
+    assert r.returncode == 0, said(r)
+    port = int((work / "port").read_text())
+    assert answers(port, "hello") and not pid_alive(killed_pid)
+    assert _url(plan).startswith(f"`http://127.0.0.1:{port}/`"), _url(plan)

@@ -82,7 +82,9 @@ class Engine:
         """Run (or resume) the plan; `resolve_inputs(previous)` does the interview."""
         if self.cfg.mode != "run":
             return self._preview(resolve_inputs)
+        before = self.journal.latest_run(self.cfg.kind)
         resume_id, recovering = resume.open_run(self.journal, self.bus, self.cfg)
+        carried = resume.superseded(self.journal, before) if resume_id is None else None
         res = resolve_inputs(resume.previous_inputs(self.journal))
         resolved_at = self.clock().isoformat(timespec="seconds")
         forgotten = resume.forgotten_before(self.journal)
@@ -114,6 +116,9 @@ class Engine:
             interrupted=self._interrupted,
             interrupted_by=self._interrupted_by,
         )
+        if carried is not None:
+            run.interrupted_acts.update(carried[1])
+            run.carried_from = {k: carried[0] for k in carried[1]}
         self._start(run, resumed=resume_id is not None, how=res.how)
         try:
             result = teardown.teardown(run) if self.cfg.kind == "teardown" else self._apply(run)

@@ -199,7 +199,7 @@ class Preview:
         todo = list(plan.executable_sections)
         bases = reasons.Bases(self.journal, since=self.forgotten_before)
         successes = SectionSuccesses(self.journal)
-        interrupted = resume.interrupted_in(self.journal, self.cfg.kind, self.cfg.restart)
+        interrupted = resume.interrupted_in(self.journal, self.cfg.kind)
         if self.cfg.kind == "teardown" and plan.teardown is not None:
             todo = [s for s in todo if s.kind is SectionKind.VARIABLES] + [plan.teardown]
         for section in todo:

@@ -51,12 +51,13 @@ def _names(procs: list[Marked]) -> str:
     return ", ".join(f"pid {p.pid} ({p.command})" for p in procs)
 
 
-def stop_left(run: Run, section: Section, block: Block) -> None:
-    """Before a step runs again: stop what its earlier attempts in this run left running (audited)."""
+def stop_left(run: Run, section: Section, block: Block, run_id: int | None = None) -> None:
+    """Before a step runs again: stop what its earlier attempts in this run (or in the run `run_id`, which
+    `--restart` cancelled while it ran) left running (audited)."""
     plan = _plan(run)
     if plan is None or block.fence.keeps_processes:
         return
-    prefix = marks.step_prefix(plan, run.run_id, section.key, block.index)
+    prefix = marks.step_prefix(plan, run.run_id if run_id is None else run_id, section.key, block.index)
     left = marks.marked(plan, step_prefix=prefix, exclude=_own(run))
     if not left:
         return

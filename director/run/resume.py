@@ -19,6 +19,7 @@ from director.run.config import RunConfig
 from director.run.context import Done, Run
 from director.run.events import Bus
 from director.state.lifecycle import RESUMABLE, RunState, StepState
+from director.state.records import RunRecord
 from director.state.store import RunKind, StateStore
 
 
@@ -67,6 +68,21 @@ def open_run(journal: StateStore, bus: Bus, cfg: RunConfig) -> tuple[int | None,
     if latest is not None and latest.state in resumable:
         journal.transition(latest.id, RunState.CANCELLED, "superseded by --restart")
     return None, False
+
+
+def superseded(journal: StateStore, before: RunRecord | None) -> tuple[int, set[str]] | None:
+    """The run a `--restart` just cancelled (`before`, the latest run as it was before `open_run`) and the
+    acts that were interrupted in it (None: none was): they run again in the new run, what they started
+    stopped first -- a restart is no way around an interrupted act."""
+    if before is None or before.state not in {RunState.RUNNING.value, *(s.value for s in RESUMABLE)}:
+        return None
+    if journal.run(before.id).state != RunState.CANCELLED.value:
+        return None
+    acts: dict[str, str] = {}
+    for step in journal.steps(before.id):
+        if step.role == "act":
+            acts[step.step_key] = str(step.state)
+    return before.id, {k for k, state in acts.items() if state == StepState.INTERRUPTED.value}
 
 
 def previous_inputs(journal: StateStore) -> dict[str, str] | None:
@@ -126,11 +142,11 @@ def replay(run: Run) -> None:
     run.done_before_resume = set(run.completed_sections)
 
 
-def interrupted_in(journal: StateStore, kind: RunKind, restart: bool = False) -> set[str]:
+def interrupted_in(journal: StateStore, kind: RunKind) -> set[str]:
     """The acts the next run of `kind` will run again because they were interrupted (read only, for
     `plan`/`check`): those of the run it would resume whose latest attempt was interrupted or unfinished."""
     latest = journal.latest_run(kind)
-    if latest is None or restart:
+    if latest is None:  # (with --restart too: the new run carries them: `superseded`)
         return set()
     if latest.state != RunState.RUNNING.value and latest.state not in {s.value for s in RESUMABLE}:
         return set()

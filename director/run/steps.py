@@ -229,6 +229,8 @@ def step(
             break
         if again or (role == "act" and attempt > 1):
             processes.stop_left(run, section, block)
+        if role == "act" and attempt == 1 and key in run.carried_from:
+            processes.stop_left(run, section, block, run.carried_from.pop(key))
         sid = run.journal.step_started(run.run_id, key, section.key, block.index, role, fp, attempt, flags)
         if role == "act":
             run.unsettled.add(key)
