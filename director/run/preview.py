@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from director.errors import PlanError
 from director.exec.shell import SessionState, Shell
+from director.ledger.evidence import read_evidence
 from director.plan import knobs, markers
 from director.plan.model import Plan, Section, SectionKind, label_list, section_label
 from director.plan.verify import CheckResult, Verdict
@@ -150,6 +151,7 @@ class Preview:
         detail: str,
         seen: Verdict,
         reason: str,
+        pristine: bool = False,
     ) -> tuple[str, str]:
         """`check` against a ledger that says nothing exists (`gone`, `not-created`): a section observed
         absent is as recorded (`absent`, exit 0); one observed present is drift. What apply would do next
@@ -157,6 +159,8 @@ class Preview:
         word = status.split(" ", 1)[0]
         if word not in LEDGER_ABSENT:
             return verdict, detail
+        if seen is Verdict.PASSED and pristine:  # nothing recorded here to drift from
+            return "present", "observed present, though never applied here"
         if seen is Verdict.PASSED:
             drift = f"present, though the ledger says {status}"
             result.drift.append(f"{label} {section.title}: {drift}")
@@ -164,6 +168,8 @@ class Preview:
         if seen is Verdict.SKIPPED:
             return "skipped", f"not observable ({reason}); the ledger says {status}"
         why = f"its verify {seen.value}: {reason or 'not there'}"
+        if pristine:
+            return "absent", f"not created here ({why})"
         return "absent", f"{LEDGER_ABSENT[word]}, as recorded ({why})"
 
     def _settle(self) -> None:
@@ -195,7 +201,9 @@ class Preview:
         stop_at: str | None = None  # the first gate apply would stop at
         ahead: list[str] = []  # the sections that apply (or wait on one that does) before that gate
         ls = plan.live_state
-        status = str(ls.data.get("status", "")) if ls else ""
+        evidence = read_evidence(plan, self.journal)  # a published template's rows are not evidence here
+        status = evidence.status
+        result.pristine = evidence.pristine
         todo = list(plan.executable_sections)
         bases = reasons.Bases(self.journal, since=self.forgotten_before)
         successes = SectionSuccesses(self.journal)
@@ -267,11 +275,14 @@ class Preview:
             holds = seen is Verdict.PASSED
             if section.kind is SectionKind.TEARDOWN:
                 verdict = "in-sync" if not d.acts else "needs-approval" if d.waits else "will-apply"
-                detail = d.detail if not d.acts else f"would tear down ({reason or 'no verify block'})"
+                detail = (
+                    d.detail if not d.acts
+                    else f"would tear down (its verify does not find it gone: {reason or 'no verify block'})"
+                )  # fmt: skip
                 result.changes = result.changes or d.acts
             elif section.kind is SectionKind.DISCOVERY:
                 unobservable = seen is Verdict.SKIPPED
-                verdict = "in-sync" if holds or unobservable else "failed"
+                verdict = "in-sync" if holds else "skipped" if unobservable else "failed"  # as apply says
                 detail = (
                     "upstream resources present" if holds
                     else reason if unobservable
@@ -303,7 +314,7 @@ class Preview:
                     result.drift.append(f"{label} {section.title}: {detail}")
             if self.cfg.mode == "check" and section.kind is SectionKind.NUMBERED:
                 verdict, detail = self._as_recorded(
-                    result, status, label, section, verdict, detail, seen, reason
+                    result, status, label, section, verdict, detail, seen, reason, evidence.pristine
                 )
             self._verdict(section, verdict, detail)
             self._detail(result, section, texts, templates, verdict, detail, acted_before=last is not None)
@@ -312,11 +323,12 @@ class Preview:
                 self.session = session.apply_delta(self.session, SessionState.from_json(last.session))
         if ls is not None and self.cfg.mode == "check":
             for row in ls.check_rows:
+                recorded = evidence.check_results.get(row.name, row.result)
                 for ref in row.fed_by:
                     o = self.by_ref.get(ref)
                     if (
                         o is not None
-                        and row.result.startswith("✅")
+                        and recorded.startswith("✅")
                         and o.verdict
                         in (
                             Verdict.FAILED,
@@ -327,7 +339,7 @@ class Preview:
                             f"check row {row.name!r}: ledger says {row.result}, observed: "
                             f"{o.verdict.value}: {o.observed or 'fails'}"
                         )
-                    elif o is not None and row.result.startswith("— torn down") and o.verdict.holds:
+                    elif o is not None and recorded.startswith("— torn down") and o.verdict.holds:
                         result.drift.append(
                             f"check row {row.name!r}: ledger says {row.result}, observed: passed: "
                             f"{o.observed or 'holds'}"
