@@ -6,7 +6,6 @@ Through the real CLI; the world (which port answers, which server still runs) is
 
 from __future__ import annotations
 
-import json
 import signal
 from pathlib import Path
 
@@ -113,8 +112,8 @@ def test_apply_teardown_apply_killed_in_an_act_then_apply_runs_that_act_again(wo
     assert not pid_alive(killed_pid) and (port == killed_port or not listening(killed_port))
     # Live State and `output` say what exists: the URL of the server that runs now
     assert _url(plan).startswith(f"`http://127.0.0.1:{port}/`"), _url(plan)
-    out = world.director("output", str(plan), "--json")
-    assert json.loads(out.stdout)["URL"] == f"http://127.0.0.1:{port}/", out.stdout
+    out = world.director("output", str(plan), "URL", "--raw")
+    assert out.returncode == 0 and out.stdout == f"http://127.0.0.1:{port}/", said(out)
 
 
 def test_a_teardown_voids_the_memory_of_successes_before_it(world: World) -> None:

@@ -96,7 +96,8 @@ def of(
 def existing(journal: StateStore) -> list[Identity]:
     """Every identity the journal says exists (oldest first), with the inputs of its latest run."""
     found: dict[str, Identity] = {}
-    for ev in journal.events():
+    evs = sorted([*journal.events(kind=EXISTS), *journal.events(kind=GONE)], key=lambda e: e.id)
+    for ev in evs:
         if ev.kind == EXISTS:
             keys = {str(k): str(v) for k, v in dict(ev.data.get("keys", {})).items()}
             ident = Identity(keys, {str(k): str(v) for k, v in dict(ev.data.get("inputs", {})).items()},
