@@ -139,3 +139,19 @@ def test_the_gate_of_a_replacing_section_says_what_is_left(world: World) -> None
     assert r.returncode == 0, said(r)
     assert not (world.root / "work" / "orders-dev").exists()
     assert not (world.root / "work" / "orders-stg").exists()
+
+
+def test_director_approve_releases_each_identity_s_teardown_gate_in_turn(world: World) -> None:
+    plan = _plan(world)
+    assert world.director("apply", str(plan)).returncode == 0
+    assert world.director("apply", str(plan), "--set", "env=stg").returncode == 0
+    servers = [_server(world, "orders-dev"), _server(world, "orders-stg")]
+    for _ in range(2):  # one 💥 gate per identity, each approved from another process
+        r = world.director("teardown", str(plan))
+        assert r.returncode == 4, said(r)
+        a = world.director("approve", str(plan), "teardown", "--yes")
+        assert a.returncode == 0, said(a)
+    r = world.director("teardown", str(plan))
+    assert r.returncode == 0, said(r)
+    for port, pid in servers:
+        assert not pid_alive(pid) and not listening(port)

@@ -52,7 +52,9 @@ def approve_command(
         run = journal.latest_run("teardown" if section.kind.value == "teardown" else "apply")
         if run is None:
             raise UsageError(f"{plan_path}: no run has reached {selector!r} yet; run `director apply` first")
-        kn = dict(run.inputs or {})
+        from director.run.resume import inputs_at_gate
+
+        kn = inputs_at_gate(journal, run.id, dict(run.inputs or {}))
         if knobs.gate_of(section, kn) is None:
             given = ", ".join(f"{k}={v}" for k, v in kn.items()) or "none"
             raise UsageError(f"SECTION: {selector!r} is not gated for the inputs of the last run ({given})")

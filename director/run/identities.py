@@ -27,6 +27,7 @@ from director.state.store import StateStore
 
 EXISTS = "identity"  # event: an apply began acting on this identity (it may exist from here)
 GONE = "identity-gone"  # event: a teardown of this identity completed (it is gone)
+PASS = "identity-teardown"  # event: a teardown's pass over this identity begins (with its inputs)
 
 _TICKED = re.compile(r"`([^`]*)`")
 

@@ -187,3 +187,12 @@ def realized_for_run(
     kv = next((dict(e.data.get("cells", {})) for e in journal.events(kind="kv-templates")), {})
     mine = identities.Identity(identities.of(plan, kv, after_zero.variables, inputs))
     return identities.realized_for(journal, mine, forgotten_before(journal))
+
+
+def inputs_at_gate(journal: StateStore, run_id: int, resolved: Mapping[str, str]) -> dict[str, str]:
+    """The inputs a run's gate is computed with: those it resolved, or, in a teardown's pass over an
+    identity an earlier input named (`teardown`), that identity's."""
+    evs = journal.events(run_id, identities.PASS)
+    if not evs:
+        return dict(resolved)
+    return {**resolved, **{str(k): str(v) for k, v in dict(evs[-1].data.get("inputs", {})).items()}}

@@ -69,7 +69,7 @@ def _enter(run: Run, ident: identities.Identity, resolved: dict[str, str], *, se
     run.zero_scratch = None
     run.withheld, run.withheld_arrays, run.withheld_functions = set(), set(), set()
     run.completed_sections.pop(run.plan.teardown.key if run.plan.teardown else "", None)
-    run.journal.record_event(run.run_id, "identity-teardown", {"keys": ident.keys, "inputs": run.knobs})
+    run.journal.record_event(run.run_id, identities.PASS, {"keys": ident.keys, "inputs": run.knobs})
     if several or run.knobs != resolved:
         how = {k: ("previous" if k in ident.inputs else "flag") for k in run.knobs}
         run.bus.emit("inputs", values=run.knobs, how=how, operator=run.cfg.operator)
