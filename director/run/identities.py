@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from director.exec.secrets import is_secret_name
 from director.plan import knobs
 from director.plan.model import Plan
+from director.run import history
 from director.state.store import StateStore
 
 EXISTS = "identity"  # event: an apply began acting on this identity (it may exist from here)
@@ -124,13 +125,5 @@ def replaced(
 
 
 def realized_for(journal: StateStore, ident: Identity | None, since: int) -> dict[str, str]:
-    """The values runs since run `since` realized for this identity (an event journaled before identities
-    were, without one, counts for every identity), latest last."""
-    out: dict[str, str] = {}
-    for ev in journal.events(kind="realized"):
-        if (ev.run_id or 0) < since:
-            continue
-        of_identity = ev.data.get("identity")
-        if ident is None or of_identity is None or of_identity == ident.name:
-            out.update(ev.data.get("values", {}))
-    return out
+    """The values runs since run `since` realized for this identity (`history.realized_values`)."""
+    return history.realized_values(journal, since, None if ident is None else ident.name)

@@ -14,7 +14,7 @@ from typing import Any
 from director.errors import CrashLoop
 from director.exec.shell import SessionState
 from director.plan.model import Plan
-from director.run import identities, session
+from director.run import history, identities, session
 from director.run.config import RunConfig
 from director.run.context import Done, Run
 from director.run.events import Bus
@@ -87,27 +87,20 @@ def superseded(journal: StateStore, before: RunRecord | None) -> tuple[int, set[
 
 def previous_inputs(journal: StateStore) -> dict[str, str] | None:
     """The most recent resolution of the inputs (a later run reuses it unless a knob is set)."""
-    evs = journal.events(kind="inputs-resolved")
-    return {str(k): str(v) for k, v in evs[-1].data.get("values", {}).items()} if evs else None
+    return history.previous_inputs(journal)
 
 
-TEARDOWN_ACTED = "teardown-acting"  # journaled before a teardown's first destructive block runs
+TEARDOWN_ACTED = history.TEARDOWN_ACTED
 
 
 def forgotten_before(journal: StateStore) -> int:
-    """The run in which a teardown last acted (0: none): what earlier runs succeeded at or realized is no
-    longer known to hold -- memory of a success never survives a teardown."""
-    evs = journal.events(kind=TEARDOWN_ACTED)
-    return max((ev.run_id or 0 for ev in evs), default=0)
+    """The run in which a teardown last acted (0: none): `history.forgotten_before`."""
+    return history.forgotten_before(journal)
 
 
 def realized_values(journal: StateStore, since: int = 0) -> dict[str, str]:
     """The values the runs since run `since` realized, latest last."""
-    out: dict[str, str] = {}
-    for ev in journal.events(kind="realized"):
-        if (ev.run_id or 0) >= since:
-            out.update(ev.data.get("values", {}))
-    return out
+    return history.realized_values(journal, since)
 
 
 def replay(run: Run) -> None:
