@@ -58,10 +58,8 @@ def approve_command(
         run = history.latest_run(journal, "teardown" if section.kind.value == "teardown" else "apply")
         if run is None:
             raise UsageError(f"{plan_path}: no run has reached {selector!r} yet; run `director apply` first")
-        from director.run.resume import inputs_at_gate
-
         # the inputs its gate was computed with (a teardown's pass over an earlier identity: that one's)
-        kn = inputs_at_gate(journal, run.id, {str(k): str(v) for k, v in (run.inputs or {}).items()})
+        kn = history.inputs_at_gate(journal, run.id, {str(k): str(v) for k, v in (run.inputs or {}).items()})
         if knobs.gate_of(section, kn) is None:
             given = ", ".join(f"{k}={v}" for k, v in kn.items()) or "none"
             raise UsageError(f"SECTION: {selector!r} is not gated for the inputs of the last run ({given})")
@@ -160,7 +158,7 @@ def _as_it_stands(
     the last run that reached this gate recorded it there (its session and environment, secrets sealed).
     The same function as the engine's gate (`approval.content_for`)."""
     from director.plan import knobs
-    from director.run import approval, history, identities
+    from director.run import approval, history
 
     waiting = history.gate(journal, section.key)
     if waiting is None:
@@ -169,9 +167,7 @@ def _as_it_stands(
             "(it stops at the gate and records what the act can read)"
         )
     # the values this gate's identity realized since the last teardown, as the engine reads them
-    at = approval.recorded_reach(waiting).display()
-    mine = identities.of(plan, history.kv_templates(journal) or {}, at, kn)
-    realized = history.realized_values(journal, history.forgotten_before(journal), identities.name_of(mine))
+    realized = history.realized_at(journal, plan, kn, approval.recorded_reach(waiting).display())
     texts = {b.index: knobs.block_text(section, b, kn, realized) for b in section.executable_blocks}
     where = approval.recorded_reach(waiting)
     content = approval.content_for(plan, section, kn, texts, where)

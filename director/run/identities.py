@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from director.exec.secrets import is_secret_name
 from director.plan import knobs
 from director.plan.model import Plan
-from director.run import history
 from director.state.store import StateStore
 
 EXISTS = "identity"  # event: an apply began acting on this identity (it may exist from here)
@@ -122,8 +121,3 @@ def replaced(
     if name_of(old) not in {i.name for i in exist}:
         return ()
     return tuple(f"{k} {old[k]} → {v}" for k, v in current.items() if k in old and old[k] != v)
-
-
-def realized_for(journal: StateStore, ident: Identity | None, since: int) -> dict[str, str]:
-    """The values runs since run `since` realized for this identity (`history.realized_values`)."""
-    return history.realized_values(journal, since, None if ident is None else ident.name)

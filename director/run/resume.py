@@ -8,13 +8,8 @@ one story is ever resumable.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from director.errors import CrashLoop
-from director.exec.shell import SessionState
-from director.plan.model import Plan
-from director.run import history, identities, session
+from director.run import history
 from director.run.config import RunConfig
 from director.run.context import Done, Run
 from director.run.events import Bus
@@ -149,43 +144,3 @@ def interrupted_in(journal: StateStore, kind: RunKind) -> set[str]:
             acts[step.step_key] = str(step.state)
     unfinished = (StepState.INTERRUPTED.value, StepState.STARTED.value)
     return {k for k, state in acts.items() if state in unfinished}
-
-
-def session_before(
-    journal: StateStore, run_id: int, plan: Plan, section_key: str, workdir: str
-) -> SessionState:
-    """The session document order has before `section_key` in run `run_id`, from what the run journaled:
-    every section before it adds the change its success recorded (§0's values, an act then its verify, or
-    what an in-sync section adopted), never what an observation set. What the gate of that section is
-    computed from (`approve` from another process hashes the same content as the run)."""
-    state = SessionState(cwd=workdir)
-    rows: dict[str, dict[str, Any] | None] = {}
-    for step in journal.steps(run_id):
-        if step.role == "section" and step.state == StepState.SUCCEEDED.value:
-            rows[step.section_key] = step.session
-    for s in plan.executable_sections:
-        if s.key == section_key:
-            break
-        change = rows.get(s.key)
-        if change is not None:
-            state = session.apply_delta(state, SessionState.from_json(change))
-    return state
-
-
-def realized_for_run(
-    journal: StateStore, plan: Plan, inputs: Mapping[str, str], after_zero: SessionState
-) -> dict[str, str]:
-    """The realized values a run with these inputs substitutes into its blocks: those its identity (what
-    §0 names) realized since the last teardown that acted."""
-    kv = next((dict(e.data.get("cells", {})) for e in journal.events(kind="kv-templates")), {})
-    mine = identities.Identity(identities.of(plan, kv, after_zero.variables, inputs))
-    return identities.realized_for(journal, mine, forgotten_before(journal))
-
-
-def inputs_at_gate(journal: StateStore, run_id: int, resolved: Mapping[str, str]) -> dict[str, str]:
-    """The inputs a run's gate is computed with: those it resolved, or, in a teardown's pass over an
-    identity an earlier input named (`teardown`), that identity's."""
-    evs = journal.events(run_id, identities.PASS)
-    if not evs:
-        return dict(resolved)
-    return {**resolved, **{str(k): str(v) for k, v in dict(evs[-1].data.get("inputs", {})).items()}}

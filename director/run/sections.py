@@ -21,7 +21,7 @@ from director.plan import knobs, templates
 from director.plan.contrast import Phase
 from director.plan.model import Section, SectionKind
 from director.plan.verify import CheckResult, Judgement, Verdict
-from director.run import approval, decision, fingerprint, identities, reasons, session, steps
+from director.run import approval, decision, fingerprint, history, identities, reasons, session, steps
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
@@ -311,7 +311,7 @@ def apply_section(run: Run, section: Section) -> None:
         if known.kind is decision.Kind.VARIABLES:
             settle_variables(run)
         if known.kind is decision.Kind.PLAIN and not known.completed_here:
-            # its success in this run carries the change it adopted (`resume.session_before`)
+            # its success in this run carries the change it adopted (a resumed run adopts it in turn)
             done(run, section, fp, change)
         if known.kind is decision.Kind.OBSERVED:
             done(run, section, fp, change, journal=not known.completed_here)
@@ -390,9 +390,8 @@ def settle_variables(run: Run) -> None:
     mine = identities.name_of(run.identity)
     run.also_exists = tuple(i.describe() for i in run.existing if i.name != mine)
     if run.cfg.kind == "apply":
-        run.realized = identities.realized_for(
-            run.journal, identities.Identity(run.identity), run.forgotten_before
-        )
+        mine = identities.name_of(run.identity)
+        run.realized = history.realized_values(run.journal, run.forgotten_before, mine)
 
 
 def record_identity(run: Run) -> None:

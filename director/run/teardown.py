@@ -19,6 +19,7 @@ from director.run import (
     approval,
     decision,
     fingerprint,
+    history,
     identities,
     processes,
     resume,
@@ -64,7 +65,7 @@ def _enter(run: Run, ident: identities.Identity, resolved: dict[str, str], *, se
     """The next teardown pass acts on `ident`: its inputs (the plan's own knobs only), the values it
     realized, and a session that starts afresh, as a run of its own would."""
     run.knobs = {**resolved, **{k: v for k, v in ident.inputs.items() if k in resolved}}
-    run.realized = identities.realized_for(run.journal, ident, run.forgotten_before)
+    run.realized = history.realized_values(run.journal, run.forgotten_before, ident.name)
     run.session = SessionState(cwd=str(run.workdir))
     run.zero_scratch = None
     run.withheld, run.withheld_arrays, run.withheld_functions = set(), set(), set()
