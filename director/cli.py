@@ -19,6 +19,7 @@ import typer
 
 from director import __version__
 from director.cli_options import (
+    AcceptanceOpt,
     AllowedSignersOpt,
     ApproveOpt,
     AutoApproveOpt,
@@ -331,12 +332,12 @@ def check(
     plain: PlainOpt = False,
     state_url: StateUrlOpt = None,
     jobs: JobsOpt = None,
+    acceptance: AcceptanceOpt = False,
 ) -> int:
     """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift.
 
     Several plans (or a directory) are checked at once, as a fleet; the exit code is the highest of theirs.
-
-    Example: director check plans/workflow.cloudflare.md --target local
+    ✔ (acceptance) sections run only with --acceptance. Example: director check PLAN --target local
     """
     from director.commands.family_run import run_plans
 
@@ -351,7 +352,7 @@ def check(
         secrets=secret or [],
         events=events,
         plain=plain,
-        state_url=state_url,
+        state_url=state_url, acceptance=acceptance,
     )
 
 

@@ -73,6 +73,7 @@ def run_command(
     family: InFamily | None = None,
     detail_section: str | None = None,
     ignore_lint_errors: bool = False,
+    acceptance: bool = False,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`): one plan's run, one call.
 
@@ -143,6 +144,7 @@ def run_command(
             signing_key=key,
             allowed_signers=signers,
             detail_section=detail_section,
+            acceptance=acceptance,
         )
         if signers is not None:
             console.print(f"approvals must be signed by a key in {signers}", markup=False, highlight=False)

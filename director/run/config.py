@@ -32,6 +32,7 @@ class RunConfig:
     signing_key: Path | None = None  # `--sign-with`: this run's own approvals are signed with it
     allowed_signers: Path | None = None  # in force: a gate is released only by a verified signature
     detail_section: str | None = None  # `plan --section N`: the gate to show in full
+    acceptance: bool = False  # `check --acceptance`: the ✔ sections' checks run too
 
 
 @dataclass

@@ -303,7 +303,7 @@ def check_units(
         or (c.name in _EXITS | _LOOP_EXITS and not c.in_subst)
         or c.id in branch_assigns
     }
-    stmts = statements(root)
+    stmts = _unguarded(statements(root), report_lines, node_cmd)
     units: list[Unit] = []
     for i, s in enumerate(stmts):
         if s.type == "function_definition":
@@ -324,7 +324,78 @@ def check_units(
         lines = tuple(p for p in probes if p in report_lines)
         span = tuple(sorted(set(mine)))
         units.append(Unit(len(units), s.start_point.row, s.end_point.row, probes, can_fail, lines, span))
+    # A tool that speaks for itself (`awk '… {print "FAIL"}'`, `tar -tzf "$B" >/dev/null`, `grep -c …`): no
+    # message or exit of the block's own, so its path is what the command marks saw -- did it fail, with
+    # which status, did it print (`director.plan.bash.trace.unit_paths`). Numbered after the checks above,
+    # so that the checks of a block seen before keep their numbers.
+    for i, s in enumerate(stmts):
+        tool = _tool(s, script, node_cmd, report_lines)
+        if tool is None:
+            continue
+        can_fail = (block_errexit and st.errexit_fails(s, pipefail)) or (
+            i == len(stmts) - 1 and st.can_fail(s)
+        )
+        span = tuple(sorted(set(_probes_under(s, node_cmd))))
+        units.append(Unit(len(units), s.start_point.row, s.end_point.row, (tool,), can_fail, (), span))
     return tuple(units)
+
+
+# Commands a tool statement is not: they print only what the block gives them, or change only the shell.
+_NOT_TOOLS = _ALWAYS_OK | _EXITS | _LOOP_EXITS | frozenset(
+    {"cd", "pushd", "popd", "source", ".", "eval", "exec", "shift", "wait", "read", "mapfile", "let", "test",
+     "[", "[[", "((", "sleep"}
+)  # fmt: skip
+
+
+def _tool(
+    node: Node, script: Script, node_cmd: Mapping[int, int], report_lines: frozenset[int]
+) -> int | None:
+    """The command of a top-level statement that is one command or pipeline running a program of its own
+    (not a message, an exit, an assignment or a shell builtin that changes only the shell): its probe."""
+    node = unredirect(node)
+    if node.type not in ("command", "pipeline"):
+        return None
+    ids = _probes_under(node, node_cmd)
+    if not ids or any(p in report_lines for p in ids):
+        return None
+    cmds = [script.commands[p] for p in ids if not script.commands[p].in_subst]
+    if not cmds or any(c.kind != "command" for c in cmds):
+        return None
+    last = max(cmds, key=lambda c: c.id)
+    name = last.name.rsplit("/", 1)[-1]
+    if not name or name in _NOT_TOOLS or last.program in _NOT_TOOLS or name in script.functions:
+        return None  # a function of the block's is a check of its own (or prints nothing)
+    return last.id
+
+
+def _unguarded(stmts: list[Node], report_lines: frozenset[int], node_cmd: Mapping[int, int]) -> list[Node]:
+    """The top-level statements, a guard around the whole script opened: a top-level `if … then … fi`
+    without `else` (`if ! (return 0 2>/dev/null); then …; fi`, "run only when not sourced") whose body holds
+    several checks (statements that print or exit and can take more than one path) is a script of its own,
+    and its statements are the units."""
+    out: list[Node] = []
+    for s in stmts:
+        if s.type == "if_statement" and not any(c.type in ("else_clause", "elif_clause") for c in s.children):
+            body = _if_parts(s)[1]
+            inner = body[0] if body else []
+            speaking = [
+                x for x in inner
+                if x.type != "function_definition" and _branches(x)
+                and any(p in report_lines or _is_exit(x, p, node_cmd) for p in _probes_under(x, node_cmd))
+            ]  # fmt: skip
+            if len(speaking) >= 2:
+                out.extend(_unguarded(inner, report_lines, node_cmd))
+                continue
+        out.append(s)
+    return out
+
+
+def _is_exit(node: Node, probe: int, node_cmd: Mapping[int, int]) -> bool:
+    """Whether `probe` (a command under `node`) is an `exit`/`return`."""
+    for n in _walk(node):
+        if node_cmd.get(n.id) == probe:
+            return simple_name(n)[0] in _EXITS
+    return False
 
 
 def _closure(st: _Statuses, node: Node) -> list[str]:
@@ -396,7 +467,10 @@ def choice_lines(
         alternatives = (n.type == "if_statement" and any(c.type == "else_clause" for c in _walk(n))) or (
             n.type == "case_statement"
         )
-        if alternatives and not st.reaches_fail_exit(n):
+        # a branch that returns non-zero from its function (`else echo "✗ $1"; return 1`): the function's
+        # status says which branch is the good news, as an `exit 1` does for the block
+        decided = any(b and _fail_return(b[-1]) for b in _branch_lists(n))
+        if alternatives and not st.reaches_fail_exit(n) and not decided:
             # the lines branches print as statements of their own, when two or more do (`then echo A; else
             # echo B`); a line inside an assertion of a branch (`probe && echo ok`) keeps the reading its
             # position gives it, and a lone branch that just says which one ran (a knob's `case`) is no choice
@@ -418,11 +492,35 @@ def choice_lines(
                 out.update(
                     p for b in plain for s in b for p in _probes_under(s, node_cmd) if p in report_lines
                 )
+    # A function whose status says whether its check held (`return 1` on one path): its `return 0` is its
+    # success path, and a line before it is a pass line by position (`t "…" cmd || exit 1`, a `check()`
+    # helper), never a choice. Only an `exit 0` (or a `return 0` in a function that never fails) ends a
+    # path well whatever it printed.
+    deciding = {
+        fn.id for fn in st.functions.values()
+        if any(simple_name(n)[0] == "return" and is_fail_exit(n) for n in _walk(fn))
+    }  # fmt: skip
     for stmts in _statement_lists(root):
         for i, s in enumerate(stmts):
-            if any(_is_ok_exit(later) for later in stmts[i + 1 :]):
+            if any(_is_ok_exit(later) and not _decided_return(later, deciding) for later in stmts[i + 1 :]):
                 out.update(p for p in _probes_under(s, node_cmd) if p in report_lines)
     return frozenset(out)
+
+
+def _fail_return(node: Node) -> bool:
+    """`return N≠0` (a computed status counts) ending a branch inside a function."""
+    node = unredirect(node)
+    return node.type == "command" and simple_name(node)[0] == "return" and is_fail_exit(node)
+
+
+def _decided_return(node: Node, deciding: set[int]) -> bool:
+    """A `return 0` (or bare `return`) in a function that returns non-zero on another path."""
+    if simple_name(node)[0] != "return":
+        return False
+    parent = node.parent
+    while parent is not None and parent.type != "function_definition":
+        parent = parent.parent
+    return parent is not None and parent.id in deciding
 
 
 # `test`/`[`/`[[` operators that look at the file system: their answer depends on the world, not the inputs
