@@ -401,27 +401,27 @@ def _generic_value(
 ) -> tuple[int, int] | None:
     """In a language Director does not know, where a value ends cannot be read from its punctuation (a
     `,` or `;` may be part of it: `ciphers = A,B;C`): the value is the whole rest of the line after the
-    line's (or the key's) `=`/`:`. None -- the rule cannot be applied, lint says so -- when the line has no
-    separator, or names more than one key (`a = 1; b = 2`: where the first value ends is not known)."""
+    line's first `=` (or, without one, its first `:`), or after the key's own `=`/`:`. None -- the rule
+    cannot be applied, and lint says so -- when the line has no separator, or when the rest after a key
+    holds another `=` (`a = 1; b = 2`: where `a`'s value ends is not known)."""
     if key is not None:
         p = _keyed(masked, spans, key, code)
-        if p is None or len(_separators(masked)) != 1:
+        if p is None or _separators(masked[p:], "="):
             return None
         return _value_at(masked, spans, p, "", whole=True)
-    if len(_separators(masked)) != 1:
+    seps = _separators(masked, "=") or _separators(masked, ":")
+    if not seps:
         return None
-    return _separator_value(masked, spans, "=:", "", whole=True)
+    return _value_at(masked, spans, seps[0] + 1, "", whole=True)
 
 
-def _separators(masked: str) -> list[int]:
-    """The `=`/`:` at depth zero that separate a key from its value (operators such as `==`, `=>`, `:=`'s
-    second character aside)."""
+def _separators(masked: str, chars: str) -> list[int]:
+    """The `=` (or `:`) at depth zero that separate a key from its value (`==`, `=>`, `!=`, `<=`, `:=`
+    are operators)."""
     out = []
-    for i in _depth_zero(masked, "=:"):
+    for i in _depth_zero(masked, chars):
         nxt, prev = masked[i + 1 : i + 2], masked[i - 1] if i > 0 else ""
         if masked[i] == "=" and (nxt in ("=", ">") or prev in "!<>=:"):
-            continue
-        if masked[i] == ":" and nxt in ("/",):  # a URL's scheme (`http://…`) inside a bare value
             continue
         out.append(i)
     return out

@@ -378,9 +378,9 @@ def unlocated_rules(block: Block) -> list[tuple[int, str]]:
                 what = f"`{rule.key}`" if rule.key else "the annotation"
                 if unknown_language(syntax):
                     what += (
-                        f" (Director does not know `{block.lang}`: it cannot tell where a value ends, so it "
-                        "takes the whole rest of a line after its one `=` or `:` -- this line has none, or "
-                        "several)"
+                        f" (Director does not know `{block.lang}`, so a value is the whole rest of its line "
+                        "after the first `=` or `:`, or after the key's; it cannot tell where the value ends "
+                        "on a line with no separator, or with another `=` after the key)"
                     )
                 out.append((tl.offset, what))
     return out

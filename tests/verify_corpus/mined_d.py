@@ -10,9 +10,17 @@ file in `$W` or a small script in `$W/bin` (put first on PATH; a fake reads its 
 it); a script's arguments became a `set --` line and a prompt (`read -p`) an assignment; a path the author
 probed moved into `$W` (with `cd "$W"` when the author's messages name it relatively); a `note` says so when
 more than paths changed.
+
+Two checks mined in the same search were left out after their first run: toddwint/ztp's
+`build/app/debug/services_status.sh` prints its verdict inside `bash -c '…'`, the same lines and statuses in
+both worlds (only the words differ: out of reach by design, docs/verify-semantics.md), and
+uw-pluverse/perses's `loging_level_should_be_configurable.sh` declares `readonly FILE`, which the life plan
+(the same check three times in one session) cannot run twice under plain bash either.
 """
 
 from __future__ import annotations
+
+import re
 
 from tests.verify_corpus.mined import Mined, m, sh
 
@@ -22,6 +30,13 @@ def _bin(name: str, body: str) -> str:
     return (
         f'mkdir -p "$W/bin"\ncat > "$W/bin/{name}" <<\'FAKE\'\n#!/bin/sh\n{sh(body)}\nFAKE\nchmod +x "$W/bin/{name}"\n'
     )
+
+
+def _abs(script: str) -> str:
+    """World bash whose tools are named by absolute path (it may run where PATH is `$W/bin` alone)."""
+    for tool in ("mkdir", "cat", "chmod"):
+        script = re.sub(rf"(?m)(^|[;&|]\s*){tool} ", rf"\1/bin/{tool} ", script)
+    return script
 
 
 def _w(*parts: str) -> str:
@@ -131,37 +146,6 @@ MESSAGE: tuple[Mined, ...] = (
         p="OK: Disk usage is under control (Current: 42%)",
         f="ALERT: Disk usage is above 80% (Current: 93%)",
         note="df is a script in $W/bin reading the use% from $W/usage",
-    ),
-    m(
-        "services-status-bash-c-pidof-lines",
-        "toddwint/ztp:build/app/debug/services_status.sh",
-        "message",
-        "en",
-        r"""
-        PATH="$W/bin:$PATH"
-        bash -c 'if [ ! -z "$(pidof rsyslogd)" ]; then echo "rsyslogd is running"; else echo "rsyslogd is not running"; fi;'
-        service vsftpd status
-        bash -c 'if [ ! -z "$(pidof ttyd)" ]; then echo "ttyd is running"; else echo "ttyd is not running"; fi;'
-        """,
-        _w(
-            _bin("pidof", r"""[ -e "$W/run/$1" ] && { cat "$W/run/$1"; exit 0; }; exit 1"""),
-            _bin("service", r"""echo " * $1 is running" """),
-            'mkdir -p "$W/run"; echo 311 > "$W/run/rsyslogd"; echo 412 > "$W/run/ttyd"',
-        ),
-        _w(
-            _bin("pidof", r"""[ -e "$W/run/$1" ] && { cat "$W/run/$1"; exit 0; }; exit 1"""),
-            _bin("service", r"""echo " * $1 is running" """),
-            'mkdir -p "$W/run"; echo 311 > "$W/run/rsyslogd"',
-        ),
-        _w(
-            _bin("pidof", r"""[ -e "$W/run/$1" ] && { cat "$W/run/$1"; exit 0; }; exit 1"""),
-            _bin("service", r"""echo " * $1 is running" """),
-            'mkdir -p "$W/run"; echo 311 > "$W/run/rsyslogd"; echo 412 > "$W/run/ttyd"',
-        ),
-        p="ttyd is running",
-        f="ttyd is not running",
-        note="pidof and service are scripts in $W/bin; two of the five `bash -c` lines and one of the three "
-        "`service … status` lines kept",
     ),
     m(
         "damon-summary-grep-ok-not-ok-pass-fail",
@@ -1386,39 +1370,12 @@ EXIT: tuple[Mined, ...] = (
         """,
         _w(_bin("python3", "exit 0"), _bin("git", "exit 0")),
         _bin("git", "exit 0"),
-        _w(_bin("python3", "exit 0"), _bin("git", "exit 0")),
+        _abs(_w(_bin("python3", "exit 0"), _bin("git", "exit 0"))),
         p="Env OK.",
         f="python3 missing",
-        note="PATH is $W/bin alone, where python3 and git are scripts (so that a world can lack python3)",
-    ),
-    m(
-        "perses-grep-needle-prints-match-readonly",
-        "uw-pluverse/perses:test/org/perses/loging_level_should_be_configurable.sh",
-        "exit",
-        "en",
-        r"""
-        set -o pipefail
-        set -o nounset
-        set -o errexit
-        cd "$W"
-        set -- perses.log
-
-        readonly FILE="${1}"
-        readonly NEEDLE="CONFIG"
-        if grep "${NEEDLE}" "${FILE}" ; then
-          exit 0
-        else
-          cat "${FILE}"
-          echo "No occurrence of '${NEEDLE}' in ${FILE}"
-          exit 1
-        fi
-        """,
-        r"""printf 'INFO start\nlevel=CONFIG\n' > "$W/perses.log" """,
-        r"""printf 'INFO start\n' > "$W/perses.log" """,
-        r"""printf 'INFO start\nlevel=CONFIG\n' > "$W/perses.log" """,
-        p="level=CONFIG",
-        f="No occurrence of 'CONFIG' in perses.log",
-        note="run from $W with $1 set to the log",
+        note="PATH is $W/bin alone, where python3 and git are scripts (so that a world can lack python3); the "
+        "act names its tools by absolute path: run after this check in one session (the life plan), it finds "
+        "PATH narrowed, as plain bash would leave it",
     ),
     m(
         "grep-extended-found-or-missing-then-cat",
@@ -1476,6 +1433,36 @@ EXIT: tuple[Mined, ...] = (
         r"""[ -d "$W/repo/.git" ] && git -C "$W/repo" checkout -q -- . || {""" + "\n" + _GIT_REPO + "\n}",
         p="Clean working tree",
         f="Dirty working tree",
+        tools=("git",),
+        note="run in a git repository in $W",
+    ),
+    m(
+        "tree-status-porcelain-set-e-dirty-diff",
+        "cri-o/cri-o:hack/tree_status.sh",
+        "exit",
+        "en",
+        r"""
+        set -e
+        cd "$W/repo"
+
+        STATUS=$(git status --porcelain)
+        if [[ -z $STATUS ]]
+        then
+        	echo "tree is clean"
+        else
+        	echo "tree is dirty, please commit all changes"
+        	echo ""
+        	echo "$STATUS"
+        	echo ""
+        	git diff | cat
+        	exit 1
+        fi
+        """,
+        _GIT_REPO,
+        _GIT_REPO + '\necho "export default { dirty: true }" > "$W/repo/index.js"',
+        r"""[ -d "$W/repo/.git" ] && git -C "$W/repo" checkout -q -- . || {""" + "\n" + _GIT_REPO + "\n}",
+        p="tree is clean",
+        f="tree is dirty, please commit all changes",
         tools=("git",),
         note="run in a git repository in $W",
     ),

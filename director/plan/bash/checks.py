@@ -498,8 +498,8 @@ def _labelled_calls(script: Script, lines: tuple[ReportLine, ...]) -> tuple[Repo
         if c.kind != "command" or c.function is not None or c.in_subst or c.name not in printed:
             continue
         for k in sorted(printed[c.name]):
-            arg = c.argv[k].static if k < len(c.argv) else None
-            label = label_of(arg) if arg else None
+            arg = (c.argv[k].static or c.argv[k].pattern) if k < len(c.argv) else None
+            label = label_of(arg) if arg else None  # the label must be written out: `"1: fresh (${n}s)"`
             if arg and label:
                 via = tuple(ln.probe for ln in by_fn[c.name])
                 out.append(ReportLine(c.id, c.row, arg.strip(), label, "pass", False, via=via))
