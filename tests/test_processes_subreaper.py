@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from director.exec.processes import child_subreaper, descendants, pid_alive
+from director.exec.processes import pid_alive
 
 pytestmark = pytest.mark.slow
 
@@ -176,6 +176,8 @@ def test_daemons_that_erased_their_marks_are_the_plans(tmp_path: Path) -> None:
 
 def test_a_subreaper_adopts_what_a_child_orphans(tmp_path: Path) -> None:
     """The mechanism itself: a process made a child subreaper before exec adopts a double-forked orphan."""
+    from director.exec.processes import child_subreaper, descendants
+
     r, wfd = os.pipe()
     proc = subprocess.Popen(
         ["bash", "-c", f"(setsid sleep 30 >/dev/null 2>&1 & echo $! >&{wfd}); sleep 30"],

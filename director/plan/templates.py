@@ -24,9 +24,16 @@ or not read back). A knob literal is written as written, except that a bare lite
 value is quoted like it. The comment is kept byte for byte, and its column where the code's new length
 allows. Lines without rules, whole-line comments and lines inside `/* … */` are copied byte for byte.
 
-Where the file goes: the heading names it in backticks (``## 2. Bindings — `${SVC}.jsonc` ``), and the
-plan's own variables say where it lives (`export CONFIG="$PWD/${SVC}.jsonc"`): `resolve_target` at run
-time, `target_variables` statically (for `director show` and `director lint`).
+In a language Director does not know (a fence language the table in `director.plan.langs` lacks), where
+a value ends cannot be read from punctuation -- a `,` or `;` may belong to it (`ciphers = A,B;C`) -- so a
+value is the whole rest of its line after the line's first `=` (or `:`), or after its key's; a line with
+no separator, or with another `=` after the key, cannot be rewritten, and lint says so
+(`template-no-value`) before apply refuses. Never a part of a value.
+
+Where the file goes: the heading names it in backticks (``## 2. Bindings — `${SVC}.jsonc` ``), or names a
+variable that holds its whole path (``## 2. Settings — `${CONF}` ``), and the plan's own variables say
+where it lives (`export CONFIG="$PWD/${SVC}.jsonc"`, `export CONF="$APP/app.cfg"`): `resolve_target` at
+run time, `target_variables` statically (for `director show` and `director lint`).
 """
 
 from __future__ import annotations
