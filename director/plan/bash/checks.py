@@ -14,9 +14,10 @@ from typing import Literal
 
 from tree_sitter import Node
 
+from director.plan.bash.choices import choice_lines
 from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.shape import flatten, group_exits, is_fail_exit, statements, unredirect
-from director.plan.bash.units import Unit, alternatives, check_units, choice_lines
+from director.plan.bash.units import Unit, alternatives, check_units
 from director.plan.bash.values import value_lines
 from director.plan.bash.words import Script, Word
 
