@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from director.exec.shell import SessionState, Shell
+from director.ledger.evidence import read_evidence
 from director.plan import knobs, markers
 from director.plan.model import Plan, Section, SectionKind, label_list, section_label
 from director.plan.verify import CheckResult, Verdict
@@ -53,8 +54,17 @@ class Preview:
         self.bus.emit("section.verdict", section=section.key, label=label, title=section.title,
                       verdict=verdict, detail=detail)  # fmt: skip
 
+    def _content(
+        self, section: Section, texts: dict[int, str], templates: fingerprint.Templates
+    ) -> approval.GateContent | None:
+        """The gate's content as apply would compute it: the act's closure in this session."""
+        seal = approval.preview_sealer(self.cfg.closure_key, self.shell.redactor.redact, self.is_secret)
+        where = approval.reach(self.shell, self.session, section, texts, templates, seal, self.shell.workdir)
+        c = approval.content_for(self.plan, section, self.knobs, texts, where)
+        return None if c is None else replace(c, reach=where.to_json())
+
     def _gate_sha(self, section: Section, texts: dict[int, str], templates: fingerprint.Templates) -> str:
-        c = approval.gate_content(self.plan, section, self.knobs, texts, templates, self.session.variables)
+        c = self._content(section, texts, templates)
         return c.sha256 if c is not None else ""
 
     def _needs_approval(
@@ -64,8 +74,7 @@ class Preview:
         gate = knobs.gate_of(section, self.knobs)
         if gate is None:
             return False
-        receipt = self.journal.find_approval(section.key, self._gate_sha(section, texts, templates))
-        if receipt is not None and not approval.consumed(self.journal, receipt.id):
+        if approval.has_receipt(self.journal, section.key, self._gate_sha(section, texts, templates)):
             return False  # an unspent receipt for exactly this content
         if any(matches(s, section.key, section.slug, section.title) for s in self.cfg.approve):
             return False
@@ -122,8 +131,7 @@ class Preview:
         wanted = self.cfg.detail_section
         if wanted is None or not matches(wanted, section.key, section.slug, section.title):
             return
-        env = self.session.variables
-        content = approval.gate_content(self.plan, section, self.knobs, texts, templates, env)
+        content = self._content(section, texts, templates)
         if content is None:
             result.detail = f"{section_label(section)} {section.title}: not gated for these inputs"
             return
@@ -131,9 +139,10 @@ class Preview:
         acts = verdict not in ("in-sync", "observed")
         reasons = [w for w in why.split("; ") if w] if acts else [f"it does not: {verdict} ({why})"]
         result.detail = approval.review(
-            self.plan, section, content, kind=self.cfg.kind, env=env, knob_values=self.knobs,
-            realized=self.realized, templates=templates, reasons=reasons,
+            self.plan, section, content, kind=self.cfg.kind, env=approval.display_env(content),
+            knob_values=self.knobs, realized=self.realized, templates=templates, reasons=reasons,
             journal=self.journal, kv_templates=kv, acted_before=acted_before and acts,
+            redact=self.shell.redactor.redact,
         )  # fmt: skip
 
     def _as_recorded(
@@ -146,6 +155,7 @@ class Preview:
         detail: str,
         seen: Verdict,
         reason: str,
+        pristine: bool = False,
     ) -> tuple[str, str]:
         """`check` against a ledger that says nothing exists (`gone`, `not-created`): a section observed
         absent is as recorded (`absent`, exit 0); one observed present is drift. What apply would do next
@@ -153,6 +163,8 @@ class Preview:
         word = status.split(" ", 1)[0]
         if word not in LEDGER_ABSENT:
             return verdict, detail
+        if seen is Verdict.PASSED and pristine:  # nothing recorded here to drift from
+            return "present", "observed present, though never applied here"
         if seen is Verdict.PASSED:
             drift = f"present, though the ledger says {status}"
             result.drift.append(f"{label} {section.title}: {drift}")
@@ -160,6 +172,8 @@ class Preview:
         if seen is Verdict.SKIPPED:
             return "skipped", f"not observable ({reason}); the ledger says {status}"
         why = f"its verify {seen.value}: {reason or 'not there'}"
+        if pristine:
+            return "absent", f"not created here ({why})"
         return "absent", f"{LEDGER_ABSENT[word]}, as recorded ({why})"
 
     def run(self) -> RunResult:
@@ -170,7 +184,9 @@ class Preview:
         stop_at: str | None = None  # the first gate apply would stop at
         ahead: list[str] = []  # the sections that apply (or wait on one that does) before that gate
         ls = plan.live_state
-        status = str(ls.data.get("status", "")) if ls else ""
+        evidence = read_evidence(plan, self.journal)  # a published template's rows are not evidence here
+        status = evidence.status
+        result.pristine = evidence.pristine
         todo = list(plan.executable_sections)
         bases = reasons.Bases(self.journal)
         successes = SectionSuccesses(self.journal)
@@ -220,10 +236,13 @@ class Preview:
                     if self._needs_approval(section, texts, {})
                     else "will-apply"
                 )
-                detail = "already gone" if holds else f"would tear down ({reason or 'no verify block'})"
+                detail = (
+                    "already gone" if holds
+                    else f"would tear down (its verify does not find it gone: {reason or 'no verify block'})"
+                )  # fmt: skip
                 result.changes = result.changes or not holds
             elif section.kind is SectionKind.DISCOVERY:
-                verdict = "in-sync" if holds or unobservable else "failed"
+                verdict = "in-sync" if holds else "skipped" if unobservable else "failed"  # as apply says
                 detail = (
                     "upstream resources present" if holds
                     else reason if unobservable
@@ -273,7 +292,7 @@ class Preview:
                     result.drift.append(f"{label} {section.title}: {detail}")
             if self.cfg.mode == "check" and section.kind is SectionKind.NUMBERED:
                 verdict, detail = self._as_recorded(
-                    result, status, label, section, verdict, detail, seen, reason
+                    result, status, label, section, verdict, detail, seen, reason, evidence.pristine
                 )
             self._verdict(section, verdict, detail)
             self._detail(result, section, texts, templates, verdict, detail, acted_before=last is not None)
@@ -282,11 +301,12 @@ class Preview:
                 self.session = session.apply_delta(self.session, SessionState.from_json(last.session))
         if ls is not None and self.cfg.mode == "check":
             for row in ls.check_rows:
+                recorded = evidence.check_results.get(row.name, row.result)
                 for ref in row.fed_by:
                     o = self.by_ref.get(ref)
                     if (
                         o is not None
-                        and row.result.startswith("✅")
+                        and recorded.startswith("✅")
                         and o.verdict
                         in (
                             Verdict.FAILED,
@@ -297,7 +317,7 @@ class Preview:
                             f"check row {row.name!r}: ledger says {row.result}, observed: "
                             f"{o.verdict.value}: {o.observed or 'fails'}"
                         )
-                    elif o is not None and row.result.startswith("— torn down") and o.verdict.holds:
+                    elif o is not None and recorded.startswith("— torn down") and o.verdict.holds:
                         result.drift.append(
                             f"check row {row.name!r}: ledger says {row.result}, observed: passed: "
                             f"{o.observed or 'holds'}"
