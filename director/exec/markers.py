@@ -35,14 +35,13 @@ from director.plan.bash.trace import STATUS, WROTE
 __all__ = ["FD", "TRAP", "Marks"]
 
 FD = 62  # the descriptor the marks go to: a copy of the block's terminal (its stdout)
-# The trap's first expansions are `$?` (the status of the command that ran before it) and `$_` (its last
-# argument), which the trap's last command gives back; the variables are unset before the session is
-# captured (`director.exec.session.CAPTURE_FUNCTIONS`).
+# One builtin per command: its first expansion is `$?` (the status of the command that ran before the trap),
+# and its last argument `$_` (that command's last argument), which `%.0s` consumes without printing -- so
+# that after the trap `$_` is what the block's own command left, as plain bash has it.
 TRAP = (
-    "builtin trap '__director_q=$? __director_u=$_; "
-    r"""builtin printf "\035%s\037%s\037%s\037%s\034" "$__director_q" "$BASHPID" "$LINENO" """
-    f""""${{FUNCNAME[0]-}}" >&{FD} 2>/dev/null || :; builtin : __director_mark "$__director_u"' DEBUG; """
-    "builtin set -T"
+    "builtin trap '"
+    r"""builtin printf "\035%s\037%s\037%s\037%s\034%.0s" "$?" "$BASHPID" "$LINENO" "${FUNCNAME[0]-}" "$_" """
+    f""">&{FD} 2>/dev/null || :' DEBUG; builtin set -T"""
 )
 _MARK = re.compile(r"\x1d(\d+)\x1f(\d+)\x1f(\d+)\x1f([^\x1c\x1d\x1f]{0,200})\x1c")
 _MAX = 4096  # distinct (line, function[, status]) kept: a block has far fewer lines

@@ -19,12 +19,7 @@ _TRACE_ENTRY = re.compile(r"\x1e+(\d+)\x1f([^\x1f]*)\x1f")
 STATUS = "\x1dstatus"
 WROTE = "\x1dwrote"
 # The marks' DEBUG trap runs traced too: its commands are dropped from the trace.
-_TRAP_COMMANDS = (
-    ("=", "__director_q="),
-    ("=", "__director_u="),
-    ("builtin", "printf '\\035"),
-    ("builtin", ": __director_mark"),
-)
+_TRAP_COMMANDS = (("builtin", "printf '\\035"),)
 
 
 @dataclass(frozen=True)
