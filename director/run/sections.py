@@ -21,7 +21,17 @@ from director.plan import knobs, templates
 from director.plan.contrast import Phase
 from director.plan.model import Section, SectionKind
 from director.plan.verify import CheckResult, Judgement, Verdict
-from director.run import approval, decision, fingerprint, history, identities, reasons, session, steps
+from director.run import (
+    acceptance,
+    approval,
+    decision,
+    fingerprint,
+    history,
+    identities,
+    reasons,
+    session,
+    steps,
+)
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
@@ -323,7 +333,7 @@ def apply_section(run: Run, section: Section) -> None:
     pre = run.session  # the session document order has before the section
     if d.action is decision.Action.VERIFY_ONLY:
         write_templates(run, section, regenerated)
-        notes = verify(run, section, texts, memo=True, after_act=False)
+        notes = verify(run, section, texts, memo=True, after_act=acceptance.seen_before(run, section, texts))
         done(run, section, fp, session.delta(pre, run.session))
         realize_observed(run, section)
         run.verified.append(label)
@@ -337,6 +347,7 @@ def apply_section(run: Run, section: Section) -> None:
     if known.kind is not decision.Kind.VARIABLES:
         run.why[section.key] = list(d.reasons)
         approval.gate(run, section, texts, regenerated)
+        acceptance.before_first_act(run)
         record_identity(run)
         run.begin_acting()
     write_templates(run, section, regenerated)
