@@ -57,6 +57,12 @@ class TerminalPrompter:
         self.resume: Callable[[], None] = lambda: None
         # where a gate's details are, by section key (`director plan PLAN --section N`); set by the caller
         self.details: Callable[[str], str] = lambda _key: ""
+        # Read answers by polling standard input (`PolledLine`) rather than blocking in it: set by a family,
+        # whose other threads may be the one the kernel hands a Ctrl-C to (docs/families.md).
+        self.polled = False
+
+    def _stream(self) -> Any:
+        return PolledLine() if self.polled else None
 
     def ask_input(self, inp: Input) -> str:
         """One Provisioning Inputs question; re-asked until the answer is one of its options."""
@@ -82,7 +88,7 @@ class TerminalPrompter:
             with _cancellable():
                 try:
                     return Prompt.ask("  choose", choices=list(inp.options), default=inp.default,
-                                      console=self.c, case_sensitive=False)
+                                      console=self.c, case_sensitive=False, stream=self._stream())
                 except EOFError:
                     raise KeyboardInterrupt from None
         finally:
@@ -113,7 +119,7 @@ class TerminalPrompter:
             if elsewhere is None or elsewhere.panel:
                 panel()
             if elsewhere is None:
-                return confirm(self.c, content, *GO, page=page)
+                return confirm(self.c, content, *GO, page=page, stream=self._stream())
             from director.ui.race import race
 
             with _cancellable():
@@ -121,6 +127,33 @@ class TerminalPrompter:
                             elsewhere, page=page)  # fmt: skip
         finally:
             self.resume()
+
+
+class PolledLine:
+    """Standard input read a line at a time by polling it (the terminal keeps its own line editing): the
+    main thread runs Python between polls, so a Ctrl-C the kernel handed to another thread still raises
+    here at once (a thread blocked in `input()` would only see it at the next key)."""
+
+    POLL_S = 0.1
+
+    def readline(self) -> str:
+        import os
+        import select
+        import sys
+
+        fd = sys.stdin.fileno()
+        got = b""
+        while not got.endswith(b"\n"):
+            ready, _, _ = select.select([fd], [], [], self.POLL_S)
+            if not ready:
+                continue
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                if got:
+                    break
+                raise EOFError
+            got += chunk
+        return got.decode("utf-8", "replace")
 
 
 # What the gate's question says: what typing the word does, and what anything else does.
@@ -149,10 +182,16 @@ def question(content: GateContent, what: str, declines: str, *, page: bool = Fal
 
 
 def confirm(
-    c: Console, content: GateContent, what: str, declines: str, *, page: Callable[[], None] | None = None
+    c: Console,
+    content: GateContent,
+    what: str,
+    declines: str,
+    *,
+    page: Callable[[], None] | None = None,
+    stream: Any = None,
 ) -> bool:
     """Ask for the gate's confirmation word; True only when it is typed exactly (end of input: False).
-    With `page`, `d` calls it and asks again."""
+    With `page`, `d` calls it and asks again; `stream`: where the answer is read (standard input)."""
     from rich.prompt import Prompt
 
     word = content.review.confirm or "go"
@@ -160,7 +199,7 @@ def confirm(
         with _cancellable():
             try:
                 answer = Prompt.ask(question(content, what, declines, page=page is not None), console=c,
-                                    default="", show_default=False)  # fmt: skip
+                                    default="", show_default=False, stream=stream)  # fmt: skip
             except EOFError:
                 return False
         if page is not None and answer.strip() == PAGE and word != PAGE:
