@@ -90,11 +90,11 @@ def family_lines(
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
     out = [f"{len(rows)} plans, in dependency order (each plan's whole status: --details)"]
-    for name, status, last, needs in rows:
+    for name, status, last, required in rows:
         line = f"  {name:<{w0}}  {status:<{w1}}  {last}"
-        if needs and width is not None and len(line) + 2 + len(needs) > width:
-            out += [line, " " * (w0 + 4) + needs]
+        if required and width is not None and len(line) + 2 + len(required) > width:
+            out += [line, " " * (w0 + 4) + required]
         else:
-            out.append(f"{line}  {needs}".rstrip())
+            out.append(f"{line}  {required}".rstrip())
     for line in out:
         c.print(line, markup=False, highlight=False, soft_wrap=True)
