@@ -267,3 +267,125 @@ def test_a_signed_receipt_from_elsewhere_names_its_signer(tmp_path: Path, out: P
         assert t.finish() == 0, t.text()
     finally:
         t.kill()
+
+
+# ------------------------------------------------------------------------ a family at 80 columns
+
+FAILS_LOUDLY = (
+    'echo "the report cannot be built from $PWD/a/rather/long/path/to/the/upstream/orders.sqlite3: apply its '
+    'provider first"; exit 7  # this member fails'
+)
+
+
+def _fleet(root: Path) -> dict[str, str]:
+    """Four independent members with long names: one completes, one ends 10 (a check after its act is
+    inconclusive), one fails with a long message, one stops at a 🔴 gate. Name -> file name."""
+    from tests.familyplans import member
+
+    fleet = root / "fleet"
+    fleet.mkdir()
+    files = {
+        "metrics-exporter": "metrics-exporter.local.md",
+        "soft": "soft-check-with-a-rather-long-name.local.md",
+        "failing": "failing-report-builder.local.md",
+        "gated": "gated-release.local.md",
+    }
+    (fleet / files["metrics-exporter"]).write_text(member("metrics-exporter"), encoding="utf-8")
+    strict = '[ -f "$OUT/s1" ] && echo "s1 present" || { echo "s1 missing"; exit 1; }'
+    soft = '[ -f "$OUT/nothing" ] && echo "s1 present" || echo "s1 missing"'  # its F branch exits 0: exit 10
+    (fleet / files["soft"]).write_text(CounterPlan([Step()]).text().replace(strict, soft), encoding="utf-8")
+    failing = member("failing-report-builder", fail=True).replace("exit 7  # this member fails", FAILS_LOUDLY)
+    (fleet / files["failing"]).write_text(failing, encoding="utf-8")
+    (fleet / files["gated"]).write_text(member("gated-release", gate=True), encoding="utf-8")
+    return files
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])
+def test_a_family_at_80_columns_names_its_members_whole_and_says_how_each_ended(
+    tmp_path: Path, term: Callable[..., Term], size: tuple[int, int]
+) -> None:
+    import time
+
+    files = _fleet(tmp_path)
+    cols = size[1]
+    started = time.monotonic()
+    t = term("apply", "fleet/", "--set", "mode=a", size=size)
+    t.wait(lambda _s: "Type go to run these commands" in t.seen())
+    asked = time.monotonic()
+    time.sleep(3.0)  # the operator reads the gate
+    answered = time.monotonic()
+    t.send("go")
+    assert t.finish(timeout=120) == 10, t.text()  # the highest of the members' codes (docs/families.md)
+    elapsed = time.monotonic() - started
+    seen = t.seen().replace("\r", "")
+    # every streamed line's gutter is short, and names one member only
+    limit = max(12, cols // 4)
+    gutters = {m.group(1).rstrip() for m in re.finditer(r"^(.{1,60}?) │ ", seen, re.M)}
+    assert gutters, seen
+    for g in gutters:
+        assert len(g) <= limit, f"a {len(g)}-column gutter at {cols} columns: {g!r}"
+        if g.strip():
+            owners = [f for f in files.values() if f.startswith(g.rstrip("…"))]
+            assert len(owners) == 1, f"{g!r} names {owners}"
+    # the summary: each member by its whole file name, how it ended
+    summary = seen[seen.rindex("family apply"):]
+    for f in files.values():
+        assert re.search(rf"^  {re.escape(f)}  ", summary, re.M), f"{f} not named whole:\n{summary}"
+    assert re.search(rf"^  {re.escape(files['soft'])}\s+unconfirmed\s+exit 10\b", summary, re.M), summary
+    assert re.search(rf"^  {re.escape(files['metrics-exporter'])}\s+completed\s+exit 0\b", summary, re.M)
+    assert re.search(rf"^  {re.escape(files['failing'])}\s+failed\s+exit 3\b", summary, re.M), summary
+    # the detail is read in words, on rows of its own: never a column folded a character at a time
+    assert "apply its provider first" in summary.replace("\n      ", " "), summary
+    assert not re.search(r"^\s*│.*│\s*$", summary, re.M), "no table folding the detail into a column"
+    # the gate's wait is shown apart: the member's own time leaves it out
+    m = re.search(rf"^  {re.escape(files['gated'])}\s+completed\s+exit 0\s+(\d+\.\d)s\s+(?:\n\s+)?waited (\d+\.\d)s",
+                  summary, re.M)  # fmt: skip
+    assert m is not None, summary
+    own, waited = float(m.group(1)), float(m.group(2))
+    assert waited >= answered - asked - 0.1, (waited, answered - asked)
+    assert own <= elapsed - (answered - asked) + 0.1, (own, elapsed, answered - asked)
+    assert all(len(line) <= cols for line in t.text().splitlines())
+
+
+def test_one_ctrl_c_ends_a_family_interview(tmp_path: Path, term: Callable[..., Term]) -> None:
+    """Two members ask their inputs at once: one Ctrl-C at the first question ends the family (the other
+    member's question is never asked), each member shown interrupted, exit 130."""
+    for d in ("east", "west"):
+        (tmp_path / d).mkdir()
+        write_plan(tmp_path / d, CounterPlan([Step()]), name="counter.md")
+    t = term("apply", "east/counter.md", "west/counter.md", size=(24, 80))
+    t.wait("choose [a/b]")
+    t.child.sendintr()
+    assert t.finish() == 130, t.text()
+    seen = t.seen()
+    assert seen.count(" asks:") == 1 and seen.count("choose [a/b]") == 1, seen
+    summary = seen[seen.rindex("family apply"):]
+    for name in ("east/counter.md", "west/counter.md"):
+        assert re.search(rf"^  {re.escape(name)}\s+interrupted\s+exit 130", summary, re.M), summary
+    assert " error" not in summary, summary
+
+
+def test_status_of_a_family_is_one_line_a_plan(tmp_path: Path, term: Callable[..., Term]) -> None:
+    from tests.familyplans import director as fdirector
+    from tests.familyplans import write
+
+    write(tmp_path, "base-with-a-long-name", provides="`base(MARK)`")
+    write(tmp_path, "consumer", requires="`base(MARK)` (`base-with-a-long-name.md`)")
+    assert fdirector("apply", "base-with-a-long-name.md", cwd=tmp_path).returncode == 0
+    r = fdirector("status", ".", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3, r.stdout  # a heading, one line a plan
+    assert re.match(r"^  base-with-a-long-name\.md\s+live\s+apply #1 completed", lines[1]), r.stdout
+    assert re.match(r"^  consumer\.md\s+not-created\s+never run here\s+requires base from "
+                    r"base-with-a-long-name\.md$", lines[2]), r.stdout  # fmt: skip
+    assert not re.search(r"[┏┃│└]", r.stdout), "no table"
+    d = fdirector("status", ".", "--details", cwd=tmp_path)
+    assert d.returncode == 0 and "last success" in d.stdout, d.stdout
+    consumer = d.stdout[d.stdout.index("consumer.md ─"):]
+    assert "none run here yet" in consumer and "last success" not in consumer, "no empty table"
+    t = term("status", ".", size=(24, 80))
+    assert t.finish() == 0
+    screen = [ln for ln in t.text().splitlines() if ln.strip()]
+    assert len(screen) <= 4 and all(len(ln) <= 80 for ln in screen), t.text()
+    assert any(ln.strip() == "requires base from base-with-a-long-name.md" for ln in screen), t.text()

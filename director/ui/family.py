@@ -192,17 +192,21 @@ def family_table(c: Console, title: str, rows: list[Row], width: int | None = No
         for r in rows
     ]
     widths = [max((len(x[i]) for x in cells), default=0) for i in range(5)]
+    if width is not None and 2 + sum(widths) + 8 > width:
+        widths[4] = 0  # the waits go on the rows below: the columns must fit the screen
     lines: list[tuple[str, str, list[str]]] = []  # (before the outcome, the rest, the detail's own rows)
     for name, outcome, code, took, waited, detail in cells:
         head = f"  {name:<{widths[0]}}  "
+        if not widths[4] and waited:
+            detail, waited = f"{waited} at a question" + (f"; {detail}" if detail else ""), ""
         rest = f"  {code:<{widths[2]}}  {took:>{widths[3]}}  {waited:<{widths[4]}}".rstrip()
         line = f"{head}{outcome:<{widths[1]}}{rest}"
         if detail and (width is None or len(line) + 2 + len(detail) <= width):
             lines.append((head, f"{outcome:<{widths[1]}}{rest}  {detail}".rstrip(), []))
         elif detail:
             assert width is not None
-            below = textwrap.wrap(detail, max(20, width - 6), break_on_hyphens=False)
-            lines.append((head, f"{outcome:<{widths[1]}}{rest}".rstrip(), ["      " + b for b in below]))
+            below = ["      " + b for b in _words(detail, width - 6)]
+            lines.append((head, f"{outcome:<{widths[1]}}{rest}".rstrip(), below))
         else:
             lines.append((head, f"{outcome:<{widths[1]}}{rest}".rstrip(), []))
     if is_plain(c):
@@ -220,6 +224,17 @@ def family_table(c: Console, title: str, rows: list[Row], width: int | None = No
         c.print(out, soft_wrap=True)
         for b in below:
             c.print(Text(b, style="dim"), soft_wrap=True)
+
+
+def _words(text: str, width: int) -> list[str]:
+    """`text` in rows of at most `width` columns, cut at spaces; a word longer than a row (a path) after one
+    of its `/`, never a character at a time where a cut between words or path parts will do."""
+    from director.ui.gatelines import wrap_command
+
+    out: list[str] = []
+    for row in textwrap.wrap(text, max(20, width), break_long_words=False, break_on_hyphens=False):
+        out += [row[a:b].strip() for a, b in wrap_command(row, max(20, width))] if len(row) > width else [row]
+    return out
 
 
 def say(c: Console, line: str) -> None:

@@ -78,7 +78,7 @@ def family_lines(
             status, last = "not-created", "never run here"
         else:
             waiting = f" at §{lr['waiting_on']}" if lr.get("waiting_on") else ""
-            last = f"{lr['kind']} #{lr['id']} {lr['state']}{waiting}, {seconds(lr['updated_at'])}"
+            last = f"{lr['kind']} #{lr['id']} {lr['state']}{waiting} {_minute(lr['updated_at'])}"
             if doc.get("lease"):
                 last += f"; running (pid {doc['lease']['pid']})"
         if doc.get("processes"):
@@ -89,7 +89,7 @@ def family_lines(
         rows.append((names[label], status, last, "requires " + ", ".join(needs) if needs else ""))
     w0 = max(len(r[0]) for r in rows)
     w1 = max(len(r[1]) for r in rows)
-    out = [f"{len(rows)} plans, in dependency order (each plan's whole status: --details)"]
+    out = [f"{len(rows)} plans, in dependency order; times UTC (each plan's whole status: --details)"]
     for name, status, last, required in rows:
         line = f"  {name:<{w0}}  {status:<{w1}}  {last}"
         if required and width is not None and len(line) + 2 + len(required) > width:
@@ -98,3 +98,16 @@ def family_lines(
             out.append(f"{line}  {required}".rstrip())
     for line in out:
         c.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _minute(value: object) -> str:
+    """A journal time (UTC) to the minute (`2026-12-06 08:24`): a one-line status's column."""
+    from datetime import UTC, datetime
+
+    try:
+        when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    except ValueError:
+        return seconds(value)
+    if when.tzinfo is not None:
+        when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%d %H:%M")
