@@ -93,6 +93,11 @@ rm -rf "$ROOT"
 LONG_DIR = "ops/runbooks/a-directory-with-a-rather-long-name-for-its-runbooks"
 
 
+def _asked(screen: str) -> bool:
+    """The gate's question is on screen, last (the terminal may have wrapped it anywhere)."""
+    return bool(re.search(r"awaiting\s*approval\):\s*$", screen.replace("\n", "")))
+
+
 def _rows(screen: str) -> list[str]:
     return screen.splitlines()
 
@@ -127,7 +132,7 @@ def test_a_destructive_panel_shows_what_it_destroys_first_and_its_details_whole(
     flags = ["--plain"] if view == "plain" else []
     rows, cols = size
     t = term("teardown", rel, *flags, size=size)
-    screen = t.wait(re.compile(r"awaiting approval\):\s*$"))
+    screen = t.wait(_asked)
     lines = _rows(screen)
     assert len(lines) <= rows
     assert any("💥 DESTRUCTIVE · teardown" in ln for ln in lines), "the panel from its first line"
@@ -171,7 +176,7 @@ def test_a_gate_asked_again_shows_its_diff_and_pages_it(
     plan = _reasked_plan(tmp_path, out)
     rows = size[0]
     t = term("apply", plan.name, size=size)
-    screen = t.wait(re.compile(r"awaiting approval\):\s*$"))
+    screen = t.wait(_asked)
     assert len(_rows(screen)) <= rows
     assert "asked again: the approval by alice@" in screen, screen
     assert '+echo "step two now also says line 0"' in screen, "the diff's first lines are in the panel"
@@ -185,7 +190,7 @@ def test_a_gate_asked_again_shows_its_diff_and_pages_it(
         def moved(s: str, after: int = shown_to) -> bool:
             last = s.splitlines()[-1] if s else ""
             m = re.search(r"-- diff lines (\d+)–(\d+) of \d+", last)
-            return bool(m and int(m.group(2)) > after) or bool(re.search(r"awaiting approval\):\s*$", s))
+            return bool(m and int(m.group(2)) > after) or _asked(s)
 
         screen = t.wait(moved)
         m = re.search(r"-- diff lines (\d+)–(\d+) of \d+", screen.splitlines()[-1])

@@ -24,14 +24,18 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def _cancellable() -> Iterator[None]:
+def _cancellable(reader: Any = None) -> Iterator[None]:
     """Ctrl-C at a prompt cancels it (the run's own handler only stops a running block, and would leave the
-    operator stuck at the question)."""
+    operator stuck at the question). With a `PolledLine` `reader`, the KeyboardInterrupt is raised where it
+    reads (never in the middle of printing the question, which would leave it in rich's buffer)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def cancel(_sig: int, _frame: Any) -> None:
+        if reader is not None and not reader.reading:
+            reader.cancelled = True  # raised when it reads
+            return
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, cancel)
@@ -62,6 +66,8 @@ class TerminalPrompter:
         self.polled = False
 
     def _stream(self) -> Any:
+        from director.ui.race import PolledLine
+
         return PolledLine() if self.polled else None
 
     def ask_input(self, inp: Input) -> str:
@@ -85,10 +91,11 @@ class TerminalPrompter:
                 q.append(f"; {clean(inp.gates)}", style="dim")
             q.append(")")
             self.c.print(q)
-            with _cancellable():
+            stream = self._stream()
+            with _cancellable(stream):
                 try:
                     return Prompt.ask("  choose", choices=list(inp.options), default=inp.default,
-                                      console=self.c, case_sensitive=False, stream=self._stream())
+                                      console=self.c, case_sensitive=False, stream=stream)
                 except EOFError:
                     raise KeyboardInterrupt from None
         finally:
@@ -127,33 +134,6 @@ class TerminalPrompter:
                             elsewhere, page=page)  # fmt: skip
         finally:
             self.resume()
-
-
-class PolledLine:
-    """Standard input read a line at a time by polling it (the terminal keeps its own line editing): the
-    main thread runs Python between polls, so a Ctrl-C the kernel handed to another thread still raises
-    here at once (a thread blocked in `input()` would only see it at the next key)."""
-
-    POLL_S = 0.1
-
-    def readline(self) -> str:
-        import os
-        import select
-        import sys
-
-        fd = sys.stdin.fileno()
-        got = b""
-        while not got.endswith(b"\n"):
-            ready, _, _ = select.select([fd], [], [], self.POLL_S)
-            if not ready:
-                continue
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                if got:
-                    break
-                raise EOFError
-            got += chunk
-        return got.decode("utf-8", "replace")
 
 
 # What the gate's question says: what typing the word does, and what anything else does.
@@ -196,7 +176,7 @@ def confirm(
 
     word = content.review.confirm or "go"
     while True:
-        with _cancellable():
+        with _cancellable(stream):
             try:
                 answer = Prompt.ask(question(content, what, declines, page=page is not None), console=c,
                                     default="", show_default=False, stream=stream)  # fmt: skip
@@ -357,7 +337,7 @@ def _details_lines(details: str, screen: tuple[int, int] | None) -> list[Text]:
     (a wrapped line is still one line to copy); never cut."""
     if screen is None or len("details: " + details) <= screen[0]:
         return [Text.assemble(("details: ", "dim"), details)]
-    return [Text("details (the whole gate; one line to copy):", style="dim"), Text(details)]
+    return [Text("details:", style="dim"), Text(details)]
 
 
 def _why(content: GateContent) -> Text:
@@ -404,15 +384,17 @@ def _compact_parts(
     rv = content.review
     cols, rows = screen or (120, 10_000)
     asked = question(content, *asking, page=bool(rv.receipt_diff)).plain + ": go" if asking else ""
-    below = [t.plain for t in _details_lines(details, screen)] if details else []
-    below += [t for t in (hint, asked) if t]
-    budget = rows - sum(_rows(t, cols) for t in below) - (1 if plain else 2) - 1  # title or borders, a spare
+    below = sum(_rows(t.plain, cols) for t in _details_lines(details, screen)) if details else 0
+    below += sum(len(Text(t).wrap(c, cols)) for t in (hint, asked) if t)  # rich wraps these at words
+    budget = rows - below - (1 if plain else 2) - 1  # the title (or the box's two borders), a spare
     head: list[RenderableType] = [_why(content)]
     if rv.reasked:
         head.append(_one_line(clean(rv.reasked), "bold yellow"))
     word = _confirm_word(content)
+    head_rows = len(head)
     if word is not None:
-        head.append(word)
+        head.append(word)  # whole, however long: it is what the operator types
+        head_rows += len(word.wrap(c, width)) if width else 1
 
     lines = _ranked(content)
     total = len(lines)
@@ -427,8 +409,15 @@ def _compact_parts(
             cache[key] = wrapped(lit[ln.block][ln.row].copy(), width, gutter)
         return cache[key]
 
-    must = (1 + sum(len(screen_lines(ln)) for ln in destroys)) if total else 0  # their heading, their rows
-    left = budget - len(head) - must
+    must = 0  # the commands' heading, every destructive line's rows, the `⋮` between them, the `…` line
+    if total:
+        least = gatelines.choose(lines, 0, lambda ln: len(screen_lines(ln)))
+        hidden = total - len(least.shown)
+        must = 1 + sum(len(screen_lines(lines[i])) for i in least.shown) + len(least.gaps) + bool(hidden)
+    left = budget - head_rows - must
+    if left < 0 and word is not None:  # too short a screen: the question says the word too, the box keeps
+        head.pop()  # the commands that destroy
+        left += head_rows - len(head)
 
     diff: list[RenderableType] = []
     if rv.reasked and rv.receipt_diff:
@@ -449,8 +438,13 @@ def _compact_parts(
     if rv.resources:
         shown.append("named: " + ", ".join(rv.resources))
     others = total - len(destroys)
-    room = max(2, left - 1 - (min(MIN_COMMAND_LINES, others) if others else 0))
-    if len(shown) > room:
+    room = max(1, left - 1 - (min(MIN_COMMAND_LINES, others) if others else 0))
+    if left <= 0:
+        shown = []  # in `details`: what destroys keeps the rows
+    elif len(shown) > room and room == 1:
+        changes.append(_one_line(f"changes: {len(shown)} (see details)", "bold"))
+        shown = []
+    elif len(shown) > room:
         shown = [*shown[: room - 1], f"… {len(shown) - room + 1} more (details below)"]
     if shown:
         changes.append(Text("changes:", style="bold"))
@@ -472,7 +466,14 @@ def _compact_parts(
     if content.inputs and left > MIN_COMMAND_LINES + 1:
         why_now.append(_one_line("inputs: " + ", ".join(f"{k}={v}" for k, v in content.inputs.items())))
         left -= 1
+    if content.closure and left > MIN_COMMAND_LINES + 4:  # a spare line: the commands come first
+        from director.run import closure
 
+        said = closure.summary(content.closure)
+        if width is not None and len(said) > width - 2:
+            said = said[: width - 3] + "…"  # one screen line: the rest is in `details`
+        why_now.append(_one_line(said, "dim"))
+        left -= 1
     cmds: list[RenderableType] = []
     if total:
         said = f"{total} line{'s' if total != 1 else ''}, as they run"
@@ -542,9 +543,14 @@ def _full_parts(content: GateContent, width: int | None, plain: bool) -> list[Re
             parts.append(Text("  " + clean(ln), style=_change_style(ln)))
     if content.inputs:
         parts.append(Text("inputs: " + ", ".join(f"{k}={v}" for k, v in content.inputs.items())))
+    from director.run import closure  # the gate's own words for what it covers
+
     if content.variables:
-        parts.append(Text("variables: " + ", ".join(f"{k}={clean(v)}" for k, v in content.variables.items()),
-                          style="dim"))
+        shown = ", ".join(f"{k}={clean(closure.shown(v))}" for k, v in content.variables.items())
+        parts.append(Text("variables: " + shown, style="dim"))
+    if content.closure:
+        heading("what the act can read (the approval covers it all):")
+        listing(closure.panel_lines(content.closure))
     for path, how, text in _file_lines(content):
         if how == "unchanged on disk":
             heading(f"file {path} will be written (unchanged on disk):")

@@ -97,3 +97,36 @@ def approver(r: ApprovalRecord, verified: str | None) -> str:
     if r.principal:
         return f"by {recorded} ({r.how}; claims to be signed by {r.principal}, not checked)"
     return f"by {recorded} ({r.how})"
+
+
+class PolledLine:
+    """Standard input read a line at a time by polling it (the terminal keeps its own line editing): the
+    main thread runs Python between polls, so a Ctrl-C the kernel handed to another thread still raises
+    here at once (a thread blocked in `input()` would only see it at the next key)."""
+
+    POLL_S = 0.1
+
+    def __init__(self) -> None:
+        self.reading = False  # a Ctrl-C is raised here only while reading (`prompts._cancellable`)
+        self.cancelled = False  # a Ctrl-C came while the question was printed: raised when reading starts
+
+    def readline(self) -> str:
+        fd = sys.stdin.fileno()
+        got = b""
+        self.reading = True
+        try:
+            if self.cancelled:
+                raise KeyboardInterrupt
+            while not got.endswith(b"\n"):
+                ready, _, _ = select.select([fd], [], [], self.POLL_S)
+                if not ready:
+                    continue
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    if got:
+                        break
+                    raise EOFError
+                got += chunk
+        finally:
+            self.reading = False
+        return got.decode("utf-8", "replace")
