@@ -221,6 +221,7 @@ def _request(kind: "RunKind", mode: "Mode", v: dict[str, Any]) -> "RunRequest":
             non_interactive=v.get("non_interactive", True),
         ),
         jobs=v.get("jobs"),
+        acceptance=bool(v.get("acceptance")),
     )
 
 
@@ -280,6 +281,7 @@ def check(plans: PlansArg, request: "RunRequest") -> int:
     12 when the plan was never applied here (its Live State is still the published template's).
 
     Several plans (or a directory) are checked at once, as a fleet; the exit code is the highest of theirs.
+    The ✔ (acceptance) sections' checks run only with --acceptance (they may exercise what the plan built).
 
     Example: director check plans/workflow.cloudflare.md --target local
     """

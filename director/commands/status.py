@@ -108,10 +108,11 @@ def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None =
         "sections": [],
         "lease": None,
         "sessions": [],
-        "processes": _processes(process_identity(plan_path, backend)),
+        "processes": [],
         "state": backend.describe(),  # where the journal, receipts and lease live; the plan key in use
     }
     journal = backend.open(create=False)
+    out["processes"] = _processes(process_identity(plan_path, backend), journal)
     if journal is not None:
         try:
             out["last_run"] = _last_run(journal)
@@ -176,11 +177,13 @@ def _lease(journal: Any, backend: Any) -> dict[str, Any] | None:
     }
 
 
-def _processes(identity: str) -> list[dict[str, Any]]:
-    """The live processes carrying the plan's mark (docs/processes.md), on this machine."""
-    from director.exec.marks import marked
+def _processes(identity: str, journal: Any) -> list[dict[str, Any]]:
+    """The live processes carrying the plan's mark, or that the journal recorded as the plan's
+    (docs/processes.md), on this machine."""
+    from director.exec.marks import STARTED, marked, recorded_in
 
-    return [p.to_json() for p in marked(identity)]
+    known = recorded_in(e.data for e in journal.events(kind=STARTED)) if journal is not None else []
+    return [p.to_json() for p in marked(identity, recorded=known)]
 
 
 def _sessions(state: Path) -> list[dict[str, Any]]:

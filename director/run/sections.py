@@ -20,7 +20,7 @@ from director.plan import knobs, templates
 from director.plan.contrast import Phase
 from director.plan.model import Section, SectionKind
 from director.plan.verify import CheckResult, Judgement, Verdict
-from director.run import approval, fingerprint, reasons, session, steps
+from director.run import acceptance, approval, fingerprint, reasons, session, steps
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
@@ -278,6 +278,7 @@ def apply_section(run: Run, section: Section) -> None:
         if section.kind is not SectionKind.VARIABLES:
             why(drift)
             approval.gate(run, section, texts, regenerated)
+            acceptance.before_first_act(run)
             run.begin_acting()
         write_templates(run, section, regenerated)
         for b in section.act_blocks:
@@ -297,7 +298,7 @@ def apply_section(run: Run, section: Section) -> None:
             run.report(section, "in-sync", "verified earlier in this run", started)
             return
         write_templates(run, section, regenerated)
-        notes = verify(run, section, texts, memo=True, after_act=False)
+        notes = verify(run, section, texts, memo=True, after_act=acceptance.seen_before(run, section, texts))
         done(run, section, fp, None)
         realize_observed(run, section)
         run.verified.append(label)
@@ -336,6 +337,7 @@ def apply_section(run: Run, section: Section) -> None:
         why(drift, "its act steps already ran in this run (resumed)")
     before = run.session
     approval.gate(run, section, texts, regenerated)
+    acceptance.before_first_act(run)
     run.begin_acting()
     write_templates(run, section, regenerated)
     memo = not completed_here

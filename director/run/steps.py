@@ -245,6 +245,7 @@ def step(
             marks=processes.step_marks(run, section, block, sid),
         )
         waits.done()
+        processes.record_started(run, section, block, sid)  # what it left running (docs/processes.md)
         if judged:
             family = worlds_mod.family_of(section)
             j, learned = judge_block(block, text, res, run.worlds, family=family, phase=phase)
