@@ -236,6 +236,11 @@ class Shell:
         """Whether every block gets `name` from Director's own environment (not from the session)."""
         return name in self._base_env
 
+    def family_values(self) -> dict[str, str]:
+        """What a plan's family passes every block (`DIRECTOR_PROVIDED_*`, `DIRECTOR_PROVIDER_STATE_DIRS`,
+        docs/plan-format.md): values a block reads as its defaults, so a step's fingerprint reads them too."""
+        return {k: v for k, v in self._base_env.items() if k.startswith("DIRECTOR_PROVIDE")}
+
     def initial_state(self) -> SessionState:
         """The session before the first block: nothing set, in the workdir."""
         return SessionState(cwd=str(self.workdir))

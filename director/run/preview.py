@@ -220,7 +220,8 @@ class Preview:
                 self._verdict(section, "failed", f"file template: {exc}")
                 blocked_by = blocked_by or label
                 continue
-            fp = fingerprint.section(texts, templates, self.knobs, self.session.variables, self.is_secret)
+            variables = fingerprint.seen(self.session.variables, self.shell.family_values())
+            fp = fingerprint.section(texts, templates, self.knobs, variables, self.is_secret)
             seen, reason = self._observe(section, texts)
             holds, unobservable = seen is Verdict.PASSED, seen is Verdict.SKIPPED
             template_drift = reasons.template_drift(templates)

@@ -191,7 +191,9 @@ def step(
     """
     judged = role in ("verify", "observe")
     key = f"{section.key}/{block.index}"
-    fp = fingerprint.step(text, run.knobs, run.session.variables, run.is_secret)
+    fp = fingerprint.step(
+        text, run.knobs, fingerprint.seen(run.session.variables, run.shell.family_values()), run.is_secret
+    )
     prior = run.done_steps.get(key)
     if memo and role in ("act", "verify") and prior is not None and prior.fingerprint == fp:
         run.bus.emit(
