@@ -240,6 +240,11 @@ class Shell:
         """The value every block gets for `name` from Director's own environment, if any."""
         return self._base_env.get(name)
 
+    def family_values(self) -> dict[str, str]:
+        """What a plan's family passes every block (`DIRECTOR_PROVIDED_*`, `DIRECTOR_PROVIDER_STATE_DIRS`,
+        docs/plan-format.md): values a block reads as its defaults, so a step's fingerprint reads them too."""
+        return {k: v for k, v in self._base_env.items() if k.startswith("DIRECTOR_PROVIDE")}
+
     def initial_state(self) -> SessionState:
         """The session before the first block: nothing set, in the workdir."""
         return SessionState(cwd=str(self.workdir))

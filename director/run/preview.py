@@ -262,7 +262,8 @@ class Preview:
                 self._verdict(section, "failed", f"file template: {exc}")
                 blocked_by = blocked_by or label
                 continue
-            fp = fingerprint.section(texts, templates, self.knobs, self.session.variables, self.is_secret)
+            variables = fingerprint.seen(self.session.variables, self.shell.family_values())
+            fp = fingerprint.section(texts, templates, self.knobs, variables, self.is_secret)
             record = successes.last(f"{section.key}/section")
             last = record if record is not None and record.run_id >= self.forgotten_before else None
             unchanged = last is not None and last.fingerprint == fp

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from director.errors import PlanError
@@ -78,13 +79,17 @@ def write_templates(run: Run, section: Section, regenerated: Templates) -> None:
         run.bus.emit("target", op="template-written", detail=path)
 
 
+def _seen(run: Run) -> Mapping[str, str]:
+    return fingerprint.seen(run.session.variables, run.shell.family_values())
+
+
 def in_progress(run: Run, section: Section, texts: dict[int, str]) -> bool:
     """A section whose act steps already ran in this run (a crash between act and verify)."""
     if section.key in run.completed_sections:
         return False
     for b in section.act_blocks:
         done = run.done_steps.get(f"{section.key}/{b.index}")
-        fp = fingerprint.step(texts[b.index], run.knobs, run.session.variables, run.is_secret)
+        fp = fingerprint.step(texts[b.index], run.knobs, _seen(run), run.is_secret)
         if done is not None and done.fingerprint == fp:
             return True
     return False
@@ -305,7 +310,7 @@ def apply_section(run: Run, section: Section) -> None:
     run.bus.emit("section.start", section=section.key, title=section.title, label=label)
     texts = fingerprint.block_texts(section, run.knobs, run.realized)
     regenerated = _templates(run, section)
-    fp = fingerprint.section(texts, regenerated, run.knobs, run.session.variables, run.is_secret)
+    fp = fingerprint.section(texts, regenerated, run.knobs, _seen(run), run.is_secret)
     vars_now, redact = run.session.variables, run.shell.redactor.redact
     now_basis = reasons.basis(
         section, texts, run.knobs, vars_now, regenerated, run.is_secret, redact, run.identity

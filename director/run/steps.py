@@ -202,7 +202,9 @@ def step(
     key = f"{section.key}/{block.index}"
     counted = start is None  # its effect on the session is kept
     begin = run.session if start is None else start
-    fp = fingerprint.step(text, run.knobs, begin.variables, run.is_secret)
+    fp = fingerprint.step(
+        text, run.knobs, fingerprint.seen(begin.variables, run.shell.family_values()), run.is_secret
+    )
     prior = run.done_steps.get(key)
     if memo and role in ("act", "verify") and prior is not None and prior.fingerprint == fp:
         run.bus.emit(
