@@ -36,7 +36,7 @@ def audit_command(
             exported = journal.export_data()
         finally:
             journal.close()
-        tables.update({k: v for k, v in exported.items() if k in TABLES})
+        tables.update({k: [_unchained(r) for r in v] for k, v in exported.items() if k in TABLES})
         where = str(exported.get("path")) if exported.get("path") else None
     data: dict[str, Any] = {"schema": SCHEMA, "plan": str(plan_path), "journal": where, **tables}
     data = _clean(data)  # what blocks printed may carry colours and other control sequences
@@ -59,6 +59,13 @@ def audit_command(
 
     render_audit(make_console(False), data)
     return ExitCode.OK
+
+
+def _unchained(row: dict[str, Any]) -> dict[str, Any]:
+    """A row without its chain columns (the chain is checked, and its breaks shown, as a whole)."""
+    from director.state.chain import CHAIN_COLUMNS
+
+    return {k: v for k, v in row.items() if k not in CHAIN_COLUMNS}
 
 
 def _clean(value: Any) -> Any:

@@ -217,6 +217,7 @@ def step(
         if run.interrupted:
             break
         if again or (role == "act" and attempt > 1):
+            run.journal.commit()  # nothing held open while it waits for what is left to stop
             processes.stop_left(run, section, block)
         sid = run.journal.step_started(run.run_id, key, section.key, block.index, role, fp, attempt, flags)
         if role == "act":
@@ -294,6 +295,7 @@ def step(
             break
         delay = backoff(policy.delay_s if policy else 1.0, policy.backoff if policy else "constant", attempt)
         run.bus.emit("step.retry", section=section.key, block=block.index, attempt=attempt, delay_s=delay)
+        run.journal.commit()  # the failed attempt is durable before the wait
         run.sleeper(delay)
     if run.interrupted:
         run.report(section, "interrupted", run.interrupted_by)

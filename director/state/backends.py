@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from director.errors import UsageError
-from director.exec.processes import pid_alive
-from director.exec.secrets import is_secret_name
+from director.proc import pid_alive
+from director.secretnames import is_secret_name
 from director.state.identity import PlanKey, host_name
 from director.state.records import LeaseHolder
 from director.state.store import PlanLease, StateStore
@@ -54,7 +54,6 @@ class StateBackend(Protocol):
     def holder_alive(self, store: StateStore, holder: LeaseHolder) -> bool | None:
         """Whether the recorded holder is still running (None: cannot tell from here)."""
         ...
-
 
 
 @dataclass(frozen=True)

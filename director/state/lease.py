@@ -31,7 +31,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from director.errors import LeaseHeld
-from director.exec.processes import pid_alive
+from director.proc import pid_alive
 from director.state.identity import host_name
 from director.state.journal import Journal
 from director.state.records import LeaseHolder, utc_now

@@ -33,9 +33,8 @@ from typing import Any, Self
 from director.errors import LeaseHeld, StateUnavailable
 from director.state.identity import host_name
 from director.state.lease import Holder
-from director.state.pgbase import S
 from director.state.pgjournal import PgJournal
-from director.state.records import LeaseHolder, iso, utc_now
+from director.state.records import LeaseHolder, utc_now
 
 
 def _holder(row: LeaseHolder) -> Holder:
@@ -52,68 +51,32 @@ def lock_key(journal: PgJournal) -> int:
 
 
 def _try_lock(journal: PgJournal) -> bool:
-    row = journal.row("SELECT pg_try_advisory_lock(%s) AS ok", (lock_key(journal),))
-    return bool(row and row["ok"])
+    rows = journal.query("SELECT pg_try_advisory_lock(:k) AS ok", k=lock_key(journal))
+    return bool(rows and rows[0]["ok"])
 
 
 def lock_session(journal: PgJournal) -> int | None:
     """The database session (backend pid) that holds the plan's lease lock now, if any."""
     k = lock_key(journal) & 0xFFFFFFFFFFFFFFFF
-    row = journal.row(
+    rows = journal.query(
         "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = "
         "(SELECT oid FROM pg_database WHERE datname = current_database())"
-        " AND classid::bigint = %s AND objid::bigint = %s AND objsubid = 1",
-        (k >> 32, k & 0xFFFFFFFF),
+        " AND classid::bigint = :hi AND objid::bigint = :lo AND objsubid = 1",
+        hi=k >> 32,
+        lo=k & 0xFFFFFFFF,
     )
-    return None if row is None else int(row["pid"])
-
-
-def _set_holder(
-    journal: PgJournal, me: Holder, started_at: datetime, takeover: dict[str, Any] | None
-) -> None:
-    now = journal.now_iso()
-    with journal.tx() as db:
-        db.execute(
-            f"INSERT INTO {S}.lease_holder (plan_key, pid, host, kind, started_at, heartbeat_at, run_id,"
-            " backend_pid) VALUES (%s, %s, %s, %s, %s, %s, NULL, pg_backend_pid())"
-            " ON CONFLICT (plan_key) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host,"
-            " kind = EXCLUDED.kind, started_at = EXCLUDED.started_at,"
-            " heartbeat_at = EXCLUDED.heartbeat_at, run_id = NULL, backend_pid = EXCLUDED.backend_pid",
-            (journal.key, me.pid, me.host, me.kind, iso(started_at), now),
-        )
-        if takeover is not None:
-            journal.insert_event(db, None, "lease-takeover", takeover, now)
-
-
-def _heartbeat(journal: PgJournal, run_id: int | None = None) -> None:
-    with journal.tx() as db:
-        db.execute(
-            f"UPDATE {S}.lease_holder SET heartbeat_at = %s, run_id = coalesce(%s, run_id)"
-            " WHERE plan_key = %s AND backend_pid = pg_backend_pid()",
-            (journal.now_iso(), run_id, journal.key),
-        )
+    return None if not rows else int(rows[0]["pid"])
 
 
 def _release(journal: PgJournal) -> None:
-    with journal.tx() as db:
-        db.execute(
-            f"DELETE FROM {S}.lease_holder WHERE plan_key = %s AND backend_pid = pg_backend_pid()",
-            (journal.key,),
-        )
-    journal.rows("SELECT pg_advisory_unlock(%s) AS ok", (lock_key(journal),))
-
-
-def _break(journal: PgJournal, previous: LeaseHolder | None, reason: str, by: Mapping[str, Any]) -> None:
-    data = {"previous": previous and previous.to_json(), "reason": reason, "by": dict(by)}
-    with journal.tx() as db:
-        db.execute(f"DELETE FROM {S}.lease_holder WHERE plan_key = %s", (journal.key,))
-        journal.insert_event(db, None, "lease-unlocked", data, journal.now_iso())
+    journal.clear_lease_holder(os.getpid())
+    journal.query("SELECT pg_advisory_unlock(:k) AS ok", k=lock_key(journal))
 
 
 def _terminate(journal: PgJournal, session: int) -> bool:
     """End another database session (same role: no superuser needed), waiting up to 5 s for it."""
-    row = journal.row("SELECT pg_terminate_backend(%s, 5000) AS ok", (session,))
-    return bool(row and row["ok"])
+    rows = journal.query("SELECT pg_terminate_backend(:pid, 5000) AS ok", pid=session)
+    return bool(rows and rows[0]["ok"])
 
 
 class PgLease:
@@ -140,11 +103,11 @@ class PgLease:
         """Record which run the holder is executing."""
         h = self.holder
         self.holder = Holder(h.pid, h.host, h.started_at, h.kind, run_id)
-        _heartbeat(self._journal, run_id)
+        self._journal.lease_heartbeat(h.pid, run_id)
 
     def heartbeat(self) -> None:
         """Refresh the holder row's heartbeat."""
-        _heartbeat(self._journal)
+        self._journal.lease_heartbeat(self.holder.pid)
 
     def release(self) -> None:
         """Clear the holder row and drop the lock (idempotent; a lost connection has dropped it already)."""
@@ -180,7 +143,7 @@ def acquire(journal: PgJournal, *, run_kind: str, clock: Callable[[], datetime] 
                 "reason": "holder-session-gone",
                 "by": me.to_json(),
             }
-        _set_holder(journal, me, clock(), takeover)
+        journal.set_lease_holder(me.pid, me.host, me.kind, clock(), takeover=takeover)
     except BaseException:
         lease = PgLease(journal, me)
         lease.release()
@@ -209,5 +172,6 @@ def unlock(journal: PgJournal, *, by: Mapping[str, Any]) -> tuple[LeaseHolder | 
         )
     if previous is None and not alive:
         return None, False
-    _break(journal, previous, "holder-alive-terminated" if alive else "holder-dead", by)
+    reason = "holder-alive-terminated" if alive else "holder-dead"
+    journal.break_lease({"previous": previous and previous.to_json(), "reason": reason, "by": dict(by)})
     return previous, alive
