@@ -21,6 +21,7 @@ class ExitCode(enum.IntEnum):
     UPSTREAM_GUARD = 9  # a teardown would destroy (or lost) a bound upstream resource
     UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
     STATE_UNAVAILABLE = 11  # the state database (--state-url) was unreachable or lost mid-run; apply resumes
+    JOURNAL_TAMPERED = 12  # the journal's hash chain is broken: a row was edited, deleted or added by hand
     USAGE = 64  # a bad option or argument (sysexits EX_USAGE)
     PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
     INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)
@@ -116,6 +117,13 @@ class StateUnavailable(DirectorError):
     unlock that broke this run's lease). Nothing is retried: the next apply resumes from the journal."""
 
     exit_code = ExitCode.STATE_UNAVAILABLE
+
+
+class JournalTampered(DirectorError):
+    """The journal is not as Director wrote it: a row that bears on a gate was edited, deleted, added or
+    moved (its hash chain is broken, `director.state.chain`). No gate is released across a break."""
+
+    exit_code = ExitCode.JOURNAL_TAMPERED
 
 
 class LedgerWriteError(DirectorError):

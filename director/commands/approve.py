@@ -107,10 +107,14 @@ def verify_command(
     plan_path: Path, *, state_dir: Path | None, state_url: str | None, allowed_signers: Path | None
 ) -> ExitCode:
     """`approve --verify`: every stored receipt checked against the allowed signers now -- its signature,
-    its row against what was signed, its content against its sha256, its nonce; exit 1 if one fails."""
+    its row against what was signed, its content against its sha256, its nonce -- and the journal's hash
+    chain. A receipt refused (unsigned, unknown or expired key, replayed) is history: exit 0. A journal
+    edited by hand (a chain break, a row that differs from its signed claim) is the alarm: exit 12, with
+    the same breaks `director audit` shows."""
     from director.commands import trust
     from director.run.gates import canonical
     from director.run.signatures import check_receipt, describe, plan_identity, spent_nonces
+    from director.state import chain
     from director.ui.render import clean
 
     signers = trust.allowed_signers(plan_path, allowed_signers)
@@ -124,11 +128,14 @@ def verify_command(
     if journal is None:
         print(f"{plan_path}: no receipt recorded yet")
         return ExitCode.OK
-    bad = 0
+    ok = tampered = 0
     try:
-        receipts, nonces = journal.approvals(), spent_nonces(journal)
+        receipts, nonces, breaks = journal.approvals(), spent_nonces(journal), journal.chain_breaks()
+        on_receipt = chain.on(breaks, "approvals")
         used = {e.data.get("approval_id") for e in journal.events(kind="approval-used")}
         identity = plan_identity(plan_path, plan)
+        for b in breaks:
+            print(clean(f"tampered: {b}"))
         for r in receipts:
             c = r.content
             v = check_receipt(
@@ -136,15 +143,26 @@ def verify_command(
                 sha256=r.sha256, inputs=c.get("inputs", {}), nonces=nonces,
             )  # fmt: skip
             if v.ok and hashlib.sha256(canonical(c)).hexdigest() != r.sha256:
-                v = dataclasses.replace(v, ok=False, reason="edited: its content does not hash to its sha256")
-            bad += not v.ok
-            verdict = f"✓ {v.principal} {v.fingerprint}" if v.ok else f"✗ {v.reason}"
+                why = "edited: its content does not hash to its sha256"
+                v = dataclasses.replace(v, ok=False, code="edited", reason=why)
+            broken = on_receipt.get(str(r.id))
+            if broken is not None or v.code == "edited":
+                verdict = f"✗ tampered: {broken.detail if broken is not None else v.reason}"
+                tampered += 1
+            else:
+                verdict = f"✓ {v.principal} {v.fingerprint}" if v.ok else f"✗ {v.reason}"
+                ok += v.ok
             spent = " (spent)" if r.id in used else ""
             print(clean(f"{describe(r)} §{r.section_key} at {r.at:%Y-%m-%dT%H:%M:%S}{spent}: {verdict}"))
     finally:
         journal.close()
-    print(f"{len(receipts) - bad} of {len(receipts)} receipts verified against {signers}")
-    return ExitCode.FINDINGS if bad else ExitCode.OK
+    refused = len(receipts) - ok - tampered
+    history = f"; {refused} refused (history, not an alarm)" if refused else ""
+    print(f"{ok} of {len(receipts)} receipts verified against {signers}{history}")
+    if breaks or tampered:
+        print(f"the journal was tampered with: {len(breaks)} break(s) in its chain, {tampered} receipt(s)")
+        return ExitCode.JOURNAL_TAMPERED
+    return ExitCode.OK
 
 
 def _content_as_it_stands(plan: Any, section: Any, run: Any, journal: Any, kn: dict[str, str]) -> Any:

@@ -179,6 +179,15 @@ def chain(rows: Iterable[tuple[str, Mapping[str, Any]]], start: Link = GENESIS_L
     return out
 
 
+def on(found: Sequence[Break], table: str) -> dict[str, Break]:
+    """The breaks that name a row of `table`, by the row's identity (the first for each)."""
+    out: dict[str, Break] = {}
+    for b in found:
+        if b.table == table:
+            out.setdefault(b.ident, b)
+    return out
+
+
 def rechain(rows: Mapping[str, list[dict[str, Any]]]) -> str | None:
     """Chain rows written before the chain existed (a migration, an old export), in place, in the order
     they were written (their time, then table, then identity); returns the head (None: no row)."""

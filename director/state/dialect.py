@@ -83,7 +83,8 @@ class Dialect(ABC):
             raise self.fault(e) from e
 
     def rows(self, text: str, params: Params) -> list[Row]:
-        return list(self.run(text, params).fetchall())
+        """The rows of a query, as dicts in both backends."""
+        return [dict(r) for r in self.run(text, params).fetchall()]
 
     @abstractmethod
     def execute(self, sql: str, params: Params) -> Any: ...

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from director.errors import JournalError
+from director.errors import JournalError, JournalTampered
 from director.state import chain
 from director.state.records import (
     ExportFormat,
@@ -98,7 +98,20 @@ class History(JournalBase):
     def chain_breaks(self) -> list[chain.Break]:
         """Every place where the rows that bear on a gate are not as they were written (empty: intact)."""
         rows = {t: self._rows(f"SELECT * FROM {{{t}}} WHERE {{scope}}") for t in chain.CHAINED}
-        return chain.breaks(rows, self._meta(chain.HEAD))
+        # inside a transaction that appended rows, the head is written at its commit: it is the one in hand
+        moved = self._head if self._head_moved and self._head is not None else None
+        return chain.breaks(rows, chain.head_text(moved) if moved is not None else self._meta(chain.HEAD))
+
+    def require_intact(self) -> None:
+        """Nothing, if the chain is intact; else `JournalTampered` naming the first break (a gate is
+        released only on an intact journal)."""
+        found = self.chain_breaks()
+        if found:
+            more = f"; {len(found)} breaks in all (`director audit` names them)" if len(found) > 1 else ""
+            raise JournalTampered(
+                f"the journal {self.location} was tampered with: {found[0]}{more}; no gate is released "
+                "across a break"
+            )
 
     # -- where the plan lives ------------------------------------------------------------------
 

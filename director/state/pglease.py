@@ -27,10 +27,12 @@ import os
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from datetime import datetime
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from director.errors import LeaseHeld, StateUnavailable
+from director.state import planlock
 from director.state.identity import host_name
 from director.state.lease import Holder
 from director.state.pgjournal import PgJournal
@@ -82,11 +84,12 @@ def _terminate(journal: PgJournal, session: int) -> bool:
 class PgLease:
     """A held plan lease in PostgreSQL; release it (or leave the `with` block) to let the next writer in."""
 
-    def __init__(self, journal: PgJournal, holder: Holder) -> None:
+    def __init__(self, journal: PgJournal, holder: Holder, plan_fd: int | None = None) -> None:
         """Wrap an acquired lease; use `acquire`."""
         self._journal = journal
         self.holder = holder
         self._held = True
+        self._plan_fd = plan_fd  # the plan file's own lock (`director.state.planlock`)
 
     @property
     def previous_pid(self) -> int | None:
@@ -114,6 +117,8 @@ class PgLease:
         if not self._held:
             return
         self._held = False
+        planlock.unlock(self._plan_fd)
+        self._plan_fd = None
         with suppress(StateUnavailable):  # the session is gone, and the server released the lock with it
             _release(self._journal)
 
@@ -126,15 +131,24 @@ class PgLease:
         self.release()
 
 
-def acquire(journal: PgJournal, *, run_kind: str, clock: Callable[[], datetime] = utc_now) -> PgLease:
-    """Take the plan's lease or raise LeaseHeld naming the holder; a dead holder is taken over at once."""
+def acquire(
+    journal: PgJournal,
+    *,
+    run_kind: str,
+    clock: Callable[[], datetime] = utc_now,
+    plan_file: Path | None = None,
+) -> PgLease:
+    """Take the plan's lease or raise LeaseHeld naming the holder; a dead holder is taken over at once.
+    `plan_file`, the plan, is locked too (its other names on this machine: `director.state.planlock`)."""
     where = f"PostgreSQL lease of plan key {journal.key} in {journal.url}"
     if not _try_lock(journal):
         row = journal.lease_holder()
         who = _holder(row).describe() if row else "another Director (holder not recorded yet)"
         raise LeaseHeld(f"plan is locked by {who} ({where})")
     me = Holder(os.getpid(), host_name(), clock().isoformat(timespec="seconds"), run_kind)
+    lease = PgLease(journal, me)
     try:
+        lease._plan_fd = planlock.lock(plan_file) if plan_file is not None else None
         previous = journal.lease_holder()
         takeover: dict[str, Any] | None = None
         if previous is not None:
@@ -145,10 +159,9 @@ def acquire(journal: PgJournal, *, run_kind: str, clock: Callable[[], datetime] 
             }
         journal.set_lease_holder(me.pid, me.host, me.kind, clock(), takeover=takeover)
     except BaseException:
-        lease = PgLease(journal, me)
         lease.release()
         raise
-    return PgLease(journal, me)
+    return lease
 
 
 def holder_alive(journal: PgJournal, row: LeaseHolder) -> bool:

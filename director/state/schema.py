@@ -280,7 +280,7 @@ def _create(path: Path, now: str) -> None:
                 raise
             _place_without_links(tmp, path)
     except OSError as e:
-        raise StorageError(f"cannot create the journal {path}: {_why(e, path)}") from None
+        raise StorageError(f"cannot create the journal {path}: {e.strerror or e}") from None
     except (JournalError, sqlite3.Error) as e:
         raise StorageError(f"cannot create the journal {path}: {_sqlite_why(e)}") from None
     finally:

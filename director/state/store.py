@@ -145,6 +145,10 @@ class StateStore(Protocol):
         """Every place where a row that bears on a gate is not as it was written (empty: intact)."""
         ...
 
+    def require_intact(self) -> None:
+        """`JournalTampered` (exit 12) naming the first break, unless the chain is intact."""
+        ...
+
     def recorded_location(self) -> dict[str, str] | None: ...
     def record_location(
         self, identity: str, where: str, *, adopted_from: Mapping[str, str] | None = None
