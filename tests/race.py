@@ -50,8 +50,12 @@ def first_runs(tmp: Path, plans: tuple[str, str] = ("counter.md", "counter.md"))
         os.link(tmp / plans[0], tmp / plans[1])
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "director", "apply", name], cwd=tmp, env=_env(out),
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-m", "director", "apply", name],
+            cwd=tmp,
+            env=_env(out),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for name in plans
     ]

@@ -1,17 +1,12 @@
 """The journal's hash chain: every row that bears on a gate carries the hash of the row before it.
 
 On both backends: an intact history has no break; a row deleted (in the middle, at the end), edited (a
-named column), moved or added by hand is named. Old journals are chained when migrated. Through the real
-CLI, with the real `sqlite3` and `psql` programs editing the journal: a spent receipt whose use was
-deleted does not release its gate again (exit 12, the row named); `director audit` never reads
-`✓ verified` for an edited receipt; `approve --verify` raises the alarm (exit 12) for a tampered journal
-and not for receipts refused when offered (exit 0), and it names the same receipts `audit` does.
+named column), moved or added by hand is named. Old journals are chained when migrated (`sqlite3` and
+`psql` delete a row afterwards: named). Through the real CLI: tests/test_chain_cli.py.
 """
 
 from __future__ import annotations
 
-import re
-import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -25,12 +20,7 @@ from director.state.lifecycle import RunState
 from director.state.pgjournal import PgJournal
 from tests.journals import Raw
 from tests.journals import journal as journal  # the fixture: both backends
-from tests.jsonschemas import validated, validated_lines
-from tests.pgcluster import find_bindir
-from tests.planmaker import CounterPlan, Step, acts, director, write_plan
-
-GATE = "🔴"
-SIGNERS = ".director-allowed-signers"
+from tests.test_chain_cli import _psql
 
 
 def _history(j: Journal) -> dict[str, int]:
@@ -65,7 +55,9 @@ def test_a_deleted_use_of_a_receipt_is_named(journal: Journal) -> None:
         raw("DELETE FROM events WHERE id = ?", ids["used"])
     finally:
         raw.close()
-    assert _breaks(journal) == [f"event {ids['used']} (approval-used) was deleted (it came before event {ids['used'] + 1} (realized))"]
+    assert _breaks(journal) == [
+        f"event {ids['used']} (approval-used) was deleted (it came before event {ids['used'] + 1} (realized))"
+    ]
     with pytest.raises(Exception, match=rf"tampered with: event {ids['used']} \(approval-used\) was deleted"):
         journal.require_intact()
 
@@ -77,11 +69,14 @@ def test_the_last_row_deleted_is_named_by_the_head(journal: Journal) -> None:
         raw("DELETE FROM events WHERE id = ?", ids["last"])
     finally:
         raw.close()
-    assert _breaks(journal) == [f"event {ids['last']} (approval-used) was deleted (it was the last row written)"]
+    assert _breaks(journal) == [
+        f"event {ids['last']} (approval-used) was deleted (it was the last row written)"
+    ]
 
 
 @pytest.mark.parametrize(
-    ("column", "value"), [("content_json", '{"commands":["rm -rf /"]}'), ("at", "2020-01-01T00:00:00.000000+00:00")]
+    ("column", "value"),
+    [("content_json", '{"commands":["rm -rf /"]}'), ("at", "2020-01-01T00:00:00.000000+00:00")],
 )
 def test_an_edited_receipt_names_the_column(journal: Journal, column: str, value: str) -> None:
     ids = _history(journal)
@@ -99,7 +94,9 @@ def test_rows_put_in_another_order_and_rows_added_by_hand_are_named(journal: Jou
     ids = _history(journal)
     raw = Raw(journal)
     try:
-        (s1,), (s2,) = raw("SELECT chain_seq FROM events WHERE id IN (?, ?) ORDER BY id", ids["used"], ids["used"] + 1)
+        (s1,), (s2,) = raw(
+            "SELECT chain_seq FROM events WHERE id IN (?, ?) ORDER BY id", ids["used"], ids["used"] + 1
+        )
         raw("UPDATE events SET chain_seq = ? WHERE id = ?", -1, ids["used"])
         raw("UPDATE events SET chain_seq = ? WHERE id = ?", s1, ids["used"] + 1)
         raw("UPDATE events SET chain_seq = ? WHERE id = ?", s2, ids["used"])
@@ -110,24 +107,79 @@ def test_rows_put_in_another_order_and_rows_added_by_hand_are_named(journal: Jou
     other = Raw(journal)
     try:
         if other.pg:
-            other("INSERT INTO events (plan_key, id, run_id, at, kind, data_json) VALUES (?, 999, NULL, 'x', 'approval-used', '{}')", "git:plan.md")
+            other(
+                "INSERT INTO events (plan_key, id, run_id, at, kind, data_json) VALUES (?, 999, NULL, 'x', 'approval-used', '{}')",
+                "git:plan.md",
+            )
         else:
-            other("INSERT INTO events (id, run_id, at, kind, data_json) VALUES (999, NULL, 'x', 'approval-used', '{}')")
+            other(
+                "INSERT INTO events (id, run_id, at, kind, data_json) VALUES (999, NULL, 'x', 'approval-used', '{}')"
+            )
     finally:
         other.close()
     assert "event 999 (approval-used) was added outside Director (it is not in the chain)" in _breaks(journal)
 
 
 T0 = "2025-01-02T03:04:0{}.000000+00:00"
-OLD_ROWS: list[tuple[str, dict[str, Any]]] = [  # a run through a gate, as Director wrote it before the chain (table, columns)
-    ("runs", {"id": 1, "kind": "apply", "state": "running", "plan_path": "plan.md", "target": "local",
-              "operator": "alice", "host": "h", "pid": 42, "created_at": T0.format(1), "updated_at": T0.format(1)}),
-    ("transitions", {"run_id": 1, "seq": 1, "from_state": None, "to_state": "pending", "at": T0.format(1), "reason": "created"}),
+OLD_ROWS: list[
+    tuple[str, dict[str, Any]]
+] = [  # a run through a gate, as Director wrote it before the chain (table, columns)
+    (
+        "runs",
+        {
+            "id": 1,
+            "kind": "apply",
+            "state": "running",
+            "plan_path": "plan.md",
+            "target": "local",
+            "operator": "alice",
+            "host": "h",
+            "pid": 42,
+            "created_at": T0.format(1),
+            "updated_at": T0.format(1),
+        },
+    ),
+    (
+        "transitions",
+        {
+            "run_id": 1,
+            "seq": 1,
+            "from_state": None,
+            "to_state": "pending",
+            "at": T0.format(1),
+            "reason": "created",
+        },
+    ),
     ("events", {"id": 2, "run_id": 1, "at": T0.format(1), "kind": "run-created", "data_json": "{}"}),
-    ("transitions", {"run_id": 1, "seq": 2, "from_state": "pending", "to_state": "running", "at": T0.format(2), "reason": "started"}),
-    ("approvals", {"id": 3, "run_id": None, "section_key": "2", "sha256": "abc", "operator": "bob", "host": "h",
-                   "at": T0.format(3), "how": "approve-command", "content_json": "{}"}),
-    ("events", {"id": 4, "run_id": 1, "at": T0.format(4), "kind": "approval-used", "data_json": '{"approval_id":3}'}),
+    (
+        "transitions",
+        {
+            "run_id": 1,
+            "seq": 2,
+            "from_state": "pending",
+            "to_state": "running",
+            "at": T0.format(2),
+            "reason": "started",
+        },
+    ),
+    (
+        "approvals",
+        {
+            "id": 3,
+            "run_id": None,
+            "section_key": "2",
+            "sha256": "abc",
+            "operator": "bob",
+            "host": "h",
+            "at": T0.format(3),
+            "how": "approve-command",
+            "content_json": "{}",
+        },
+    ),
+    (
+        "events",
+        {"id": 4, "run_id": 1, "at": T0.format(4), "kind": "approval-used", "data_json": '{"approval_id":3}'},
+    ),
     ("events", {"id": 5, "run_id": 1, "at": T0.format(5), "kind": "realized", "data_json": "{}"}),
 ]
 
@@ -136,10 +188,15 @@ def _insert_old(execute: Any, mark: str, key: str | None = None) -> None:
     for table, values in OLD_ROWS:
         row = {"plan_key": key, **values} if key is not None else values
         marks = ", ".join(mark for _ in row)
-        execute(f"INSERT INTO {'director.' if key else ''}{table} ({', '.join(row)}) VALUES ({marks})", list(row.values()))
+        execute(
+            f"INSERT INTO {'director.' if key else ''}{table} ({', '.join(row)}) VALUES ({marks})",
+            list(row.values()),
+        )
 
 
-def test_an_old_sqlite_journal_is_chained_as_it_stands_when_migrated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_old_sqlite_journal_is_chained_as_it_stands_when_migrated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "journal.sqlite3"
     db = sqlite3.connect(path, isolation_level=None)
     db.row_factory = sqlite3.Row
@@ -156,12 +213,19 @@ def test_an_old_sqlite_journal_is_chained_as_it_stands_when_migrated(tmp_path: P
     with Journal.open(path) as j:
         assert j.pragma("user_version") == schema.SCHEMA_VERSION
         assert j.chain_breaks() == []
-        assert j.export_data()["chain_head"].split()[:4] == ["6", j.export_data()["events"][-1]["chain_hash"], "events", "5"]
+        assert j.export_data()["chain_head"].split()[:4] == [
+            "6",
+            j.export_data()["events"][-1]["chain_hash"],
+            "events",
+            "5",
+        ]
         j.record_event(1, "after-the-migration")
         assert j.chain_breaks() == []
     subprocess.run(["sqlite3", str(path), "DELETE FROM events WHERE id = 4"], check=True)
     with Journal.open(path) as j:
-        assert [str(b) for b in j.chain_breaks()] == ["event 4 (approval-used) was deleted (it came before event 5 (realized))"]
+        assert [str(b) for b in j.chain_breaks()] == [
+            "event 4 (approval-used) was deleted (it came before event 5 (realized))"
+        ]
 
 
 def test_an_old_postgresql_database_is_chained_as_it_stands_when_migrated(
@@ -177,7 +241,10 @@ def test_an_old_postgresql_database_is_chained_as_it_stands_when_migrated(
     monkeypatch.undo()
     with conn.transaction():
         for key in ("git:a.md", "git:b.md"):
-            conn.execute("INSERT INTO director.plans (key, created_at, plan_path, last_id) VALUES (%s, 'x', 'p', 5)", (key,))
+            conn.execute(
+                "INSERT INTO director.plans (key, created_at, plan_path, last_id) VALUES (%s, 'x', 'p', 5)",
+                (key,),
+            )
             _insert_old(conn.execute, "%s", key)
     conn.close()
     with PgJournal.open(pg_url, "git:a.md") as a, PgJournal.open(pg_url, "git:b.md") as b:
@@ -188,127 +255,3 @@ def test_an_old_postgresql_database_is_chained_as_it_stands_when_migrated(
     _psql(pg_url, "DELETE FROM director.events WHERE plan_key = 'git:b.md' AND id = 4")
     with PgJournal.open(pg_url, "git:a.md") as a, PgJournal.open(pg_url, "git:b.md") as b:
         assert a.chain_breaks() == [] and [b_.kind for b_ in b.chain_breaks()] == ["deleted"]
-
-
-# ------------------------------------------------------------------------- through the real CLI
-
-
-def _sqlite3(plan: Path, sql: str) -> None:
-    """The real `sqlite3` program on the plan's journal (an operator editing it by hand)."""
-    db = plan.parent / ".director" / plan.name / "journal.sqlite3"
-    subprocess.run([shutil.which("sqlite3") or "sqlite3", str(db), sql], check=True, capture_output=True, text=True)
-
-
-def _psql(url: str, sql: str) -> None:
-    """The real `psql` on the state database."""
-    bindir = find_bindir()
-    exe = str(bindir / "psql") if bindir is not None and (bindir / "psql").exists() else (shutil.which("psql") or "psql")
-    subprocess.run([exe, url, "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, capture_output=True, text=True)
-
-
-def _through_the_gate(tmp: Path, out: Path, env: dict[str, str] | None = None) -> Path:
-    plan = write_plan(tmp, CounterPlan([Step(), Step(marker=GATE)]))
-    assert director("apply", str(plan), cwd=tmp, out=out, env=env).returncode == 4
-    assert director("approve", str(plan), "2", "--yes", cwd=tmp, out=out, env=env).returncode == 0
-    r = director("apply", str(plan), cwd=tmp, out=out, env=env)
-    assert r.returncode == 0 and acts(out) == ["s1", "s2"], r.stdout + r.stderr
-    return plan
-
-
-def test_a_spent_receipt_whose_use_was_deleted_with_sqlite3_does_not_release_again(tmp_path: Path, out: Path) -> None:
-    plan = _through_the_gate(tmp_path, out)
-    _sqlite3(plan, "DELETE FROM events WHERE kind = 'approval-used'")
-    (out / "s2").unlink()  # the world drifted: §2 is asked again with the same content
-    r = director("apply", str(plan), cwd=tmp_path, out=out)
-    assert r.returncode == 12, r.stdout + r.stderr
-    [line] = r.stderr.splitlines()
-    assert re.fullmatch(r"error: the journal \S+ was tampered with: event \d+ \(approval-used\) was deleted \(it came before event \d+ \(\S+\)\); no gate is released across a break", line), line
-    assert acts(out) == ["s1", "s2"]  # §2 did not act again on the spent receipt
-    data = validated(director("audit", str(plan), "--json", cwd=tmp_path, out=out).stdout)
-    assert data["chain"]["intact"] is False and [b["kind"] for b in data["chain"]["breaks"]] == ["deleted"]
-
-
-def test_a_spent_receipt_whose_use_was_deleted_with_psql_does_not_release_again(
-    tmp_path: Path, out: Path, pg_url: str
-) -> None:
-    env = {"DIRECTOR_STATE_URL": pg_url}
-    plan = _through_the_gate(tmp_path, out, env)
-    _psql(pg_url, "DELETE FROM director.events WHERE kind = 'approval-used'")
-    (out / "s2").unlink()
-    r = director("apply", str(plan), cwd=tmp_path, out=out, env=env)
-    assert r.returncode == 12 and "(approval-used) was deleted" in r.stderr, r.stdout + r.stderr
-    assert acts(out) == ["s1", "s2"]
-    _psql(pg_url, "UPDATE director.approvals SET at = '2020-01-01T00:00:00.000000+00:00'")
-    data = validated(director("audit", str(plan), "--json", cwd=tmp_path, out=out, env=env).stdout)
-    assert {(b["table"], b["kind"]) for b in data["chain"]["breaks"]} == {("events", "deleted"), ("approvals", "edited")}
-    assert "its at changed" in next(b["detail"] for b in data["chain"]["breaks"] if b["table"] == "approvals")
-
-
-def _key(tmp: Path, name: str) -> Path:
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(tmp / name)], check=True)
-    return tmp / name
-
-
-def _signer(principal: str, key: Path) -> str:
-    kind, blob = key.with_name(key.name + ".pub").read_text().split()[:2]
-    return f"{principal} {kind} {blob}\n"
-
-
-def _verified_and_refused(tmp: Path, out: Path) -> Path:
-    """A gate released by alice's signed receipt (1), an unsigned one (2) refused when offered."""
-    keys = tmp / "keys"
-    keys.mkdir()
-    alice = _key(keys, "alice")
-    plan = write_plan(tmp, CounterPlan([Step(), Step(marker=GATE)]))
-    (tmp / SIGNERS).write_text(_signer("alice@example.com", alice))
-    assert director("apply", str(plan), cwd=tmp, out=out).returncode == 4
-    assert director("approve", str(plan), "2", "--yes", "--sign-with", str(alice), cwd=tmp, out=out).returncode == 0
-    assert director("approve", str(plan), "2", "--yes", cwd=tmp, out=out).returncode == 0
-    r = director("apply", str(plan), cwd=tmp, out=out)
-    assert r.returncode == 0 and "refused: unsigned" in r.stdout, r.stdout + r.stderr
-    return plan
-
-
-def _said(plan: Path, out: Path) -> tuple[int, str, str, dict[str, Any], list[dict[str, Any]]]:
-    """(approve --verify's exit code, its output, audit's text, audit's JSON, audit's JSON lines)."""
-    v = director("approve", str(plan), "--verify", cwd=plan.parent, out=out)
-    text = director("audit", str(plan), cwd=plan.parent, out=out).stdout
-    data = validated(director("audit", str(plan), "--json", cwd=plan.parent, out=out).stdout)
-    lines = validated_lines(director("audit", str(plan), "--jsonl", cwd=plan.parent, out=out).stdout)
-    return v.returncode, v.stdout, text, data, lines
-
-
-def _tampered_receipts(verify_output: str) -> set[str]:
-    return set(re.findall(r"^receipt (\d+) .*: ✗ tampered: ", verify_output, re.M))
-
-
-def test_refused_receipts_are_history_and_an_edited_one_is_the_alarm_in_verify_and_audit(tmp_path: Path, out: Path) -> None:
-    plan = _verified_and_refused(tmp_path, out)
-    code, verify, text, data, lines = _said(plan, out)
-    assert code == 0, verify  # a receipt refused when offered is history, not an alarm
-    assert "1 of 2 receipts verified against" in verify and "1 refused (history, not an alarm)" in verify
-    assert re.search(r"^receipt 2 .*: ✗ unsigned$", verify, re.M), verify
-    assert "receipt 1: ✓ verified: alice@example.com" in text and "tampered" not in text
-    assert data["chain"] == {"intact": True, "breaks": []} and lines[-1]["record"] == "chain"
-    db = sqlite3.connect(plan.parent / ".director" / plan.name / "journal.sqlite3")
-    for column, value in (("at", "2020-01-01T00:00:00.000000+00:00"), ("content_json", '{"commands": ["rm -rf /"]}')):
-        [(was,)] = db.execute(f"SELECT {column} FROM approvals WHERE id = 1").fetchall()
-        _sqlite3(plan, f"UPDATE approvals SET {column} = '{value}' WHERE id = 1")
-        code, verify, text, data, lines = _said(plan, out)
-        assert code == 12, verify
-        assert re.search(rf"^receipt 1 .*: ✗ tampered: was edited: its {column} changed since it was written$", verify, re.M), verify
-        assert "✓ verified" not in text and f"receipt 1: ✗ tampered: was edited: its {column} changed" in text, text
-        assert text.startswith("✗ the journal was tampered with: 1 break(s)")
-        # audit and --verify agree: the same breaks, the same receipts tampered
-        assert [f"tampered: {b['row']} {b['detail']}" for b in data["chain"]["breaks"]] == [
-            ln for ln in verify.splitlines() if ln.startswith("tampered: ")
-        ]
-        assert _tampered_receipts(verify) == {b["id"] for b in data["chain"]["breaks"] if b["table"] == "approvals"}
-        assert lines[-1] == {"schema": "director.audit/1", "record": "chain", **data["chain"]}
-        r = director("apply", str(plan), cwd=tmp_path, out=out)  # in sync: no gate is asked, nothing to release
-        assert r.returncode == 0, r.stdout + r.stderr
-        restored = str(was).replace("'", "''")
-        _sqlite3(plan, f"UPDATE approvals SET {column} = '{restored}' WHERE id = 1")  # put back as it was written
-        code, verify, text, data, lines = _said(plan, out)
-        assert code == 0 and data["chain"]["intact"] and "receipt 1: ✓ verified: alice@example.com" in text, verify
-    db.close()

@@ -41,7 +41,9 @@ def test_two_first_runs_started_together_never_fail(tmp_path: Path) -> None:
         pair = first_runs(d)
         codes[pair.codes] = codes.get(pair.codes, 0) + 1
         if not pair.ok:
-            bad.append(f"pair {i}: exit {pair.codes}, acts {pair.acts}, journal {pair.integrity}: {pair.errors}")
+            bad.append(
+                f"pair {i}: exit {pair.codes}, acts {pair.acts}, journal {pair.integrity}: {pair.errors}"
+            )
         shutil.rmtree(d)
     print(f"{PAIRS} pairs, exit codes: {codes}")
     assert bad == [], "\n".join(bad)
@@ -75,7 +77,10 @@ def test_hard_links_of_one_plan_exclude_each_other(
         assert r.returncode == 5, r.stdout + r.stderr
         st = os.stat(link)
         [line] = r.stderr.splitlines()
-        assert f"plan file {link} (device {st.st_dev}, inode {st.st_ino}) is being applied by another Director" in line, line
+        assert (
+            f"plan file {link} (device {st.st_dev}, inode {st.st_ino}) is being applied by another Director"
+            in line
+        ), line
         assert acts(out) == ["s1"]  # the second name ran nothing
     finally:
         (out / "go-on").touch()
@@ -100,5 +105,7 @@ def test_a_journal_that_cannot_be_created_is_one_line_naming_it_and_why(tmp_path
     finally:
         state.chmod(0o755)
     assert r.returncode == 70 and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.splitlines() == [f"error: cannot create the journal {state / 'journal.sqlite3'}: Permission denied"]
+    assert r.stderr.splitlines() == [
+        f"error: cannot create the journal {state / 'journal.sqlite3'}: Permission denied"
+    ]
     assert sorted(p.name for p in state.iterdir()) == ["workspace"] and acts(out) == []
