@@ -38,8 +38,10 @@ def main() -> None:
             why = next((e.strip().splitlines()[-1] for e in pair.errors if e.strip()), "")
             failed.append(f"pair {i}: exit {pair.codes}, acts {pair.acts}, {pair.integrity}: {why}")
             print(failed[-1], flush=True)
-    print(f"{ns.pairs} pairs ({'hard links' if ns.hard_links else 'one name'}) in {time.monotonic() - t0:.0f} s, "
-          f"load {os.getloadavg()[0]:.2f}: {len(failed)} failed; exit codes {dict(codes)}")  # fmt: skip
+    how = "hard links" if ns.hard_links else "one name"
+    took, load = time.monotonic() - t0, os.getloadavg()[0]
+    print(f"{ns.pairs} pairs ({how}) in {took:.0f} s, load {load:.2f}: {len(failed)} failed", end="")
+    print(f"; exit codes {dict(codes)}")
 
 
 if __name__ == "__main__":
