@@ -357,6 +357,7 @@ def _lease(
     cm: Any = backend.acquire(journal, run_kind=kind, plan=str(pf.path)) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:
+            pf.catch_up()  # Live State the previous holder wrote since the plan was read is the baseline
             dead = {lease.previous_pid} if lease.previous_pid is not None else set()
             remove_stale_temps(pf.path, dead_pids=dead)
             remove_stale_temps(ignore_file(p), dead_pids=dead)  # written at start, before the lease
