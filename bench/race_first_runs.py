@@ -2,7 +2,8 @@
 20 pairs in tests/test_first_runs.py): how many pairs failed (an exit other than 0 and 5, an act run twice,
 an unsound journal), and the exit codes seen.
 
-Usage: .venv/bin/python bench/race_first_runs.py [--pairs 170] [--hard-links]
+Usage: .venv/bin/python bench/race_first_runs.py [--pairs 170] [--hard-links] [--together]
+(`--together`: each process waits for the other right before creating the journal, tests/barrier.)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", type=int, default=170)
     ap.add_argument("--hard-links", action="store_true", help="the second applies a hard link of the plan")
+    ap.add_argument("--together", action="store_true", help="both held until both create the journal")
     ns = ap.parse_args()
     names = ("counter.md", "copy.md") if ns.hard_links else ("counter.md", "counter.md")
     codes: collections.Counter[tuple[int, int]] = collections.Counter()
@@ -32,7 +34,7 @@ def main() -> None:
     t0 = time.monotonic()
     for i in range(ns.pairs):
         with tempfile.TemporaryDirectory(prefix="race-first-runs-") as tmp:
-            pair = first_runs(Path(tmp), names)
+            pair = first_runs(Path(tmp), names, together=ns.together)
         codes[tuple(sorted(pair.codes))] += 1  # type: ignore[index]
         if not pair.ok:
             why = next((e.strip().splitlines()[-1] for e in pair.errors if e.strip()), "")

@@ -36,15 +36,26 @@ class Pair:
         )
 
 
-def _env(out: Path) -> dict[str, str]:
-    return {**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"}
+BARRIER = Path(__file__).resolve().parent / "barrier"  # a sitecustomize: tests/barrier/sitecustomize.py
 
 
-def first_runs(tmp: Path, plans: tuple[str, str] = ("counter.md", "counter.md")) -> Pair:
+def _env(out: Path, barrier: Path | None) -> dict[str, str]:
+    env = {**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"}
+    if barrier is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(BARRIER), env.get("PYTHONPATH", "")) if p)
+        env["DIRECTOR_TEST_BARRIER"] = str(barrier)
+    return env
+
+
+def first_runs(tmp: Path, plans: tuple[str, str] = ("counter.md", "counter.md"), *, together: bool = False) -> Pair:
     """A fresh plan in `tmp`, applied twice at once (as `plans[0]` and `plans[1]`: one file, or two names
-    of one file); both are started before either is waited for."""
+    of one file); both are started before either is waited for. `together`: each waits for the other
+    right before it opens the journal for the first time (tests/barrier), so both create it at once."""
     out = tmp / "out"
     out.mkdir()
+    barrier = tmp / "barrier" if together else None
+    if barrier is not None:
+        barrier.mkdir()
     write_plan(tmp, CounterPlan([Step(), Step()]), plans[0])
     if plans[1] != plans[0]:
         os.link(tmp / plans[0], tmp / plans[1])
@@ -52,7 +63,7 @@ def first_runs(tmp: Path, plans: tuple[str, str] = ("counter.md", "counter.md"))
         subprocess.Popen(
             [sys.executable, "-m", "director", "apply", name],
             cwd=tmp,
-            env=_env(out),
+            env=_env(out, barrier),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

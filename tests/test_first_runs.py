@@ -49,6 +49,20 @@ def test_two_first_runs_started_together_never_fail(tmp_path: Path) -> None:
     assert bad == [], "\n".join(bad)
 
 
+def test_two_first_runs_creating_the_journal_at_the_same_moment_never_fail(tmp_path: Path) -> None:
+    """The same, each process held at the very start of the journal's creation until the other is there
+    too (tests/barrier: the pairs above rarely overlap that closely on a loaded machine)."""
+    bad = []
+    for i in range(PAIRS // 2):
+        d = tmp_path / f"pair{i}"
+        d.mkdir()
+        pair = first_runs(d, together=True)
+        if not pair.ok:
+            bad.append(f"pair {i}: exit {pair.codes}, acts {pair.acts}, journal {pair.integrity}: {pair.errors}")
+        shutil.rmtree(d)
+    assert bad == [], "\n".join(bad)
+
+
 def _wait_for(path: Path, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():

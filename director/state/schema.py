@@ -221,8 +221,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
-# the journal's data, parents first
-TABLES = ("runs", "transitions", "steps", "approvals", "events", "verify_paths", "lease_holder")
 
 
 def connect(path: Path, now: str) -> sqlite3.Connection:

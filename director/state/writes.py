@@ -65,7 +65,6 @@ class JournalBase:
         self._ids: dict[str, int] = {}  # the last id used per id sequence, in the open transaction
         self._head: chain.Link | None = None  # the chain's head in the open transaction, once read
         self._head_moved = False
-        self.commits = 0  # transactions committed by this object (diagnostics, benches)
 
     @property
     def location(self) -> str:
@@ -163,7 +162,6 @@ class JournalBase:
             self._abort()
             raise
         self._reset()
-        self.commits += 1
 
     def _abort(self) -> None:
         self._d.rollback()
