@@ -91,7 +91,7 @@ class Lease:
         self.previous: Holder | None = None  # the unreleased holder taken over (proven gone), if any
         self._fd: int | None = fd
         self._journal = journal
-        self.plan_fd: int | None = None  # the plan file's own lock (`director.state.planlock`)
+        self.plan_fd: planlock.Held | None = None  # the plan file's own lock (`director.state.planlock`)
 
     @property
     def previous_pid(self) -> int | None:
@@ -166,7 +166,7 @@ def acquire(
     path = Path(lock_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    plan_fd: int | None = None
+    plan_fd: planlock.Held | None = None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

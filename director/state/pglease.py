@@ -84,7 +84,7 @@ def _terminate(journal: PgJournal, session: int) -> bool:
 class PgLease:
     """A held plan lease in PostgreSQL; release it (or leave the `with` block) to let the next writer in."""
 
-    def __init__(self, journal: PgJournal, holder: Holder, plan_fd: int | None = None) -> None:
+    def __init__(self, journal: PgJournal, holder: Holder, plan_fd: planlock.Held | None = None) -> None:
         """Wrap an acquired lease; use `acquire`."""
         self._journal = journal
         self.holder = holder

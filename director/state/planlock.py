@@ -18,18 +18,27 @@ from pathlib import Path
 
 from director.errors import LeaseHeld
 
+Held = tuple[int, int]  # the plan file's (device, inode): this process's hold on its lock
+_held: dict[Held, list[int]] = {}  # held lock -> [its descriptor, how many leases of this process share it]
 
-def lock(plan: Path) -> int | None:
-    """An open descriptor holding the plan file's lock (None if the plan cannot be opened); `LeaseHeld`
-    when another process holds it (a run of the same file under another name)."""
+
+def lock(plan: Path) -> Held | None:
+    """This process's hold on the plan file's lock (None if the plan cannot be opened); `LeaseHeld` when
+    another process holds it (a run of the same file under another name). Leases of one process share
+    it (`state push` holds both backends' leases of one plan)."""
     try:
         fd = os.open(plan, os.O_RDONLY | os.O_CLOEXEC)  # never inherited by a block's processes
     except OSError:
         return None
+    st = os.fstat(fd)
+    key = (st.st_dev, st.st_ino)
+    if key in _held:
+        os.close(fd)
+        _held[key][1] += 1
+        return key
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        st = os.fstat(fd)
         os.close(fd)
         raise LeaseHeld(
             f"plan file {plan} (device {st.st_dev}, inode {st.st_ino}) is being applied by another Director "
@@ -38,10 +47,14 @@ def lock(plan: Path) -> int | None:
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    _held[key] = [fd, 1]
+    return key
 
 
-def unlock(fd: int | None) -> None:
-    """Drop the lock (closing the descriptor drops it)."""
-    if fd is not None:
-        os.close(fd)
+def unlock(held: Held | None) -> None:
+    """Let go of the hold; the last one drops the lock (closing the descriptor drops it)."""
+    if held is None or held not in _held:
+        return
+    _held[held][1] -= 1
+    if _held[held][1] == 0:
+        os.close(_held.pop(held)[0])
