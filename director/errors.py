@@ -21,7 +21,8 @@ class ExitCode(enum.IntEnum):
     UPSTREAM_GUARD = 9  # a teardown would destroy (or lost) a bound upstream resource
     UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
     STATE_UNAVAILABLE = 11  # the state database (--state-url) was unreachable or lost mid-run; apply resumes
-    JOURNAL_TAMPERED = 12  # the journal's hash chain is broken: a row was edited, deleted or added by hand
+    NOT_CREATED = 12  # check: the plan was never applied here (its Live State is the published template's)
+    JOURNAL_TAMPERED = 13  # the journal's hash chain is broken: a row was edited, deleted or added by hand
     USAGE = 64  # a bad option or argument (sysexits EX_USAGE)
     PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
     INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)

@@ -82,6 +82,11 @@ def _changes_and_drift(tmp: Path, out: Path) -> list[Result]:
     return [pending, run_director("check", str(plan), cwd=tmp, out=out)]
 
 
+def _not_created(tmp: Path, out: Path) -> list[Result]:
+    plan = write_plan(tmp, CounterPlan([Step()]))  # never applied here: its Live State is the template's
+    return [run_director("check", str(plan), cwd=tmp, out=out)]
+
+
 def _step_failed(tmp: Path, out: Path) -> list[Result]:
     plan = write_plan(tmp, CounterPlan([Step(extra="exit 1")]))
     return [run_director("apply", str(plan), cwd=tmp, out=out)]
@@ -239,6 +244,7 @@ SCENARIOS: dict[ExitCode, Callable[[Path, Path], list[Result]]] = {
     ExitCode.PLAN_ERROR: _plan_error,
     ExitCode.INTERNAL: _internal,
     ExitCode.STATE_UNAVAILABLE: _state_unavailable,
+    ExitCode.NOT_CREATED: _not_created,
     ExitCode.JOURNAL_TAMPERED: _journal_tampered,
     ExitCode.INTERRUPTED: _interrupted,
 }

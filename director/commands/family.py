@@ -148,11 +148,16 @@ def consumers_beside(path: Path, decl: Declarations) -> dict[Path, list[str]]:
 
 
 def guard_teardown(
-    path: Path, plan: Plan, decl: Declarations, leaving: set[Path], opts: dict[str, Any], override: bool
+    path: Path,
+    plan: Plan,
+    decl: Declarations,
+    leaving: set[Path],
+    state_url: str | None,
+    operator: str | None,
+    override: bool,
 ) -> None:
     """A provider's teardown is refused while a consumer is live, unless that consumer is torn down in this
     run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited."""
-    state_url = opts.get("state_url")
     bound = consumers_beside(path, decl)
     live = [c for c in bound if c not in leaving and is_live(c, state_url)]
     if not live:
@@ -160,7 +165,7 @@ def guard_teardown(
     from director.run.gates import operator_name
 
     names = ", ".join(f"{shown(c)} ({', '.join(bound[c])})" for c in live)
-    who = operator_name(opts.get("operator"))
+    who = operator_name(operator)
     _audit(path, state_url, "teardown-consumers-orphaned" if override else "teardown-refused",
            {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
     if override:

@@ -14,6 +14,7 @@ one at a time on the main thread, Ctrl-C to every member, and the family's summa
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import sys
 import threading
@@ -41,42 +42,34 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from director.plan.model import Input, Plan
-    from director.run.config import Mode, RunResult
+    from director.run.config import RunRequest, RunResult
     from director.run.events import Bus
     from director.run.family import Graph, Member, Scheduler
     from director.run.gates import Arrival, Elsewhere, GateContent, Prompter
-    from director.state.journal import RunKind
     from director.ui.family import Screen
 
 
-def run_plans(
-    plans: list[Path],
-    *,
-    kind: RunKind,
-    mode: Mode,
-    jobs: int | None = None,
-    orphan_consumers: bool = False,
-    **opts: Any,
-) -> ExitCode:
-    """One plan (a file), or a family (several, or a directory)."""
-    from director.commands.run import run_command
+def run_plans(plans: list[Path], request: RunRequest) -> ExitCode:
+    """One plan (a file), or a family (several, or a directory), as `request` asks."""
+    from director.commands.prereqs import check_engine
+    from director.commands.run import check_request, open_plan, run_command
 
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    check_request(request)
+    check_engine()  # bash ≥ 4.1 and /proc, before anything is read or created
     if len(plans) == 1 and not plans[0].is_dir():
         path = plans[0]
-        require_plan(path)
+        pf = open_plan(request, path)  # the one parse of this plan: its family declarations read from it
         provided: dict[str, str] = {}
         if declares(path):
-            plan = parse(path)
-            decl = decl_of(plan)
-            if mode == "run" and kind == "teardown":
-                guard_teardown(path, plan, decl, set(), opts, orphan_consumers)
-            provided = provided_alone(
-                path, decl, opts.get("state_url"), need_live=mode == "run" and kind == "apply"
-            )
-        return run_command(kind=kind, mode=mode, plan_path=path, provided=provided or None, **opts)
-    return FamilyRun(plans, kind, mode, jobs, orphan_consumers, opts).run()
+            decl = decl_of(pf.plan)
+            state_url = request.state.state_url
+            if request.mode == "run" and request.kind == "teardown":
+                guard_teardown(path, pf.plan, decl, set(), state_url, request.approval.operator,
+                               request.orphan_consumers)  # fmt: skip
+            need_live = request.mode == "run" and request.kind == "apply"
+            provided = provided_alone(path, decl, state_url, need_live=need_live)
+        return run_command(request, path, plan_file=pf, provided=provided or None)
+    return FamilyRun(plans, request).run()
 
 
 @dataclass
@@ -157,21 +150,11 @@ class _Asker:
 class FamilyRun:
     """One family command from start to exit code."""
 
-    def __init__(
-        self,
-        plans: list[Path],
-        kind: RunKind,
-        mode: Mode,
-        jobs: int | None,
-        orphan_consumers: bool,
-        opts: dict[str, Any],
-    ) -> None:
+    def __init__(self, plans: list[Path], request: RunRequest) -> None:
         self.args = plans
-        self.kind = kind
-        self.mode = mode
-        self.jobs = jobs
-        self.override = orphan_consumers
-        self.opts = opts
+        self.request = request
+        self.kind = request.kind
+        self.mode = request.mode
         self.scheduler: Scheduler[Outcome] | None = None
         self.screen: Screen
         self.console: Console
@@ -183,15 +166,15 @@ class FamilyRun:
     # -- before anything runs ----------------------------------------------------------------------
 
     def _members(self) -> tuple[Graph, dict[Path, Plan]]:
-        for option in ("state_dir", "workdir"):
-            if self.opts.get(option) is not None:
-                flag = "--" + option.replace("_", "-")
+        state = self.request.state
+        for flag, value in (("--state-dir", state.state_dir), ("--workdir", state.workdir)):
+            if value is not None:
                 raise UsageError(f"{flag} names one plan's state: run one plan at a time with it")
         return members(self.args)
 
     def _check_before(self, graph: Graph, plans: dict[Path, Plan]) -> None:
         """What would stop the family is said before anything runs."""
-        state_url = self.opts.get("state_url")
+        state_url = self.request.state.state_url
         if self.mode == "run" and self.kind == "apply":
             for ext in graph.external:
                 r = ext.require
@@ -207,7 +190,8 @@ class FamilyRun:
             leaving = {m.path for m in graph.members}
             for m in graph.members:
                 if m.decl.provides:
-                    guard_teardown(Path(m.label), plans[m.path], m.decl, leaving, self.opts, self.override)
+                    guard_teardown(Path(m.label), plans[m.path], m.decl, leaving, state_url,
+                                   self.request.approval.operator, self.request.orphan_consumers)  # fmt: skip
 
     def _scoped(
         self, graph: Graph, plans: dict[Path, Plan]
@@ -223,7 +207,7 @@ class FamilyRun:
 
         sets: dict[Path, list[str]] = {m.path: [] for m in graph.members}
         approve: dict[Path, list[str]] = {m.path: [] for m in graph.members}
-        for raw in self.opts.get("sets") or []:
+        for raw in self.request.step.sets:
             head, colon, rest = raw.partition(":")
             m = member_of(head) if colon and "=" not in head else None
             if m is not None:
@@ -235,7 +219,7 @@ class FamilyRun:
                 raise UsageError(f"--set {raw!r}: no plan of the family has an input setting {knob!r}")
             for x in fits:
                 sets[x.path].append(raw)
-        for raw in self.opts.get("approve") or []:
+        for raw in self.request.approval.approve:
             head, colon, rest = raw.rpartition(":")
             m = member_of(head) if colon else None
             if m is not None:
@@ -300,7 +284,7 @@ class FamilyRun:
         """The family's event stream (`--events`), which every member writes to as well."""
         from director.run.events import Bus, JsonlWriter
 
-        events = self.opts.get("events")
+        events = self.request.screen.events
         if events == "-":
             self._sink = JsonlWriter(sys.stdout)
         elif events:
@@ -335,12 +319,12 @@ class FamilyRun:
         graph, plans = self._members()
         self._check_before(graph, plans)
         sets, approve = self._scoped(graph, plans)
-        to_stdout = self.opts.get("events") == "-"
-        plain = bool(self.opts.get("plain"))
-        self.console = make_console(plain or to_stdout or not sys.stdout.isatty(), stderr=to_stdout)
+        screen = self.request.screen
+        to_stdout = screen.events == "-" or screen.json
+        self.console = make_console(screen.plain or to_stdout or not sys.stdout.isatty(), stderr=to_stdout)
         self.screen = Screen(self.console.file)
         interactive = (
-            not self.opts.get("non_interactive", True)
+            not screen.non_interactive
             and not in_ci()
             and sys.stdin.isatty()
             and sys.stdout.isatty()
@@ -354,7 +338,7 @@ class FamilyRun:
         order = graph.order()[::-1] if teardown else graph.order()
         observe_only = self.mode != "run"
         deps = {m.path: set() for m in graph.members} if observe_only else graph.deps(reverse=teardown)
-        jobs = self.jobs or len(order)
+        jobs = self.request.jobs or len(order)
         label = {m.path: m.label for m in graph.members}
 
         def one(m: Member) -> Outcome:
@@ -381,10 +365,36 @@ class FamilyRun:
 
             family_table(self.console, f"family {command}", rows)
             bus.emit("family.end", members=[as_dict(r) for r in rows], exit_code=int(code))
+        if self.request.screen.json:
+            self._print_result(command, order, results, rows, code)
         for exc in (self.scheduler.errors if self.scheduler else {}).values():
             if not isinstance(exc, (DirectorError, KeyboardInterrupt)):
                 raise exc  # a bug in one member: its traceback, once every member has stopped
         return code
+
+    def _print_result(
+        self, command: str, order: list[Member], results: dict[Path, Any], rows: list[Any], code: ExitCode
+    ) -> None:
+        """`--json`: one `director.family-result/1` document, each member's `director.result/1` in it."""
+        import json
+
+        from director.commands.run_screen import result_document
+        from director.ledger.compose import outputs
+
+        by_label = {m.label: results[m.path] for m in order}
+        members = []
+        for row in rows:
+            r = by_label[row.plan]
+            res = getattr(r, "result", None)
+            doc = None
+            if res is not None:
+                realized = outputs(parse(Path(row.plan))) if command == "apply" else {}
+                doc = result_document(command, Path(row.plan), res, ExitCode(r.code), realized)
+            members.append({"plan": row.plan, "outcome": row.outcome, "exit_code": row.exit_code,
+                            "detail": row.detail, "result": doc})  # fmt: skip
+        document = {"schema": "director.family-result/1", "command": command, "exit_code": int(code),
+                    "members": members}  # fmt: skip
+        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
 
     def _run_member(
         self, graph: Graph, m: Member, real: Prompter | None, sets: list[str], approve: list[str]
@@ -402,15 +412,17 @@ class FamilyRun:
             prompter=_Asker(self, real, m.label) if real is not None else None,
             interrupts=self._interrupts,
         )
-        opts = {k: v for k, v in self.opts.items() if k not in ("sets", "approve", "events")}
+        request = dataclasses.replace(
+            self.request,
+            step=dataclasses.replace(self.request.step, sets=tuple(sets)),
+            approval=dataclasses.replace(self.request.approval, approve=tuple(approve)),
+            screen=dataclasses.replace(self.request.screen, events=None, json=False),
+        )
         started = time.monotonic()
         error: str | None = None
         try:
             provided = self._provided(graph, m)  # a teardown's §0 reads them too (consumers go first)
-            code = run_command(
-                kind=self.kind, mode=self.mode, plan_path=Path(m.label), sets=sets, approve=approve,
-                events=None, provided=provided or None, family=seat, **opts,
-            )  # fmt: skip
+            code = run_command(request, Path(m.label), provided=provided or None, family=seat)
         except DirectorError as exc:
             code, error = ExitCode(exc.exit_code), str(exc)
             console.print(f"error: {exc}", markup=False, highlight=False)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from director.exec.shell import SessionState, Shell
 from director.ledger import compose
+from director.ledger.evidence import read_evidence
 from director.ledger.planfile import PlanFile
 from director.ledger.splice import LedgerUpdate
 from director.plan.model import Plan, Section, key_label, label_list, section_label
@@ -115,8 +116,8 @@ class Run:
         self.bases = Bases(self.journal)
         self.successes = SectionSuccesses(self.journal)
         self.worlds = Worlds(self.journal)
-        ls = self.plan.live_state
-        self.results_before = {r.name: r.result for r in ls.check_rows} if ls is not None else {}
+        # as seen here: a published template's ✅ rows are not this machine's (ledger.evidence)
+        self.results_before = dict(read_evidence(self.plan, self.journal).check_results)
 
     @property
     def interruption(self) -> str:
@@ -151,7 +152,14 @@ class Run:
             started = self.section_started.get(section.key)
         duration = time.monotonic() - started if started is not None else 0.0
         duration = max(0.0, duration - self.waited.pop(section.key, 0.0))
-        self.reports.append(SectionReport(section.key, section.title, verdict, detail, duration))
+        report = SectionReport(section.key, section.title, verdict, detail, duration)
+        # one row a section: a later word on it (a teardown that then finds processes left) replaces the first
+        at = next((i for i, r in enumerate(self.reports) if r.key == section.key), None)
+        if at is None:
+            self.reports.append(report)
+        else:
+            report.duration_s = max(report.duration_s, self.reports[at].duration_s)
+            self.reports[at] = report
         if emit:
             self.bus.emit(
                 "section.verdict",

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from director.exec.shell import SessionState, Shell
+from director.ledger.evidence import read_evidence
 from director.plan import knobs, markers
 from director.plan.model import Plan, Section, SectionKind, label_list, section_label
 from director.plan.verify import CheckResult, Verdict
@@ -132,6 +133,7 @@ class Preview:
         detail: str,
         seen: Verdict,
         reason: str,
+        pristine: bool = False,
     ) -> tuple[str, str]:
         """`check` against a ledger that says nothing exists (`gone`, `not-created`): a section observed
         absent is as recorded (`absent`, exit 0); one observed present is drift. What apply would do next
@@ -139,6 +141,8 @@ class Preview:
         word = status.split(" ", 1)[0]
         if word not in LEDGER_ABSENT:
             return verdict, detail
+        if seen is Verdict.PASSED and pristine:  # nothing recorded here to drift from
+            return "present", "observed present, though never applied here"
         if seen is Verdict.PASSED:
             drift = f"present, though the ledger says {status}"
             result.drift.append(f"{label} {section.title}: {drift}")
@@ -146,6 +150,8 @@ class Preview:
         if seen is Verdict.SKIPPED:
             return "skipped", f"not observable ({reason}); the ledger says {status}"
         why = f"its verify {seen.value}: {reason or 'not there'}"
+        if pristine:
+            return "absent", f"not created here ({why})"
         return "absent", f"{LEDGER_ABSENT[word]}, as recorded ({why})"
 
     def run(self) -> RunResult:
@@ -156,7 +162,9 @@ class Preview:
         stop_at: str | None = None  # the first gate apply would stop at
         ahead: list[str] = []  # the sections that apply (or wait on one that does) before that gate
         ls = plan.live_state
-        status = str(ls.data.get("status", "")) if ls else ""
+        evidence = read_evidence(plan, self.journal)  # a published template's rows are not evidence here
+        status = evidence.status
+        result.pristine = evidence.pristine
         todo = list(plan.executable_sections)
         bases = reasons.Bases(self.journal)
         successes = SectionSuccesses(self.journal)
@@ -202,10 +210,13 @@ class Preview:
                     if self._needs_approval(section, texts, {})
                     else "will-apply"
                 )
-                detail = "already gone" if holds else f"would tear down ({reason or 'no verify block'})"
+                detail = (
+                    "already gone" if holds
+                    else f"would tear down (its verify does not find it gone: {reason or 'no verify block'})"
+                )  # fmt: skip
                 result.changes = result.changes or not holds
             elif section.kind is SectionKind.DISCOVERY:
-                verdict = "in-sync" if holds or unobservable else "failed"
+                verdict = "in-sync" if holds else "skipped" if unobservable else "failed"  # as apply says
                 detail = (
                     "upstream resources present" if holds
                     else reason if unobservable
@@ -255,7 +266,7 @@ class Preview:
                     result.drift.append(f"{label} {section.title}: {detail}")
             if self.cfg.mode == "check" and section.kind is SectionKind.NUMBERED:
                 verdict, detail = self._as_recorded(
-                    result, status, label, section, verdict, detail, seen, reason
+                    result, status, label, section, verdict, detail, seen, reason, evidence.pristine
                 )
             self._verdict(section, verdict, detail)
             self._detail(result, section, texts, templates, verdict, detail, acted_before=last is not None)
@@ -264,11 +275,12 @@ class Preview:
                 self.session = session.apply_delta(self.session, SessionState.from_json(last.session))
         if ls is not None and self.cfg.mode == "check":
             for row in ls.check_rows:
+                recorded = evidence.check_results.get(row.name, row.result)
                 for ref in row.fed_by:
                     o = self.by_ref.get(ref)
                     if (
                         o is not None
-                        and row.result.startswith("✅")
+                        and recorded.startswith("✅")
                         and o.verdict
                         in (
                             Verdict.FAILED,
@@ -279,7 +291,7 @@ class Preview:
                             f"check row {row.name!r}: ledger says {row.result}, observed: "
                             f"{o.verdict.value}: {o.observed or 'fails'}"
                         )
-                    elif o is not None and row.result.startswith("— torn down") and o.verdict.holds:
+                    elif o is not None and recorded.startswith("— torn down") and o.verdict.holds:
                         result.drift.append(
                             f"check row {row.name!r}: ledger says {row.result}, observed: passed: "
                             f"{o.observed or 'holds'}"

@@ -94,6 +94,7 @@ def still_running(run: Run, section: Section) -> str | None:
     if not held:
         return None
     return (
-        f"{len(held)} process{'es' if len(held) > 1 else ''} the plan started still run: {_names(held)}; "
+        f"{len(held)} process{'es' if len(held) > 1 else ''} the plan started still "
+        f"{'run' if len(held) > 1 else 'runs'}: {_names(held)}; "
         "the plan is not gone while they do (`director status` lists them; stop them, run teardown again)"
     )
