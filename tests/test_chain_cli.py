@@ -1,7 +1,7 @@
 """The journal's hash chain through the real CLI, with the real `sqlite3` and `psql` programs editing the
 journal as an operator with write access would: a spent receipt whose use was deleted does not release its
-gate again (exit 12, the row named); `director audit` never reads `✓ verified` for an edited receipt;
-`approve --verify` raises the alarm (exit 12) for a tampered journal and not for receipts refused when
+gate again (exit 13, the row named); `director audit` never reads `✓ verified` for an edited receipt;
+`approve --verify` raises the alarm (exit 13) for a tampered journal and not for receipts refused when
 offered (exit 0), and names the same receipts and breaks `audit` does. (Only the CLI and the tests'
 helpers are imported: these run against any Director.)
 """
@@ -63,7 +63,7 @@ def test_a_spent_receipt_whose_use_was_deleted_with_sqlite3_does_not_release_aga
     _sqlite3(plan, "DELETE FROM events WHERE kind = 'approval-used'")
     (out / "s2").unlink()  # the world drifted: §2 is asked again with the same content
     r = director("apply", str(plan), cwd=tmp_path, out=out)
-    assert r.returncode == 12, r.stdout + r.stderr
+    assert r.returncode == 13, r.stdout + r.stderr
     [line] = r.stderr.splitlines()
     assert re.fullmatch(
         r"error: the journal \S+ was tampered with: event \d+ \(approval-used\) was deleted \(it came before event \d+ \(\S+\)\); no gate is released across a break",
@@ -82,7 +82,7 @@ def test_a_spent_receipt_whose_use_was_deleted_with_psql_does_not_release_again(
     _psql(pg_url, "DELETE FROM director.events WHERE kind = 'approval-used'")
     (out / "s2").unlink()
     r = director("apply", str(plan), cwd=tmp_path, out=out, env=env)
-    assert r.returncode == 12 and "(approval-used) was deleted" in r.stderr, r.stdout + r.stderr
+    assert r.returncode == 13 and "(approval-used) was deleted" in r.stderr, r.stdout + r.stderr
     assert acts(out) == ["s1", "s2"]
     _psql(pg_url, "UPDATE director.approvals SET at = '2020-01-01T00:00:00.000000+00:00'")
     data = validated(director("audit", str(plan), "--json", cwd=tmp_path, out=out, env=env).stdout)
@@ -154,7 +154,7 @@ def test_refused_receipts_are_history_and_an_edited_one_is_the_alarm_in_verify_a
         [(was,)] = db.execute(f"SELECT {column} FROM approvals WHERE id = 1").fetchall()
         _sqlite3(plan, f"UPDATE approvals SET {column} = '{value}' WHERE id = 1")
         code, verify, text, data, lines = _said(plan, out)
-        assert code == 12, verify
+        assert code == 13, verify
         assert re.search(
             rf"^receipt 1 .*: ✗ tampered: was edited: its {column} changed since it was written$",
             verify,

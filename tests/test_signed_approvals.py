@@ -303,7 +303,7 @@ def test_approve_verify_rechecks_every_stored_receipt(tmp_path: Path, out: Path,
     db.execute("UPDATE approvals SET content_json = ? WHERE id = 2", (json.dumps(content),))
     db.close()
     r = run(plan, out, "approve", str(plan), "--verify")
-    assert r.returncode == 12 and "receipt 2 " in r.stdout, r.stdout  # the journal edited by hand: the alarm
+    assert r.returncode == 13 and "receipt 2 " in r.stdout, r.stdout  # the journal edited by hand: the alarm
     assert "✗ tampered: was edited: its content_json changed since it was written" in r.stdout
 
 

@@ -109,7 +109,7 @@ def verify_command(
     """`approve --verify`: every stored receipt checked against the allowed signers now -- its signature,
     its row against what was signed, its content against its sha256, its nonce -- and the journal's hash
     chain. A receipt refused (unsigned, unknown or expired key, replayed) is history: exit 0. A journal
-    edited by hand (a chain break, a row that differs from its signed claim) is the alarm: exit 12, with
+    edited by hand (a chain break, a row that differs from its signed claim) is the alarm: exit 13, with
     the same breaks `director audit` shows."""
     from director.commands import trust
     from director.run.gates import canonical

@@ -328,7 +328,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         receipt = _await_receipt(run, section, content)  # None unless `--wait-for-approval`
         if receipt is None:
             _wait(run, section, content, _needs(run, section, "needs a human go"))
-    run.journal.require_intact()  # never released across a break in the journal's chain (exit 12)
+    run.journal.require_intact()  # never released across a break in the journal's chain (exit 13)
     _release(run, section, content, receipt, own)
 
 
