@@ -1,9 +1,10 @@
 """The one interface to a plan's machine state, whichever backend keeps it.
 
 `StateStore` is what the engine, the commands and the leases see of a journal: runs, transitions, steps,
-approval receipts, audit events and the lease holder. Two classes have it: `director.state.journal.Journal`
-(SQLite beside the plan, the default) and `director.state.pgjournal.PgJournal` (PostgreSQL, `--state-url`).
-The engine is typed against this protocol only, so it cannot tell which one it was handed.
+approval receipts, audit events, the lease holder, the journal's hash chain and where its plan lives. One
+class has it, `director.state.journal.Journal`, over a dialect: SQLite beside the plan (the default) or
+PostgreSQL (`director.state.pgjournal.PgJournal`, `--state-url`). The engine is typed against this
+protocol only, so it cannot tell which one it was handed.
 
 `PlanLease` is a held plan lease (one writer per plan), `StateBackend` opens a plan's store and takes,
 inspects and breaks its lease (`director.state.backends`).
