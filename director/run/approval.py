@@ -296,6 +296,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
     content = gate_content(run.plan, section, run.knobs, texts, templates, run.session.variables)
     if content is None:
         return
+    run.journal.commit()  # nothing held open while a gate deliberates (a signing key may ask its passphrase)
     content = review(
         run.plan,
         section,
