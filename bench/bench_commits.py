@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -94,19 +95,22 @@ def make_plan(path: Path, n: int) -> None:
     path.write_text("\n".join(parts), encoding="utf-8")
 
 
-def counted_apply(d: Path, *args: str) -> tuple[dict[str, int], float, str]:
+def counted_apply(d: Path, *args: str) -> tuple[dict[str, float], float, str]:
     """`director apply p.md …` in `d`, counted; (counts, wall seconds, output)."""
     counts = d / "counts.json"
     env = {**os.environ, "CI": "1", "NO_COLOR": "1"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     r = subprocess.run(
         [sys.executable, "-c", CHILD, str(counts), "apply", "p.md", "--plain", "--non-interactive", *args],
         cwd=d, env=env, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         raise SystemExit(f"apply exited {r.returncode}:\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
-    return json.loads(counts.read_text()), wall, r.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)  # Director and its bash
+    return {**json.loads(counts.read_text()), "cpu": cpu}, wall, r.stdout
 
 
 def steps_in_journal(d: Path) -> int:
@@ -138,6 +142,7 @@ def main() -> None:
     for k in ("statements", "begins", "commits", "durable_commits"):
         print(f"  {k:16} {int(med[k]):7d}  {med[k] / steps:6.2f} a step")
     print(f"  {'wall':16} {med['wall']:7.2f} s")
+    print(f"  {'cpu':16} {med['cpu']:7.2f} s (Director and the blocks' bash, user + system)")
 
 
 if __name__ == "__main__":
