@@ -219,7 +219,10 @@ def test_replayed_receipts_are_refused_spent_from_another_plan_or_for_other_cont
     od = journal(other)
     _copy_receipt(db, od, 1)
     r = director("apply", str(other), cwd=other_dir, out=out)
-    assert r.returncode == 4 and "refused: replayed: signed for another plan (path:" in r.stdout, r.stdout
+    # another plan's act reads another session (its workspace, its closure key): never this content
+    assert r.returncode == 4 and "needs a human go" in r.stdout, r.stdout
+    v = director("approve", str(other), "--verify", cwd=other_dir, out=out)
+    assert v.returncode == 1 and "✗ replayed: signed for another plan (path:" in v.stdout, v.stdout
     od.close()
     # 3. a receipt for this content, its sha256 set to other content's (the plan's command was changed)
     approve(plan, out, "2", keys["alice"])

@@ -100,6 +100,7 @@ def run_command(
     from director.commands import trust
     from director.exec.secrets import secret_name_predicate
     from director.ledger.evidence import record_template
+    from director.run.closure import load_key
     from director.run.config import RunConfig
     from director.run.engine import Engine
     from director.run.gates import operator_name
@@ -140,6 +141,7 @@ def run_command(
         journal = _open_journal(backend, p, secret_name_predicate(secrets), site.created)
         # A family member's blocks never read the terminal: several may run at once (docs/families.md).
         shell = _shell(tenv, p, interactive and family is None, secrets, provided or {}, site.identity)
+        bus.redact_with(lambda text: shell.redactor.redact(text))  # every event, every field
         cfg = RunConfig.derive(
             request,
             interactive=interactive,
@@ -148,6 +150,7 @@ def run_command(
             sets=given,
             signing_key=key,
             allowed_signers=signers,
+            closure_key=load_key(p.state),
         )
         if signers is not None:
             console.print(f"approvals must be signed by a key in {signers}", markup=False, highlight=False)
@@ -166,6 +169,8 @@ def run_command(
             signals = family.interrupts if family is not None else _signals_to
             with lease, signals(engine.interrupt), run_screen.shown(live):
                 if mode == "run":
+                    trust.require_signers(journal, signers, plan_path)  # fail closed (docs/approvals.md)
+                    trust.record_signers(journal, signers)
                     record_template(pf.plan, journal)  # once, before the plan's first run here
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 latest = journal.latest_run() if kind == "apply" and mode == "run" else None
@@ -283,8 +288,10 @@ def _shell(
     from director.exec.marks import PLAN_VAR
     from director.exec.secrets import Redactor
     from director.exec.shell import Shell
+    from director.run.closure import DIRECTOR_OPTIONS
 
-    base_env = dict(os.environ)
+    # Director's own options are not the blocks' (a gate's closure holds the environment they inherit)
+    base_env = {k: v for k, v in os.environ.items() if k not in DIRECTOR_OPTIONS}
     base_env.update(provided)
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))

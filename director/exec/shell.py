@@ -226,6 +226,11 @@ class Shell:
     ) -> None:
         self.close()
 
+    @property
+    def environment(self) -> dict[str, str]:
+        """The environment every block's processes inherit (before the session and the step's marks)."""
+        return dict(self._env)
+
     def inherits(self, name: str) -> bool:
         """Whether every block gets `name` from Director's own environment (not from the session)."""
         return name in self._base_env

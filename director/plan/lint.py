@@ -44,6 +44,7 @@ RULES: dict[str, tuple[Severity, str]] = {
     "teardown-without-verify": (_WARN, "the Teardown has no verify block"),
     "empty-teardown": (_WARN, "the Teardown has no bash block"),
     "destructive-outside-teardown": (_WARN, "a destructive command in a section not marked 💥"),
+    "gated-verify-acts": (_ERR, "a gated section's verify changes the world: it runs before the gate"),
     "input-not-a-choice": (_WARN, "a Provisioning Input with a single option"),
     "input-duplicate-option": (_WARN, "a Provisioning Input lists an option twice"),
     "knob-not-set": (_WARN, "§0 never assigns an input's knob"),
@@ -165,6 +166,7 @@ def lint(plan: Plan) -> list[Finding]:
     _hint_keys(plan, out)
     _templates(plan, out)
     _fence_attributes(plan, out)
+    _gated_verify_effects(plan, out)
     return sorted(out, key=lambda f: (f.line, f.code, f.message))
 
 
@@ -503,5 +505,60 @@ def _fence_attributes(plan: Plan, out: list[Finding]) -> None:
                         "unknown-fence-attribute",
                         f"fence attribute {key!r} is ignored by Director (it uses retries, backoff, delay, "
                         "timeout, processes and Runme's name, cwd, interactive, excludeFromRunAll, id)",
+                    )
+                )
+
+
+# -- gated sections: what runs before their gate ------------------------------------------------------
+
+# Programs that change the world whatever their arguments (files, processes): never an observation.
+_WRITERS = frozenset(
+    {"touch", "mkdir", "cp", "mv", "rm", "rmdir", "ln", "chmod", "chown", "chgrp", "truncate", "install",
+     "shred", "kill", "pkill", "killall", "tee", "dd", "mkfifo", "mknod", "unlink"}
+)  # fmt: skip
+_QUIET_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+
+
+def _quiet(target: str | None) -> bool:
+    """A redirection that writes no file: `/dev/null`, a descriptor (`>&2`)."""
+    return target in _QUIET_TARGETS or (target or "").startswith("&")
+
+
+def _gated_verify_effects(plan: Plan, out: list[Finding]) -> None:
+    """A gated (🔴/💥) section's verify blocks run before its gate (observe before act) and without an
+    approval: one that lint can show to change the world -- a destructive command, a program that writes
+    or kills, a redirection into a file, `sed -i` -- is an error. Silence one line with
+    `# director-lint: disable=gated-verify-acts` when it only touches scratch files (docs/lint.md)."""
+    functions = frozenset(
+        n for s in plan.sections for b in s.executable_blocks for n in bash.function_names(b.text)
+    )
+    for s in plan.sections:
+        if not _has(s, lambda r: r.gates):
+            continue
+        for b in s.verify_blocks:
+            found: dict[int, str] = {}
+            for d in bash.destructions(b.text, plan_functions=functions):
+                found.setdefault(d.row, f"`{d.what}`")
+            for c in bash.parse(b.text).commands:
+                writes = [r.target for r in c.redirects if r.op in (">", ">>", ">|", "&>", "&>>", "<>")]
+                writes = [t for t in writes if t is None or not _quiet(t.static)]
+                probe = (c.program == "kill" and [a.static for a in c.args[:2]] in (["-0"], ["-s", "0"])) or (
+                    c.program == "kill" and bool(c.args) and c.args[0].static in ("-0", "-l", "-L")
+                )  # `kill -0 PID` only asks whether it runs
+                if c.kind == "command" and c.program in _WRITERS and not probe:
+                    found.setdefault(c.row, f"`{c.program}`")
+                elif c.kind == "command" and c.program == "sed" and any(
+                    (a.static or "").startswith("-i") for a in c.args
+                ):
+                    found.setdefault(c.row, "`sed -i`")
+                elif writes:
+                    found.setdefault(c.row, f"`> {writes[0].text if writes[0] is not None else ''}`")
+            for row, what in sorted(found.items()):
+                out.append(
+                    Finding(
+                        b.body_start + row + 1,
+                        "gated-verify-acts",
+                        f"{what} in the verify block of {_where(s)} changes the world, but a verify runs "
+                        "before the gate (observe before act) and without an approval: move it into the act",
                     )
                 )

@@ -100,6 +100,8 @@ class RunConfig:
     signing_key: Path | None = None  # `--sign-with`: this run's own approvals are signed with it
     allowed_signers: Path | None = None  # in force: a gate is released only by a verified signature
     detail_section: str | None = None  # `plan --section N`: the gate to show in full
+    # the key that seals secrets in a gate's closure (`director.run.closure`; b"": this process's own)
+    closure_key: bytes = field(default=b"", repr=False)
 
     @classmethod
     def derive(
@@ -112,6 +114,7 @@ class RunConfig:
         sets: dict[str, str],
         signing_key: Path | None,
         allowed_signers: Path | None,
+        closure_key: bytes = b"",
     ) -> RunConfig:
         """The engine's view of a request, with what was resolved from it: the operator's name, the
         target the run really uses, the `--set` answers by knob, the signing key and signers in force."""
@@ -133,6 +136,7 @@ class RunConfig:
             signing_key=signing_key,
             allowed_signers=allowed_signers,
             detail_section=request.screen.detail_section,
+            closure_key=closure_key,
         )
 
 

@@ -21,6 +21,7 @@ from director.ledger.planfile import PlanFile
 from director.ledger.splice import LedgerUpdate
 from director.plan.model import Plan, Section, key_label, label_list, section_label
 from director.plan.verify import CheckResult
+from director.run import history
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
@@ -152,6 +153,7 @@ class Run:
             started = self.section_started.get(section.key)
         duration = time.monotonic() - started if started is not None else 0.0
         duration = max(0.0, duration - self.waited.pop(section.key, 0.0))
+        detail = self.shell.redactor.redact(detail)  # a secret a block minted is known only once it ended
         report = SectionReport(section.key, section.title, verdict, detail, duration)
         # one row a section: a later word on it (a teardown that then finds processes left) replaces the first
         at = next((i for i, r in enumerate(self.reports) if r.key == section.key), None)
@@ -271,9 +273,9 @@ class Run:
             return self.kv_cells
         ls = self.plan.live_state
         assert ls is not None
-        evs = self.journal.events(kind="kv-templates")
-        if evs:
-            self.kv_cells = dict(evs[0].data.get("cells", {}))
+        recorded = history.kv_templates(self.journal)
+        if recorded is not None:
+            self.kv_cells = recorded
             return self.kv_cells
         cells = {r.key: r.value for r in ls.kv_rows}
         self.journal.record_event(self.run_id, "kv-templates", {"cells": cells})
@@ -281,7 +283,8 @@ class Run:
         return cells
 
     def finish(self, state: RunState, section: str | None, message: str, ledger: bool = True) -> RunResult:
-        """End the run in `state`: journaled, announced, written to Live State."""
+        """End the run in `state`: journaled, announced, written to Live State (no secret in the reason)."""
+        message = self.shell.redactor.redact(message)
         self.journal.transition(self.run_id, state, message)
         self.bus.emit("run.state", run_id=self.run_id, to=state.value, reason=message)
         if section is not None and not self.failed_at:

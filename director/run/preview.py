@@ -54,8 +54,17 @@ class Preview:
         self.bus.emit("section.verdict", section=section.key, label=label, title=section.title,
                       verdict=verdict, detail=detail)  # fmt: skip
 
+    def _content(
+        self, section: Section, texts: dict[int, str], templates: fingerprint.Templates
+    ) -> approval.GateContent | None:
+        """The gate's content as apply would compute it: the act's closure in this session."""
+        seal = approval.preview_sealer(self.cfg.closure_key, self.shell.redactor.redact, self.is_secret)
+        where = approval.reach(self.shell, self.session, section, texts, templates, seal, self.shell.workdir)
+        c = approval.content_for(self.plan, section, self.knobs, texts, where)
+        return None if c is None else replace(c, reach=where.to_json())
+
     def _gate_sha(self, section: Section, texts: dict[int, str], templates: fingerprint.Templates) -> str:
-        c = approval.gate_content(self.plan, section, self.knobs, texts, templates, self.session.variables)
+        c = self._content(section, texts, templates)
         return c.sha256 if c is not None else ""
 
     def _needs_approval(
@@ -65,8 +74,7 @@ class Preview:
         gate = knobs.gate_of(section, self.knobs)
         if gate is None:
             return False
-        receipt = self.journal.find_approval(section.key, self._gate_sha(section, texts, templates))
-        if receipt is not None and not approval.consumed(self.journal, receipt.id):
+        if approval.has_receipt(self.journal, section.key, self._gate_sha(section, texts, templates)):
             return False  # an unspent receipt for exactly this content
         if any(matches(s, section.key, section.slug, section.title) for s in self.cfg.approve):
             return False
@@ -109,8 +117,7 @@ class Preview:
         wanted = self.cfg.detail_section
         if wanted is None or not matches(wanted, section.key, section.slug, section.title):
             return
-        env = self.session.variables
-        content = approval.gate_content(self.plan, section, self.knobs, texts, templates, env)
+        content = self._content(section, texts, templates)
         if content is None:
             result.detail = f"{section_label(section)} {section.title}: not gated for these inputs"
             return
@@ -118,9 +125,10 @@ class Preview:
         acts = verdict not in ("in-sync", "observed")
         reasons = [w for w in why.split("; ") if w] if acts else [f"it does not: {verdict} ({why})"]
         result.detail = approval.review(
-            self.plan, section, content, kind=self.cfg.kind, env=env, knob_values=self.knobs,
-            realized=self.realized, templates=templates, reasons=reasons,
+            self.plan, section, content, kind=self.cfg.kind, env=approval.display_env(content),
+            knob_values=self.knobs, realized=self.realized, templates=templates, reasons=reasons,
             journal=self.journal, kv_templates=kv, acted_before=acted_before and acts,
+            redact=self.shell.redactor.redact,
         )  # fmt: skip
 
     def _as_recorded(

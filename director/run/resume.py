@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from director.errors import CrashLoop
 from director.exec.shell import SessionState
-from director.run import session
+from director.run import history, session
 from director.run.config import RunConfig
 from director.run.context import Done, Run
 from director.run.events import Bus
@@ -67,16 +67,12 @@ def open_run(journal: StateStore, bus: Bus, cfg: RunConfig) -> tuple[int | None,
 
 def previous_inputs(journal: StateStore) -> dict[str, str] | None:
     """The most recent resolution of the inputs (a later run reuses it unless a knob is set)."""
-    evs = journal.events(kind="inputs-resolved")
-    return {str(k): str(v) for k, v in evs[-1].data.get("values", {}).items()} if evs else None
+    return history.previous_inputs(journal)
 
 
 def realized_values(journal: StateStore) -> dict[str, str]:
     """The values every run so far realized, latest last."""
-    out: dict[str, str] = {}
-    for ev in journal.events(kind="realized"):
-        out.update(ev.data.get("values", {}))
-    return out
+    return history.realized_values(journal)
 
 
 def replay(run: Run) -> None:
@@ -106,5 +102,13 @@ def replay(run: Run) -> None:
     if saved is not None:
         run.session = SessionState.from_json(saved)
         session.withhold(run, saved)
+        # a section that succeeded after that step (found in sync: its change adopted, not re-run) left
+        # its change in its own row: apply it too, or the resumed session lacks what it set
+        steps = run.journal.steps(run.run_id)
+        base = max((s.id for s in steps if s.role != "section" and s.state == StepState.SUCCEEDED.value
+                    and s.session is not None), default=0)  # fmt: skip
+        for s in steps:
+            if s.id > base and s.role == "section" and s.state == StepState.SUCCEEDED.value and s.session:
+                session.adopt(run, s.session)
     run.done_before_resume = set(run.completed_sections)
     session.recompute_withheld(run)

@@ -359,6 +359,14 @@ def _compact_parts(
     if content.inputs and left > MIN_COMMAND_LINES + 1:
         why_now.append(_one_line("inputs: " + ", ".join(f"{k}={v}" for k, v in content.inputs.items())))
         left -= 1
+    if content.closure and left > MIN_COMMAND_LINES + 4:  # a spare line: the commands come first
+        from director.run import closure
+
+        said = closure.summary(content.closure)
+        if width is not None and len(said) > width - 2:
+            said = said[: width - 3] + "…"  # one screen line: the rest is in `details`
+        why_now.append(_one_line(said, "dim"))
+        left -= 1
     cmds: list[RenderableType] = []
     commands = _commands(content)
     total = sum(len(cmd.rstrip("\n").split("\n")) for cmd in commands)
@@ -418,9 +426,14 @@ def _full_parts(content: GateContent, width: int | None, plain: bool) -> list[Re
             parts.append(Text("  " + clean(ln), style=_change_style(ln)))
     if content.inputs:
         parts.append(Text("inputs: " + ", ".join(f"{k}={v}" for k, v in content.inputs.items())))
+    from director.run import closure  # the gate's own words for what it covers
+
     if content.variables:
-        parts.append(Text("variables: " + ", ".join(f"{k}={clean(v)}" for k, v in content.variables.items()),
-                          style="dim"))
+        shown = ", ".join(f"{k}={clean(closure.shown(v))}" for k, v in content.variables.items())
+        parts.append(Text("variables: " + shown, style="dim"))
+    if content.closure:
+        heading("what the act can read (the approval covers it all):")
+        listing(closure.panel_lines(content.closure))
     for path, how, text in _file_lines(content):
         if how == "unchanged on disk":
             heading(f"file {path} will be written (unchanged on disk):")
