@@ -258,6 +258,10 @@ def _gap(me: Link, said: Link, prev: Link, by_name: Mapping[tuple[str, str], Lin
     elsewhere = by_name.get((said.table, said.ident))
     if elsewhere is not None and elsewhere.hash == said.hash:
         return _brk(me, "reordered", f"was written after {elsewhere.name}, but now follows {prev.name}")
+    if elsewhere is not None:  # its predecessor here is another row: it was not written in this chain
+        return _brk(
+            me, "added", f"was added outside Director (it follows another {said.name} than this journal's)"
+        )
     if said.table == "-":
         return _brk(me, "reordered", f"was written first, but now follows {prev.name}")
     gone = describe(said.table, said.ident, said.label)
