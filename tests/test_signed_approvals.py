@@ -445,7 +445,8 @@ def test_approve_signed_on_machine_b_releases_machine_a_at_its_prompt_and_a_tamp
         t.wait("refused: unsigned")
         on_b("approve", str(b), "2", "--yes", "--sign-with", str(keys["bob"]))
         screen = t.wait("approved from elsewhere")
-        assert re.search(r"approved from elsewhere: receipt \d+ by \S+@machine-b \(approve-command\)", screen), screen
+        assert re.search(r"approved from elsewhere: receipt \d+ by bob@example\.com \(signature verified; recorded "
+                         r"by \S+@machine-b, approve-command\)", screen), screen  # fmt: skip
         assert t.finish() == 0, t.text()
     finally:
         t.kill()

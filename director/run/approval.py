@@ -448,7 +448,9 @@ def _ask(run: Run, section: Section, content: GateContent) -> tuple[ApprovalReco
         if found is not None:
             receipt = signatures.usable(run, section, content, after[0])
             after[0] = max(after[0], found.id)
-        return Arrival(receipt, tuple(s for i, (_, s) in run.refused.items() if i not in before))
+        signer = run.signers.get(receipt.id) if receipt is not None else None
+        return Arrival(receipt, tuple(s for i, (_, s) in run.refused.items() if i not in before),
+                       principal=signer["principal"] if signer else None)  # fmt: skip
 
     hint = f"director approve {run.pf.path} {section.key}"
     _waiting(run, section, content, f"{run.label(section)} asks at the terminal and waits for `{hint}`")
