@@ -99,7 +99,7 @@ def descendants(root: int) -> list[Descendant]:
             continue
         seen.add(pid)
         fields = proc_stat(pid)
-        if not fields or len(fields) <= 19 or fields[0] in _DEAD_STATES:
+        if not fields or len(fields) <= 19 or fields[0] in DEAD_STATES:
             continue
         try:
             with open(f"/proc/{pid}/comm", "rb") as f:
