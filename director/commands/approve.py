@@ -58,7 +58,8 @@ def approve_command(
         run = history.latest_run(journal, "teardown" if section.kind.value == "teardown" else "apply")
         if run is None:
             raise UsageError(f"{plan_path}: no run has reached {selector!r} yet; run `director apply` first")
-        kn = {str(k): str(v) for k, v in (run.inputs or {}).items()}
+        # the inputs its gate was computed with (a teardown's pass over an earlier identity: that one's)
+        kn = history.inputs_at_gate(journal, run.id, {str(k): str(v) for k, v in (run.inputs or {}).items()})
         if knobs.gate_of(section, kn) is None:
             given = ", ".join(f"{k}={v}" for k, v in kn.items()) or "none"
             raise UsageError(f"SECTION: {selector!r} is not gated for the inputs of the last run ({given})")
@@ -111,9 +112,13 @@ def verify_command(
     plan_path: Path, *, state_dir: Path | None, state_url: str | None, allowed_signers: Path | None
 ) -> ExitCode:
     """`approve --verify`: every stored receipt checked against the allowed signers now -- its signature,
-    its row against what was signed, its content against its sha256, its nonce; exit 1 if one fails."""
+    its row against what was signed, its content against its sha256, its nonce -- and the journal's hash
+    chain. A receipt refused (unsigned, unknown or expired key, replayed) is history: exit 0. A journal
+    edited by hand (a chain break, a row that differs from its signed claim) is the alarm: exit 13, with
+    the same breaks `director audit` shows."""
     from director.commands import trust
     from director.run import approval, history
+    from director.state import chain
     from director.ui.render import clean
 
     signers = trust.allowed_signers(plan_path, allowed_signers)
@@ -127,10 +132,13 @@ def verify_command(
     if journal is None:
         print(f"{plan_path}: no receipt recorded yet")
         return ExitCode.OK
-    bad = 0
+    ok = tampered = 0
     try:
-        found = history.receipts(journal)
+        found, breaks = history.receipts(journal), journal.chain_breaks()
+        on_receipt = chain.on(breaks, "approvals")
         identity = signatures.plan_identity(plan_path, plan)
+        for b in breaks:
+            print(clean(f"tampered: {b}"))
         for r in found.all:
             c = r.content
             v = signatures.check_receipt(
@@ -138,16 +146,27 @@ def verify_command(
                 sha256=r.sha256, inputs=dict(c.get("inputs", {})), nonces=found.nonces,
             )  # fmt: skip
             if v.ok and hashlib.sha256(approval.canonical(c)).hexdigest() != r.sha256:
-                v = dataclasses.replace(v, ok=False, reason="edited: its content does not hash to its sha256")
-            bad += not v.ok
-            verdict = f"✓ {v.principal} {v.fingerprint}" if v.ok else f"✗ {v.reason}"
+                why = "edited: its content does not hash to its sha256"
+                v = dataclasses.replace(v, ok=False, code="edited", reason=why)
+            broken = on_receipt.get(str(r.id))
+            if broken is not None or v.code == "edited":
+                verdict = f"✗ tampered: {broken.detail if broken is not None else v.reason}"
+                tampered += 1
+            else:
+                verdict = f"✓ {v.principal} {v.fingerprint}" if v.ok else f"✗ {v.reason}"
+                ok += v.ok
             spent = " (spent)" if r.id in found.spent else ""
             at = f"{r.at:%Y-%m-%dT%H:%M:%S}"
             print(clean(f"{signatures.describe(r)} §{r.section_key} at {at}{spent}: {verdict}"))
     finally:
         journal.close()
-    print(f"{len(found.all) - bad} of {len(found.all)} receipts verified against {signers}")
-    return ExitCode.FINDINGS if bad else ExitCode.OK
+    refused = len(found.all) - ok - tampered
+    said = f"; {refused} refused (history, not an alarm)" if refused else ""
+    print(f"{ok} of {len(found.all)} receipts verified against {signers}{said}")
+    if breaks or tampered:
+        print(f"the journal was tampered with: {len(breaks)} break(s) in its chain, {tampered} receipt(s)")
+        return ExitCode.JOURNAL_TAMPERED
+    return ExitCode.OK
 
 
 def _as_it_stands(
@@ -165,7 +184,8 @@ def _as_it_stands(
             f"{plan_path}: no run has reached §{section.key}'s gate yet; run `director apply` first "
             "(it stops at the gate and records what the act can read)"
         )
-    realized = history.realized_values(journal)
+    # the values this gate's identity realized since the last teardown, as the engine reads them
+    realized = history.realized_at(journal, plan, kn, approval.recorded_reach(waiting).display())
     texts = {b.index: knobs.block_text(section, b, kn, realized) for b in section.executable_blocks}
     where = approval.recorded_reach(waiting)
     content = approval.content_for(plan, section, kn, texts, where)

@@ -6,7 +6,7 @@ import datetime
 import re
 import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -146,6 +146,21 @@ def swallowed_fence(opening: str, body: str) -> int | None:
             continue  # a backtick fence's info string holds no backtick: this line is not a fence
         return row
     return None
+
+
+def swallowed_fences(source: str, blocks: Iterable[tuple[int, int, str]]) -> Iterator[tuple[int, int, str]]:
+    """For each block (its 0-based opening line, first body line, text) whose fence the author did not
+    close before the next one opens (`swallowed_fence`): its 1-based line, the 1-based line of the fence
+    inside it, and that line's text."""
+    lines: list[str] | None = None
+    for start, body_start, text in blocks:
+        if "```" not in text and "~~~" not in text:
+            continue
+        if lines is None:
+            lines = plan_lines(source)  # only for a plan with a fence-like line inside a block
+        row = swallowed_fence(lines[start], text)
+        if row is not None:
+            yield start + 1, body_start + row + 1, text.split("\n")[row].strip()
 
 
 def quote_lines(tok: Token, ctx: Source) -> list[str]:

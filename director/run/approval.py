@@ -350,6 +350,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
     closure (`director.run.closure`) from the session the act starts in."""
     if knobs.gate_of(section, run.knobs) is None:
         return
+    run.journal.commit()  # nothing held open while a gate deliberates (a signing key may ask its passphrase)
     where = reach(run.shell, run.session, section, texts, templates, sealer(run), run.workdir)
     content = content_for(run.plan, section, run.knobs, texts, where)
     if content is None:
@@ -386,6 +387,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         receipt = _await_receipt(run, section, content)  # None unless `--wait-for-approval`
         if receipt is None:
             _wait(run, section, content, _needs(run, section, "needs a human go", content))
+    run.journal.require_intact()  # never released across a break in the journal's chain (exit 13)
     _release(run, section, content, receipt, own)
 
 
@@ -446,7 +448,9 @@ def _ask(run: Run, section: Section, content: GateContent) -> tuple[ApprovalReco
         if found is not None:
             receipt = signatures.usable(run, section, content, after[0])
             after[0] = max(after[0], found.id)
-        return Arrival(receipt, tuple(s for i, (_, s) in run.refused.items() if i not in before))
+        signer = run.signers.get(receipt.id) if receipt is not None else None
+        return Arrival(receipt, tuple(s for i, (_, s) in run.refused.items() if i not in before),
+                       principal=signer["principal"] if signer else None)  # fmt: skip
 
     hint = f"director approve {run.pf.path} {section.key}"
     _waiting(run, section, content, f"{run.label(section)} asks at the terminal and waits for `{hint}`")

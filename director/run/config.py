@@ -73,6 +73,7 @@ class RunRequest:
     screen: ScreenOptions = field(default_factory=ScreenOptions)
     jobs: int | None = None  # a family: at most N plans at once
     orphan_consumers: bool = False  # a provider's teardown despite a live consumer (audited)
+    acceptance: bool = False  # `check --acceptance`: the ✔ sections' checks run too
 
     @property
     def command(self) -> str:
@@ -100,6 +101,7 @@ class RunConfig:
     signing_key: Path | None = None  # `--sign-with`: this run's own approvals are signed with it
     allowed_signers: Path | None = None  # in force: a gate is released only by a verified signature
     detail_section: str | None = None  # `plan --section N`: the gate to show in full
+    acceptance: bool = False  # `check --acceptance`: the ✔ sections' checks run too
     # the key that seals secrets in a gate's closure (`director.run.closure`; b"": this process's own)
     closure_key: bytes = field(default=b"", repr=False)
 
@@ -136,6 +138,7 @@ class RunConfig:
             signing_key=signing_key,
             allowed_signers=allowed_signers,
             detail_section=request.screen.detail_section,
+            acceptance=request.acceptance,
             closure_key=closure_key,
         )
 

@@ -121,6 +121,7 @@ class Arrival:
     receipt: ApprovalRecord | None = None
     refused: tuple[str, ...] = ()
     timed_out: bool = False
+    principal: str | None = None  # the receipt's signer, when its signature verified
 
 
 @dataclass(frozen=True)
