@@ -4,6 +4,7 @@ messages and exit codes."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 
 class ExitCode(enum.IntEnum):
@@ -21,10 +22,55 @@ class ExitCode(enum.IntEnum):
     UPSTREAM_GUARD = 9  # a teardown would destroy (or lost) a bound upstream resource
     UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
     STATE_UNAVAILABLE = 11  # the state database (--state-url) was unreachable or lost mid-run; apply resumes
+    NOT_CREATED = 12  # check: the plan was never applied here (its Live State is the published template's)
+    JOURNAL_TAMPERED = 13  # the journal's hash chain is broken: a row was edited, deleted or added by hand
     USAGE = 64  # a bad option or argument (sysexits EX_USAGE)
     PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
     INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)
     INTERRUPTED = 130  # Ctrl-C / SIGTERM (128 + SIGINT); the next apply resumes
+
+
+# What str.splitlines() (and a terminal) may break a line on: shown escaped wherever a message quotes a
+# path or a plan's text, so that a one-line message stays one line (`director.error_handler`, `lint`).
+_LINE_BREAKS = str.maketrans(
+    {c: c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+)
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks shown escaped (`\\n`): one line, whatever a path or a plan holds."""
+    return text.translate(_LINE_BREAKS)
+
+
+# Several plans' codes as one (a family, a fleet `check`): the most severe wins, never the largest number --
+# a member that failed (3) outranks one that completed unconfirmed (10), drift (2) outranks a plan never
+# applied here (12). Outcomes first, least severe first; then failures; an interruption outranks all.
+_SEVERITY: tuple[int, ...] = (
+    ExitCode.OK,
+    ExitCode.NOT_CREATED,
+    ExitCode.UNCONFIRMED,
+    ExitCode.FINDINGS,
+    ExitCode.CHANGES,
+    ExitCode.AWAITING_APPROVAL,
+    ExitCode.UPSTREAM_GUARD,
+    ExitCode.STEP_FAILED,
+    ExitCode.LEDGER_CONFLICT,
+    ExitCode.CRASH_LOOP,
+    ExitCode.LEASE_HELD,
+    ExitCode.PREREQUISITES,
+    ExitCode.STATE_UNAVAILABLE,
+    ExitCode.USAGE,
+    ExitCode.PLAN_ERROR,
+    ExitCode.INTERNAL,
+    ExitCode.JOURNAL_TAMPERED,  # an alarm: a journal edited by hand outranks every failure
+    ExitCode.INTERRUPTED,
+)
+
+
+def most_severe(codes: Iterable[int]) -> ExitCode:
+    """The one exit code of several plans' (`_SEVERITY`); OK when there are none."""
+    rank = {c: i for i, c in enumerate(_SEVERITY)}
+    return ExitCode(max(codes, key=lambda c: rank.get(c, len(rank)), default=ExitCode.OK))
 
 
 class DirectorError(Exception):
@@ -116,6 +162,20 @@ class StateUnavailable(DirectorError):
     unlock that broke this run's lease). Nothing is retried: the next apply resumes from the journal."""
 
     exit_code = ExitCode.STATE_UNAVAILABLE
+
+
+class SessionTooLarge(DirectorError):
+    """A block left more session (variables, arrays, functions) than Director carries between blocks
+    (`director.exec.session.SESSION_MAX_BYTES`, docs/limits.md): the run stops there, `failed`."""
+
+    exit_code = ExitCode.STEP_FAILED
+
+
+class JournalTampered(DirectorError):
+    """The journal is not as Director wrote it: a row that bears on a gate was edited, deleted, added or
+    moved (its hash chain is broken, `director.state.chain`). No gate is released across a break."""
+
+    exit_code = ExitCode.JOURNAL_TAMPERED
 
 
 class LedgerWriteError(DirectorError):

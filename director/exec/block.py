@@ -12,11 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from director.errors import SessionTooLarge
 from director.exec.capture import OutputCapture, TraceReader
+from director.exec.markers import Marks
+from director.exec.marks import STEP_VAR
 from director.exec.processes import job_members, kill_job, waiting_reader_among
 from director.exec.secrets import Redactor, StreamRedactor
 from director.exec.server import SessionServer, configure_pty
-from director.exec.session import SessionState
+from director.exec.session import SESSION_MAX_BYTES, SessionState, overflowing_name
 from director.plan.bash import TraceEntry
 
 __all__ = ["BlockResult", "BlockRun", "Host", "Running"]
@@ -47,6 +50,21 @@ class BlockResult:
         return self.exit_code == 0 and not (self.timed_out or self.waited_for_input or self.interrupted)
 
 
+def _too_large(name: str, marks: dict[str, str]) -> str:
+    """Why the run stops after a block whose session passed `SESSION_MAX_BYTES`, naming the block by
+    its step mark (`<plan>/<run>/<section>/<block>/<attempt>`, `director.exec.marks`) when it has one."""
+    step = marks.get(STEP_VAR, "").split("/")
+    where = "a block"
+    if len(step) >= 5 and step[-2].isdigit():
+        section = f"§{step[-3]}" if step[-3].isdigit() else f"the {step[-3]} section"
+        where = f"{section}'s block {int(step[-2]) + 1}"
+    what = f" (at `{name}`)" if name else ""
+    return (
+        f"{where} left a session larger than {SESSION_MAX_BYTES >> 20} MiB{what}: Director carries at most "
+        "that between blocks (docs/limits.md); keep large data in a file and pass its path"
+    )
+
+
 class Running:
     """The block in flight: what `stop()` needs from another thread or a signal handler."""
 
@@ -66,13 +84,21 @@ def _prompt(tail: str) -> str:
 
 
 class _Stream:
-    """One pty Director reads: decoded and redacted chunk by chunk."""
+    """One pty Director reads: decoded and redacted chunk by chunk (a traced block's command marks taken
+    out first, `director.exec.markers`)."""
 
-    def __init__(self, fd: int, redactor: Redactor) -> None:
+    def __init__(self, fd: int, redactor: Redactor, marks: Marks | None = None) -> None:
         self.fd = fd
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.redact: StreamRedactor = redactor.stream()
+        self.marks = marks
         self.open = True
+
+    def _text(self, data: bytes, final: bool = False) -> str:
+        text = self.decoder.decode(data, final=final)
+        if self.marks is not None:
+            text = self.marks.feed(text) + (self.marks.flush() if final else "")
+        return text
 
     def read(self) -> tuple[str, bool]:
         """(text available now, at most `_READ_MAX` bytes of it; still open); EIO (every writer closed) or
@@ -91,11 +117,11 @@ class _Stream:
                 self.open = False
                 break
             got += len(data)
-            out.append(self.redact.feed(self.decoder.decode(data)))
+            out.append(self.redact.feed(self._text(data)))
         return "".join(out), self.open
 
     def flush(self) -> str:
-        return self.redact.feed(self.decoder.decode(b"", final=True)) + self.redact.flush()
+        return self.redact.feed(self._text(b"", final=True)) + self.redact.flush()
 
 
 class Host(Protocol):
@@ -116,8 +142,10 @@ class Host(Protocol):
 
     def _ensure_server(self) -> SessionServer: ...
     def _drop_server(self) -> None: ...
-    def _setup(self, state: SessionState, cwd: str, blk: BlockRun, server: SessionServer) -> bytes: ...
-    def _parse_state(self, raw: bytes, before: SessionState) -> SessionState | None: ...
+    def _setup(
+        self, state: SessionState, cwd: str, blk: BlockRun, server: SessionServer
+    ) -> tuple[bytes, bytes]: ...
+    def _parse_state(self, raw: bytes | bytearray, before: SessionState) -> SessionState | None: ...
 
 
 class BlockRun:
@@ -156,7 +184,9 @@ class BlockRun:
         self.master: int | None = None
         self.slave: int | None = None
         self.tracer: TraceReader | None = None
+        self.marks_seen: Marks | None = Marks() if trace else None  # what a traced block's marks said
         self.state_buf = bytearray()
+        self.overflow: str | None = None  # the capture passed SESSION_MAX_BYTES (at this variable)
         self.server_died = False
         self.streams: tuple[_Stream, ...] = ()
         self.waiting = False  # on_waiting was called and output has not resumed since
@@ -267,16 +297,23 @@ class BlockRun:
                 self.status = int(rest)
 
     def _read_state(self, server: SessionServer) -> None:
+        """What the block's EXIT capture wrote so far; past `SESSION_MAX_BYTES` it is read and dropped
+        (bash must finish writing), and what the capture was at is kept to say so (`_result`)."""
         with contextlib.suppress(BlockingIOError, OSError):
             while data := os.read(server.state_r, 65536):
+                if self.overflow is not None:
+                    continue
                 self.state_buf += data
+                if len(self.state_buf) > SESSION_MAX_BYTES:
+                    self.overflow = overflowing_name(bytes(self.state_buf[:SESSION_MAX_BYTES]))
+                    self.state_buf = bytearray()
 
     def _pump(self, start: float) -> str | None:
         """Stream output until the block ends; kill on timeout/stop/input wait. Returns why it killed."""
         sh = self.sh
         server = sh._server
         assert server is not None and self.master is not None
-        out = _Stream(self.master, sh.redactor)
+        out = _Stream(self.master, sh.redactor, self.marks_seen)
         tty = _Stream(server.ctty_master, sh.redactor)
         self.streams = (out, tty)
         poller = select.poll()
@@ -315,8 +352,9 @@ class BlockRun:
                 poller.unregister(sh._tty_fd)
                 forwarding = False
             wait_ms = 250
-            if deadline is not None:
-                wait_ms = max(0, min(wait_ms, int((deadline - now) * 1000) + 1))
+            if deadline is not None and deadline - now < 0.25:
+                # compared first: a deadline centuries away (`--step-timeout 1e308`) is no int of ms
+                wait_ms = max(0, int((deadline - now) * 1000) + 1)
             for fd, _ev in poller.poll(wait_ms):
                 if fd == out.fd or fd == tty.fd:
                     stream = out if fd == out.fd else tty
@@ -438,8 +476,11 @@ class BlockRun:
     def _result(self, start: float, reason: str | None) -> BlockResult:
         sh = self.sh
         new_state = self.state
+        if self.status is not None and self.overflow is not None:
+            raise SessionTooLarge(_too_large(self.overflow, self.marks))
         if self.status is not None:
-            parsed = sh._parse_state(bytes(self.state_buf), self.state)
+            parsed = sh._parse_state(self.state_buf, self.state)
+            self.state_buf = bytearray()  # read: not held while the rest of the step runs
             captured = parsed is not None
             if parsed is not None:
                 new_state = parsed
@@ -466,5 +507,9 @@ class BlockRun:
             waited_for_input=reason == "input",
             signal=sig,
             interrupted=reason == "stop",
-            trace=self.tracer.entries() if self.tracer is not None else None,
+            trace=(
+                (*self.tracer.entries(), *(self.marks_seen.entries() if self.marks_seen is not None else ()))
+                if self.tracer is not None
+                else None
+            ),
         )

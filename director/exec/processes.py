@@ -1,6 +1,7 @@
-"""Processes seen through /proc: liveness, a block's session members, the waiting-reader probe, killing.
+"""Processes seen through /proc: a block's session members, the waiting-reader probe, killing (liveness,
+`pid_alive`, is the leaf `director.proc`, re-exported here).
 
-Pure `os` (nothing of Director's): the lease, the local target and the shell share it.
+Pure `os`: the local target and the shell share it.
 Without /proc (not Linux) liveness falls back on `kill(pid, 0)`, membership on the process group
 alone, and the waiting-reader probe is off.
 
@@ -12,13 +13,20 @@ job an earlier block left running (another group, its parent gone) is not.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import platform
 import signal
 from collections.abc import Callable
+from dataclasses import dataclass
+
+from director.proc import DEAD_STATES, pid_alive, proc_start_time, proc_stat
 
 __all__ = [
     "READ_SYSCALLS",
+    "Descendant",
+    "child_subreaper",
+    "descendants",
     "group_members",
     "job_members",
     "kill_job",
@@ -32,47 +40,81 @@ __all__ = [
     "waiting_reader_among",
 ]
 
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+
+
+def _prctl() -> Callable[..., int] | None:
+    """libc's `prctl`, resolved once in the parent (a forked child must not load libraries)."""
+    try:
+        fn: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return fn
+
+
+_PRCTL = _prctl() if platform.system() == "Linux" else None
+
+
+def child_subreaper() -> bool:
+    """Make this process a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`, as tini and systemd do): an
+    orphan among its descendants -- a daemon that double-forked, a job whose shell ended -- becomes its
+    child instead of init's, whatever it did to its environment or title. Kept across `execve`. Safe in
+    a forked child before exec (the function was resolved in the parent). False where it is not available."""
+    return _PRCTL is not None and _PRCTL(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+@dataclass(frozen=True)
+class Descendant:
+    """A live process under another: its pid, the kernel's start time (a recycled pid is not it), `comm`."""
+
+    pid: int
+    start: str
+    command: str
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of `pid` (`/proc/PID/task/TID/children`, every thread's), [] if unknown."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                out += [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def descendants(root: int) -> list[Descendant]:
+    """The live processes under `root` (zombies aside), through the kernel's children lists: cheap when
+    `root` has none, which is what a session's bash has between blocks unless a block left something."""
+    found: list[Descendant] = []
+    todo, seen = _children(root), {root}
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        fields = proc_stat(pid)
+        if not fields or len(fields) <= 19 or fields[0] in DEAD_STATES:
+            continue
+        try:
+            with open(f"/proc/{pid}/comm", "rb") as f:
+                comm = f.read().strip().decode("utf-8", "replace")
+        except OSError:
+            comm = "?"
+        found.append(Descendant(pid, fields[19], comm))
+        todo += _children(pid)
+    return sorted(found, key=lambda d: d.pid)
+
+
 # Syscall numbers of read, pread64, readv (what a process blocked on input shows in /proc/PID/syscall).
 READ_SYSCALLS: frozenset[str] = frozenset(
     {"x86_64": {"0", "17", "19"}, "aarch64": {"63", "65", "67"}}.get(platform.machine(), set())
 )
-_DEAD_STATES = ("Z", "X")  # zombie, dead: the pid exists but the process no longer runs
-
-
-def proc_stat(pid: int) -> list[str] | None:
-    """Fields of /proc/<pid>/stat after the command name (index 0 is the state), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    # The command name may contain spaces and parentheses; everything after the last ')' is fixed.
-    return raw.rsplit(b")", 1)[-1].decode("ascii", "replace").split()
-
-
-def proc_start_time(pid: int) -> str | None:
-    """The kernel's start time of a process (guards against a recycled pid), None if unknown."""
-    fields = proc_stat(pid)
-    return fields[19] if fields and len(fields) > 19 else None
-
-
-def pid_alive(pid: int | None, start_time: str | None = None) -> bool:
-    """Whether `pid` runs on this host (zombies count as dead) and, with `start_time`, is that process."""
-    if not pid or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
-    fields = proc_stat(pid)
-    if not fields:
-        # Without procfs (macOS) trust kill(0); with it, the process just vanished.
-        return not os.path.isdir("/proc")
-    if fields[0] in _DEAD_STATES:
-        return False
-    return start_time is None or (len(fields) > 19 and fields[19] == start_time)
 
 
 def _members(match: Callable[[list[str]], bool]) -> list[int]:
@@ -86,7 +128,7 @@ def _members(match: Callable[[list[str]], bool]) -> list[int]:
             continue
         fields = proc_stat(int(entry))
         # After ")": state, ppid, pgrp, session, …
-        if fields and len(fields) > 3 and fields[0] not in _DEAD_STATES and match(fields):
+        if fields and len(fields) > 3 and fields[0] not in DEAD_STATES and match(fields):
             found.append(int(entry))
     return found
 
@@ -126,7 +168,7 @@ def job_members(pgid: int) -> list[int]:
     for entry in entries:
         if entry.isdigit():
             fields = proc_stat(int(entry))
-            if fields and len(fields) > 3 and fields[0] not in _DEAD_STATES:
+            if fields and len(fields) > 3 and fields[0] not in DEAD_STATES:
                 table[int(entry)] = (int(fields[1]), int(fields[2]))
     found = {pid for pid, (_pp, pg) in table.items() if pg == pgid}
     groups = {pgid}

@@ -20,12 +20,16 @@ Verdicts: in-sync, applied, verified, failed, awaiting-approval, will-apply, nee
 
 from __future__ import annotations
 
+import errno
 import json
-import re
+import os
+import stat
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
+
+from director.exec.secrets import ESCAPE, OPEN_ESCAPE
 
 SCHEMA = "director.event/1"
 
@@ -35,19 +39,10 @@ Listener = Callable[[Event], None]
 
 # Terminal control sequences a block may print (colours, cursor moves, titles, hyperlinks): CSI, OSC
 # (ended by BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes, 8-bit CSI. CR, LF and tab are kept (a
-# view needs CR to show what a progress bar finally says); every other C0/C1 control goes too.
-_ESCAPE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
-    r"|\x1b[PX^_][^\x1b]*\x1b\\"
-    r"|\x1b[ -/]*[0-~]"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]"
-)
-# What may still be the start of a sequence at the end of a chunk (the rest comes with the next one).
-_OPEN_ESCAPE = re.compile(
-    r"(?:\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)?|\x9b[0-?]*[ -/]*)\Z"
-)
+# view needs CR to show what a progress bar finally says); every other C0/C1 control goes too. One pattern
+# with redaction (`director.exec.secrets`), which looks for secrets in the text as a view shows it.
+_ESCAPE = ESCAPE
+_OPEN_ESCAPE = OPEN_ESCAPE
 _HOLD_MAX = 4096  # an "open" sequence longer than this is not one: drop it
 
 
@@ -94,6 +89,13 @@ class Bus:
         self._seq = 0
         self._clock = clock or (lambda: datetime.now(UTC))
         self._filters: dict[tuple[Any, Any], EscapeFilter] = {}
+        self._redact: Callable[[str], str] | None = None
+
+    def redact_with(self, redact: Callable[[str], str]) -> None:
+        """Mask secrets in every text of every event from now on (`director.exec.secrets.Redactor.redact`,
+        read anew for each event: a run learns secrets as it goes): views, `--events` files and tests see
+        no secret, whichever field carries it (a reason, a gate's content, a block's output)."""
+        self._redact = redact
 
     def _sanitize(self, type_: str, data: dict[str, Any]) -> None:
         where = (data.get("section"), data.get("block"))
@@ -109,6 +111,8 @@ class Bus:
 
     def emit(self, type_: str, **data: Any) -> Event:
         self._sanitize(type_, data)
+        if self._redact is not None:
+            data = {k: _redacted(v, self._redact) for k, v in data.items()}
         self._seq += 1
         event: Event = {
             "schema": SCHEMA,
@@ -121,6 +125,17 @@ class Bus:
         for listener in self._listeners:
             listener(event)
         return event
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` with every string in it redacted (dicts, lists and tuples walked)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redacted(v, redact) for v in value]
+    return value
 
 
 # After these Director may wait (a block runs or streams, a human answers, a retry sleeps, a target works,
@@ -160,3 +175,42 @@ class JsonlWriter:
     def __call__(self, event: Event) -> None:
         self._stream.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
         self._flusher.after(event["type"])
+
+
+# How long `--events FIFO` waits for the FIFO's reader (docs/events.md): opening a FIFO for writing blocks
+# until one opens it, which without a reader is forever.
+FIFO_WAIT_S = 5.0
+
+
+def open_sink(
+    path: str,
+    *,
+    wait_s: float = FIFO_WAIT_S,
+    clock: Callable[[], float] = time.monotonic,
+    sleeper: Callable[[float], None] = time.sleep,
+) -> IO[str]:
+    """`--events PATH` opened for appending: a file (created if needed), or a FIFO once a process reads it.
+
+    Opened without blocking (a FIFO without a reader is ENXIO at once), tried again for `wait_s` seconds
+    while there is no reader, then refused (an OSError naming why); once open, writes block as usual.
+    """
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    deadline = clock() + wait_s
+    while True:
+        try:
+            fd = os.open(path, flags, 0o644)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if clock() >= deadline:
+                why = f"a FIFO no process reads (waited {wait_s:g} s for one; start its reader first)"
+                raise OSError(errno.ENXIO, why) from None
+            sleeper(0.05)
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            os.set_blocking(fd, True)  # a slow reader slows the run down, it never loses an event
+        return os.fdopen(fd, "a", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
