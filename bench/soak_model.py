@@ -111,8 +111,10 @@ class Round:
         assume(self.failing or not self.blocked(feats))
         root = self.base / f"s{self.tally.sequences}"
         self.tally.sequences += 1
-        record: dict[str, Any] = {"worker": self.index, "seq": self.tally.sequences, "features": sorted(feats),
-                                  "actions": len(actions), "steps_before": self.tally.steps}  # fmt: skip
+        record: dict[str, Any] = {
+            "worker": self.index, "seq": self.tally.sequences, "features": sorted(feats),
+            "actions": len(actions), "steps_before": self.tally.steps,
+        }  # fmt: skip
         try:
             run_sequence(
                 spec, actions, root, signing, on_step=self.count, known=lambda v: self.is_known(v, feats)

@@ -490,7 +490,8 @@ class Sandbox:
         o = self.op.read(["output", str(self.plan), "--json"])
         status = self.status_json()
         self.ok(inv.invocation_ends_cleanly, o)
-        output = json.loads(o.output) if o.rc == 0 else None
+        # the document (`director.output/1`) carries the values and the ledger's own doubts about them
+        output = json.loads(o.output).get("values") if o.rc == 0 else None
         self.ok(inv.live_state_agrees_with_output_and_status, ls, output, status)
         if status:
             alive = {p.pid for p in plan_processes(self.mark, self.plan.name)}
