@@ -294,4 +294,10 @@ def _wait_reaped(
 
 def _zombie(proc: Marked) -> bool:
     fields = proc_stat(proc.pid)
-    return fields is not None and len(fields) > 19 and fields[19] == proc.start
+    if fields is None or len(fields) <= 19 or fields[19] != proc.start:
+        return False
+    if fields[1] == str(os.getpid()):  # our own child: reaped here, nobody else will
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, os.WNOHANG)
+        return proc_stat(proc.pid) is not None
+    return True
