@@ -35,6 +35,40 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.basetemp = os.path.join(_SESSION_TMP, "t")
 
 
+# The README's command runs the suite on several workers at once (pytest-xdist, `-n auto`, `--dist
+# loadgroup` in pyproject.toml): a test goes to whichever worker is free, unless it belongs to a group,
+# whose tests all run on one worker in their order. What tests share through a module-scoped fixture (an
+# applied plan carried through ordered steps, a soak's trials, a stack started once) must be built once
+# and seen in order, so each such module is a group: the module itself, or, when every module-scoped
+# fixture a test uses is parametrized, the module and those parameters (each example plan's flow is a
+# group of its own, and the flows of two plans run side by side). A test that names its own group keeps
+# it (one fixed port several modules bind: `xdist_group("port-8765")`).
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.iter_markers("xdist_group")):
+            continue
+        group = shared_fixture_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def shared_fixture_group(item: pytest.Item) -> str | None:
+    """The group of a test that uses a module-scoped fixture (see above); None for one that does not."""
+    if not isinstance(item, pytest.Function):
+        return None
+    shared: list[str] = []
+    for name in item.fixturenames:
+        defs = item._fixtureinfo.name2fixturedefs.get(name)
+        if not defs or defs[-1].scope not in ("module", "package", "class"):
+            continue
+        params = getattr(item, "callspec", None)
+        if params is None or name not in params.params:
+            return item.nodeid.split("::")[0]  # one instance for the whole module
+        shared.append(f"{name}={params.params[name]}")
+    return f"{item.nodeid.split('::')[0]}[{','.join(shared)}]" if shared else None
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if os.environ.get("DIRECTOR_KEEP_TEST_TMP") == "1":
         return
