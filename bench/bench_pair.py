@@ -58,7 +58,8 @@ def director_run(n: int, profile: Path | None = None) -> tuple[float, float]:
     try:
         scaleplan.write_plan(d / "p.md", n)
         pre = ["-m", "cProfile", "-o", str(profile)] if profile else []
-        return timed([sys.executable, *pre, "-m", "director", "apply", "p.md", "--plain", "--non-interactive"], d)
+        argv = [sys.executable, *pre, "-m", "director", "apply", "p.md", "--plain", "--non-interactive"]
+        return timed(argv, d)
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -131,8 +132,8 @@ def main() -> None:
         med = [statistics.median(r[i] for r in rows) for i in range(4)]
         ratios = [r[0] / r[2] for r in rows]
         cpu_ratios = [r[1] / r[3] for r in rows]
-        print(f"  director apply   wall {med[0]:7.3f} s  cpu {med[1]:7.3f} s   {med[0] / ns.n * 1000:6.2f} ms/section")
-        print(f"  bash -c a section wall {med[2]:6.3f} s  cpu {med[3]:7.3f} s   {med[2] / ns.n * 1000:6.2f} ms/section")
+        for label, wall, cpu in (("director apply", med[0], med[1]), ("bash -c a section", med[2], med[3])):
+            print(f"  {label:18} wall {wall:7.3f} s  cpu {cpu:7.3f} s   {wall / ns.n * 1000:6.2f} ms/section")
         print(f"  ratio director / bash: wall {statistics.median(ratios):.2f}x "
               f"(pairs {', '.join(f'{r:.2f}' for r in ratios)}), cpu {statistics.median(cpu_ratios):.2f}x   "
               f"target <= {TARGET}x wall")  # fmt: skip

@@ -43,7 +43,7 @@ def env() -> dict[str, str]:
 
 
 def apply(cwd: Path, profile: Path | None) -> tuple[int, float, float, float]:
-    """(exit code, wall seconds, CPU seconds, peak RSS MB) of one `director apply` (os.wait4: that process)."""
+    """(exit code, wall s, CPU s, peak RSS MB) of one `director apply` (os.wait4: that process)."""
     pre = ["-m", "cProfile", "-o", str(profile)] if profile is not None else []
     t = time.perf_counter()
     proc = subprocess.Popen(
@@ -94,8 +94,8 @@ def main() -> int:
         ok = ok and peak < RSS_LIMIT_MB and (ratio <= PER_SECTION_LIMIT or ns.profile is not None)
         print(f"{n:9d} {size_mb:6.2f}MB {wall:8.2f}s {per * 1000:9.2f} ms {ratio:7.2f}x "
               f"{cpu / n * 1000:9.2f} ms {peak:7.0f}MB  {load()}")  # fmt: skip
-    print(f"targets: per section within {PER_SECTION_LIMIT}x of the first size; peak RSS < {RSS_LIMIT_MB} MB: "
-          f"{'met' if ok else 'NOT met'}")
+    print(f"targets: per section within {PER_SECTION_LIMIT}x of the first size; peak RSS < {RSS_LIMIT_MB} MB:"
+          f" {'met' if ok else 'NOT met'}")
     print(f"load average at the end: {load()}")
     return 0 if ok else 3
 

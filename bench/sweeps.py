@@ -44,7 +44,8 @@ def main() -> int:
     ns = ap.parse_args()
     tests = SWEEPS[ns.only] if ns.only else [t for ts in SWEEPS.values() for t in ts]
     env = {**os.environ, "DIRECTOR_SWEEPS": "long"}
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", ns.n, "--durations=10", *tests]
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", ns.n, "--durations=10"]
+    argv += tests
     print(f"load average {load()}\n+ DIRECTOR_SWEEPS=long {' '.join(argv[1:])}", flush=True)
     t = time.monotonic()
     rc = subprocess.run(argv, cwd=ROOT, env=env, check=False).returncode

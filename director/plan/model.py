@@ -8,8 +8,8 @@ splice exactly the bytes Director owns.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from director.plan.fence import FenceAttributes
