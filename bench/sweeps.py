@@ -2,13 +2,15 @@
 
   contrast   every mined check's whole life through the CLI (tests/test_verify_contrast.py), 212 checks;
              the suite lives through the first check of each class
+  corpus     every written idiom's whole life through the CLI (tests/test_verify_corpus.py), 62 idioms;
+             the suite lives through the first idiom of each class (and proves every idiom's verdict)
   crash      the SIGKILL sweeps of tests/test_crash.py, five episodes each on SQLite and PostgreSQL;
              the suite runs the first two of the same seeded sequence
 
 The randomized soak has a bench of its own with its table (`bench/soak.py -n 200`); the fuzzed plans too
 (`bench/fuzz.py`).
 
-Usage: .venv/bin/python bench/sweeps.py [--only contrast|crash] [-n WORKERS]
+Usage: .venv/bin/python bench/sweeps.py [--only contrast|corpus|crash] [-n WORKERS]
 It runs pytest with DIRECTOR_SWEEPS=long on those tests, in parallel (pytest-xdist, `-n auto` unless
 given), and prints pytest's summary with the time it took and the load average before and after.
 """
@@ -26,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SWEEPS = {
     "contrast": ["tests/test_verify_contrast.py::test_mined_checks_through_their_life"],
+    "corpus": ["tests/test_verify_corpus.py::test_director_apply_check_teardown"],
     "crash": [
         "tests/test_crash.py::test_sigkill_anywhere_never_reruns_a_finished_act_and_the_run_completes",
         "tests/test_crash.py::test_sigkill_anywhere_on_postgresql_never_reruns_a_finished_act",

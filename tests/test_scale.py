@@ -22,6 +22,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from director.ledger import cells
+from director.ledger.splice import LedgerUpdate, apply_update
+from director.plan.model import LabelRanges
+from director.plan.parse import parse
+from director.plan.reparse import reparse_live_state
+from tests.pristine import SEED
 from tests.scaleplan import write_plan
 
 SMALL = 40  # 80 blocks: more than the syntax-tree cache holds (64), as at 4x
@@ -85,3 +94,49 @@ def test_no_call_of_an_apply_grows_with_the_square_of_the_plan(tmp_path: Path) -
     assert not grown, f"calls at {SMALL} → {LARGE} sections (more than {GROWTH_LIMIT:g}x):\n" + "\n".join(
         f"  {a} → {b}  {edge.replace(str(ROOT) + os.sep, '')}" for edge, (a, b) in worst
     )
+
+
+# --- what the index and the summary keep are what a whole reading gives -------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 12).map(lambda n: f"§{n}"), st.sampled_from(["discovery", "§01"]))))
+def test_label_ranges_built_a_label_at_a_time_say_what_the_whole_list_says(labels: list[str]) -> None:
+    ranges = LabelRanges()
+    for i, label in enumerate(labels):
+        ranges.add(label)
+        assert str(ranges) == _label_list_by_hand(labels[: i + 1])
+        assert bool(ranges) == bool(labels[: i + 1])
+
+
+def _label_list_by_hand(labels: list[str]) -> str:
+    """The list read whole, as `label_list` did before: runs of consecutive numbers closed as they end."""
+    out: list[str] = []
+    run: list[int] = []
+
+    def close() -> None:
+        out.extend([f"§{run[0]}–§{run[-1]}"] if len(run) >= 3 else [f"§{n}" for n in run])
+        run.clear()
+
+    for label in labels:
+        digits = label[1:]
+        if label.startswith("§") and digits.isdigit() and digits == str(int(digits)):
+            if run and int(digits) != run[-1] + 1:
+                close()
+            run.append(int(digits))
+        else:
+            close()
+            out.append(label)
+    close()
+    return ", ".join(out)
+
+
+def test_the_discovery_index_survives_a_ledger_write_and_equals_a_fresh_reading() -> None:
+    plan = parse(SEED.read_text(encoding="utf-8"), str(SEED))
+    names = cells.discovered_vars(plan)
+    assert names and plan.derived["discovered_vars"] == tuple(names)
+    update = LedgerUpdate(yaml={"status": "live"}, kv={}, checks={})
+    again = reparse_live_state(plan, apply_update(plan, update))
+    assert again is not None and again.derived is plan.derived  # the Live State re-read shares the index
+    fresh = parse(again.source, str(SEED))
+    assert fresh.derived == {} and cells.discovered_vars(fresh) == names
