@@ -4,6 +4,7 @@ saying how to install them)."""
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import director
 from tests import jsonschemas, xdist_groups
 from tests.pgcluster import Cluster, find_bindir
 from tests.terminal import Term
@@ -60,6 +62,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # before pytest's tmp_path factory reads it; a worker's, which xdist set, is replaced by its own
     if not config.option.basetemp or hasattr(config, "workerinput"):
         config.option.basetemp = os.path.join(_SESSION_TMP, "t")
+    if not hasattr(config, "workerinput"):
+        # Director's bytecode, once, as `pip install .` compiles an installed package: an editable install
+        # has none until a first import writes it, and with PYTHONDONTWRITEBYTECODE set none ever does, so
+        # each of the suite's thousands of `python -m director` runs compiled its modules from source
+        # (+40-100 ms of CPU each). Written where Python writes it (`__pycache__`, ignored by git).
+        compileall.compile_dir(str(Path(director.__file__).parent), quiet=1)
 
 
 @pytest.hookimpl(trylast=True)  # after `-k`/`-m` deselected what they deselect
