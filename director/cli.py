@@ -7,58 +7,49 @@ Heavy modules (markdown-it, ruamel, rich, pexpect, sqlite) are imported inside t
 `director --help` starts about as fast as typer itself.
 """
 
+import dataclasses
 import enum
 import functools
 import gc
+import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from director import __version__
 from director.cli_options import (
+    RUN_OPTIONS,
     AllowedSignersOpt,
-    ApproveOpt,
-    AutoApproveOpt,
     Command,
     DetailSectionOpt,
-    EventsOpt,
     GateSectionArg,
-    IgnoreLintOpt,
-    JobsOpt,
     JsonOpt,
     LastRunOpt,
     LintStrictOpt,
     LogSectionArg,
-    MaxRecoveriesOpt,
-    NonInteractiveOpt,
     OperatorOpt,
     OrphanOpt,
-    PlainOpt,
     PlanArg,
     PlansArg,
-    ReinterviewOpt,
-    RestartOpt,
-    SecretOpt,
-    SetOpt,
     SignWithOpt,
     StateDirOpt,
     StateUrlOpt,
-    StepTimeoutOpt,
-    TargetOpt,
     TeardownPreviewOpt,
     VerifyReceiptsOpt,
-    WaitOpt,
-    WorkdirOpt,
     YesOpt,
 )
-from director.cli_streams import closed_std_streams_to_devnull
+from director.cli_streams import closed_std_streams_to_devnull, guard_stdout, keep_going_without_reader
 from director.error_handler import error_handler
 from director.errors import ExitCode
 from director.errors import UsageError as DirectorUsageError
 from director.targets import DEFAULT_TARGET
+
+if TYPE_CHECKING:
+    from director.run.config import Mode, RunRequest
+    from director.state.journal import RunKind
 
 # click's UsageError (a bad option or argument), reached through typer's public `BadParameter`: typer up
 # to 0.25 re-exports click's class, typer 0.26+ its vendored copy; importing `click` or `typer._click`
@@ -86,7 +77,9 @@ def _print_version(value: bool) -> None:
 def _root(
     version: Annotated[
         bool,
-        typer.Option("--version", help="Print the version and exit.", callback=_print_version, is_eager=True),
+        typer.Option(
+            "--version", "-V", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
     ] = False,
 ) -> None:
     """Run self-executing Markdown plans as durable workflows: observe before act, gates with receipts,
@@ -139,16 +132,20 @@ def lint(
         LintFormat,
         typer.Option(
             "--format",
-            help="text (path:line: severity: code: message), json (one document), github (annotations).",
+            help="text (path:line: severity: code: message), json (one document, as --json), github "
+            "(annotations).",
             envvar="DIRECTOR_LINT_FORMAT",
         ),
     ] = LintFormat.text,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON document (director.lint/1): the same as --format json.")
+    ] = False,
     strict: LintStrictOpt = False,
 ) -> int:
     """Check plans for what an author would want fixed: exit 1 on errors (on warnings too with --strict).
 
     Silence one finding with `<!-- director-lint: disable=CODE -->` (or `# director-lint: disable=CODE` in
-    a bash block) on the line before it; docs/lint.md lists every code and its severity.
+    a bash block) on the line before it; `director docs lint` lists every code and its severity.
 
     \b
     Examples:
@@ -157,34 +154,79 @@ def lint(
     """
     from director.commands.lint import lint_command
 
-    return lint_command(plans, fmt=fmt.value, strict=strict)
+    return lint_command(plans, fmt="json" if as_json else fmt.value, strict=strict)
 
 
-@_command()
-def apply(
-    plans: PlansArg,
-    target: TargetOpt = DEFAULT_TARGET,
-    set_: SetOpt = None,
-    approve: ApproveOpt = None,
-    auto_approve: AutoApproveOpt = False,
-    non_interactive: NonInteractiveOpt = False,
-    restart: RestartOpt = False,
-    reinterview: ReinterviewOpt = False,
-    operator: OperatorOpt = None,
-    state_dir: StateDirOpt = None,
-    workdir: WorkdirOpt = None,
-    step_timeout: StepTimeoutOpt = 1800.0,
-    max_recoveries: MaxRecoveriesOpt = 5,
-    secret: SecretOpt = None,
-    events: EventsOpt = None,
-    plain: PlainOpt = False,
-    state_url: StateUrlOpt = None,
-    wait_for_approval: WaitOpt = None,
-    sign_with: SignWithOpt = None,
-    allowed_signers: AllowedSignersOpt = None,
-    jobs: JobsOpt = None,
-    ignore_lint_errors: IgnoreLintOpt = False,
-) -> int:
+def _run_command(
+    name: str, kind: "RunKind", mode: "Mode"
+) -> Callable[[Callable[..., int]], Callable[..., NoReturn]]:
+    """Register `apply`, `teardown`, `plan` or `check`: the function's own parameters, then the run options
+    `cli_options.RUN_OPTIONS` gives this command (declared once for the four), whose values are gathered
+    into one `RunRequest` and passed to the function as `request`."""
+    shared = {n: (ann, default) for n, (ann, default, commands) in RUN_OPTIONS.items() if name in commands}
+
+    def register(fn: Callable[..., int]) -> Callable[..., NoReturn]:
+        own = [p for p in inspect.signature(fn).parameters.values() if p.name != "request"]
+        params = own + [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=default)
+            for n, (ann, default) in shared.items()
+        ]
+
+        @functools.wraps(fn)
+        def run(**kwargs: Any) -> int:
+            keep_going_without_reader()  # a run is not stopped, nor left pending, by `| head -1`
+            values = {n: kwargs.pop(n) for n in shared}
+            return fn(**kwargs, request=_request(kind, mode, values))
+
+        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        return _command(name)(run)
+
+    return register
+
+
+def _request(kind: "RunKind", mode: "Mode", v: dict[str, Any]) -> "RunRequest":
+    """The one `RunRequest` of this invocation, from its run options' values (those a command does not take
+    have their defaults: `plan` and `check` never ask, never approve a 💥 gate)."""
+    from director.run.config import ApprovalOptions, RunRequest, ScreenOptions, StateOptions, StepOptions
+
+    return RunRequest(
+        kind=kind,
+        mode=mode,
+        state=StateOptions(
+            state_dir=v.get("state_dir"), state_url=v.get("state_url"), workdir=v.get("workdir")
+        ),
+        approval=ApprovalOptions(
+            approve=tuple(v.get("approve") or ()),
+            auto_approve=bool(v.get("auto_approve")),
+            operator=v.get("operator"),
+            wait_for_approval=v.get("wait_for_approval"),
+            sign_with=v.get("sign_with"),
+            allowed_signers=v.get("allowed_signers"),
+        ),
+        step=StepOptions(
+            target=v.get("target", DEFAULT_TARGET),
+            sets=tuple(v.get("set_") or ()),
+            secrets=tuple(v.get("secret") or ()),
+            step_timeout=v.get("step_timeout", 1800.0),
+            max_recoveries=v.get("max_recoveries", 5),
+            restart=bool(v.get("restart")),
+            reinterview=bool(v.get("reinterview")),
+            ignore_lint_errors=bool(v.get("ignore_lint_errors")),
+        ),
+        screen=ScreenOptions(
+            events=v.get("events"),
+            plain=bool(v.get("plain")),
+            json=bool(v.get("as_json")),
+            non_interactive=v.get("non_interactive", True),
+        ),
+        jobs=v.get("jobs"),
+        acceptance=bool(v.get("acceptance")),
+    )
+
+
+@_run_command("apply", "apply", "run")
+def apply(plans: PlansArg, request: "RunRequest") -> int:
     """Apply a plan (or a family: providers first, in parallel where they can): observe before act, stop
     at gates, resume where a previous run stopped.
 
@@ -196,163 +238,56 @@ def apply(
     """
     from director.commands.family_run import run_plans
 
-    return run_plans(
-        plans,
-        kind="apply",
-        mode="run",
-        jobs=jobs,
-        target=target,
-        sets=set_ or [],
-        approve=approve or [],
-        auto_approve=auto_approve,
-        non_interactive=non_interactive,
-        restart=restart,
-        reinterview=reinterview,
-        operator=operator,
-        state_dir=state_dir,
-        workdir=workdir,
-        step_timeout=step_timeout,
-        max_recoveries=max_recoveries,
-        secrets=secret or [],
-        events=events,
-        plain=plain,
-        state_url=state_url,
-        wait_for_approval=wait_for_approval,
-        sign_with=sign_with,
-        allowed_signers=allowed_signers,
-        ignore_lint_errors=ignore_lint_errors,
-    )
+    return run_plans(plans, request)
 
 
-@_command()
-def teardown(
-    plans: PlansArg,
-    target: TargetOpt = DEFAULT_TARGET,
-    set_: SetOpt = None,
-    approve: ApproveOpt = None,
-    non_interactive: NonInteractiveOpt = False,
-    restart: Annotated[bool, typer.Option("--restart", help="Begin a fresh teardown run.")] = False,
-    operator: OperatorOpt = None,
-    state_dir: StateDirOpt = None,
-    workdir: WorkdirOpt = None,
-    step_timeout: StepTimeoutOpt = 1800.0,
-    max_recoveries: MaxRecoveriesOpt = 5,
-    secret: SecretOpt = None,
-    events: EventsOpt = None,
-    plain: PlainOpt = False,
-    state_url: StateUrlOpt = None,
-    wait_for_approval: WaitOpt = None,
-    sign_with: SignWithOpt = None,
-    allowed_signers: AllowedSignersOpt = None,
-    jobs: JobsOpt = None,
-    orphan_consumers: OrphanOpt = False,
-    ignore_lint_errors: IgnoreLintOpt = False,
-) -> int:
+@_run_command("teardown", "teardown", "run")
+def teardown(plans: PlansArg, request: "RunRequest", orphan_consumers: OrphanOpt = False) -> int:
     """Tear down what the plan created (a family: consumers first): observe first, 💥 approval, resumable.
+
+    `--auto-approve` passes a 🔴 gate met on the way, never the 💥 teardown itself: that takes
+    `--approve teardown`, an answer at the terminal or a `director approve` receipt.
 
     Example: director teardown plans/workflow.cloudflare.md --target local --approve teardown
     """
     from director.commands.family_run import run_plans
 
-    return run_plans(
-        plans,
-        kind="teardown",
-        mode="run",
-        jobs=jobs,
-        orphan_consumers=orphan_consumers,
-        target=target,
-        sets=set_ or [],
-        approve=approve or [],
-        auto_approve=False,
-        non_interactive=non_interactive,
-        restart=restart,
-        operator=operator,
-        state_dir=state_dir,
-        workdir=workdir,
-        step_timeout=step_timeout,
-        max_recoveries=max_recoveries,
-        secrets=secret or [],
-        events=events,
-        plain=plain,
-        state_url=state_url,
-        wait_for_approval=wait_for_approval,
-        sign_with=sign_with,
-        allowed_signers=allowed_signers,
-        ignore_lint_errors=ignore_lint_errors,
-    )
+    return run_plans(plans, dataclasses.replace(request, orphan_consumers=orphan_consumers))
 
 
-@_command("plan")
+@_run_command("plan", "apply", "preview")
 def plan_cmd(
     plans: PlansArg,
-    target: TargetOpt = DEFAULT_TARGET,
-    set_: SetOpt = None,
+    request: "RunRequest",
     teardown_: TeardownPreviewOpt = False,
     section: DetailSectionOpt = None,
-    state_dir: StateDirOpt = None,
-    workdir: WorkdirOpt = None,
-    secret: SecretOpt = None,
-    events: EventsOpt = None,
-    plain: PlainOpt = False,
-    state_url: StateUrlOpt = None,
-    jobs: JobsOpt = None,
 ) -> int:
     """Preview (read-only): in sync / will apply / needs approval / blocked, per section. Exit 2 if changes.
+
+    Takes apply's `--set`, `--approve` and `--auto-approve`, so that it says what that apply would do.
 
     Example: director plan plans/workflow.cloudflare.md --target local --section 3
     """
     from director.commands.family_run import run_plans
 
-    return run_plans(
-        plans,
-        kind="teardown" if teardown_ else "apply",
-        mode="preview",
-        jobs=jobs,
-        detail_section=section,
-        target=target,
-        sets=set_ or [],
-        state_dir=state_dir,
-        workdir=workdir,
-        secrets=secret or [],
-        events=events,
-        plain=plain,
-        state_url=state_url,
-    )
+    screen = dataclasses.replace(request.screen, detail_section=section)
+    kind: RunKind = "teardown" if teardown_ else "apply"
+    return run_plans(plans, dataclasses.replace(request, kind=kind, screen=screen))
 
 
-@_command()
-def check(
-    plans: PlansArg,
-    target: TargetOpt = DEFAULT_TARGET,
-    state_dir: StateDirOpt = None,
-    workdir: WorkdirOpt = None,
-    secret: SecretOpt = None,
-    events: EventsOpt = None,
-    plain: PlainOpt = False,
-    state_url: StateUrlOpt = None,
-    jobs: JobsOpt = None,
-) -> int:
-    """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift.
+@_run_command("check", "apply", "check")
+def check(plans: PlansArg, request: "RunRequest") -> int:
+    """Drift: run the observation blocks read-only and compare with the ledger. Exit 0 in sync, 2 drift,
+    12 when the plan was never applied here (its Live State is still the published template's).
 
     Several plans (or a directory) are checked at once, as a fleet; the exit code is the highest of theirs.
+    The ✔ (acceptance) sections' checks run only with --acceptance (they may exercise what the plan built).
 
     Example: director check plans/workflow.cloudflare.md --target local
     """
     from director.commands.family_run import run_plans
 
-    return run_plans(
-        plans,
-        kind="apply",
-        mode="check",
-        jobs=jobs,
-        target=target,
-        state_dir=state_dir,
-        workdir=workdir,
-        secrets=secret or [],
-        events=events,
-        plain=plain,
-        state_url=state_url,
-    )
+    return run_plans(plans, request)
 
 
 @_command("approve")
@@ -389,10 +324,16 @@ def approve_cmd(
 
 @_command()
 def status(
-    plans: PlansArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False, state_url: StateUrlOpt = None
+    plans: PlansArg,
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+    state_url: StateUrlOpt = None,
+    details: Annotated[
+        bool, typer.Option("--details", help="A family: every plan's whole status, not one line each.")
+    ] = False,
 ) -> int:
     """The plan's state at a glance: Live State, last run, frontier, gate, lease, local sessions (a family:
-    each plan in dependency order, and who requires what).
+    one line a plan in dependency order, who requires what; --details for each plan's whole status).
 
     Example: director status plans/workflow.cloudflare.md --json
     """
@@ -400,7 +341,9 @@ def status(
 
     if len(plans) == 1 and not plans[0].is_dir():
         return status_command(plans[0], state_dir=state_dir, as_json=as_json, state_url=state_url)
-    return family_status_command(plans, state_dir=state_dir, as_json=as_json, state_url=state_url)
+    return family_status_command(
+        plans, state_dir=state_dir, as_json=as_json, state_url=state_url, details=details
+    )
 
 
 @_command()
@@ -464,7 +407,9 @@ def unlock(
 def output(
     plan: PlanArg,
     key: Annotated[str | None, typer.Argument(help="One key of the Live State table.", metavar="KEY")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="As JSON (an object, or KEY's string).")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON document (director.output/1; with KEY: that key only).")
+    ] = False,
     raw: Annotated[bool, typer.Option("--raw", help="KEY's value alone, no newline (for scripts).")] = False,
 ) -> int:
     """The values the plan realized (its Live State key/value table), like terraform's outputs.
@@ -482,6 +427,7 @@ def logs(
     section: LogSectionArg = None,
     run: Annotated[int | None, typer.Option("--run", help="This run (default: the latest).")] = None,
     state_dir: StateDirOpt = None,
+    state_url: StateUrlOpt = None,
 ) -> int:
     """The full output of each step of a run (as the journal keeps it), colours removed.
 
@@ -489,7 +435,7 @@ def logs(
     """
     from director.commands.logs import logs_command
 
-    return logs_command(plan, section, run_id=run, state_dir=state_dir)
+    return logs_command(plan, section, run_id=run, state_dir=state_dir, state_url=state_url)
 
 
 @_command()
@@ -506,9 +452,25 @@ def init(
     return init_command(name, directory)
 
 
+@_command()
+def docs(
+    page: Annotated[
+        str | None, typer.Argument(help="A page: families, json, lint, … (none: the list).", metavar="PAGE")
+    ] = None,
+) -> int:
+    """The documentation, as installed with Director: every page and its title, or one page's Markdown
+    (the repository's docs directory, shipped inside the package).
+
+    Example: director docs families | less
+    """
+    from director.commands.docs import docs_command
+
+    return docs_command(page)
+
+
 state_app = typer.Typer(
     name="state",
-    help="Move a plan's journal between SQLite and PostgreSQL; break its lease.",
+    help="A plan's local state: move its journal between SQLite and PostgreSQL, or forget it (reset).",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -563,6 +525,27 @@ def state_pull(
     return transfer_command(plan, "pull", state_dir=state_dir, state_url=state_url, replace=replace)
 
 
+@_state_command("forget")
+def state_forget(
+    plan: PlanArg,
+    state_dir: StateDirOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Forget it although its journal says what it created may still exist."),
+    ] = False,
+) -> int:
+    """Reset: remove the plan's local state (journal, receipts, lease, workspace, local account, logs),
+    so that it reads as never applied here. Refused while a run holds the lease, and while the journal
+    says what the plan created may still exist (--force). Says what it does not remove.
+
+    Example: git checkout plans/workflow.cloudflare.md && director state forget plans/workflow.cloudflare.md
+    """
+    from director.commands.forget import forget_command
+
+    return forget_command(plan, state_dir=state_dir, yes=yes, force=force)
+
+
 def _optional_values(argv: list[str]) -> list[str]:
     """`--wait-for-approval` takes an optional TIMEOUT (typer has no such option): alone, no limit."""
     out: list[str] = []
@@ -593,6 +576,7 @@ def entry() -> NoReturn:
     handlers still run, and objects freed by reference counting are still finalized.
     """
     closed_std_streams_to_devnull()
+    guard_stdout()
     try:
         main()
     finally:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from director.targets import TARGETS
+from director.targets import DEFAULT_TARGET, TARGETS
 
 
 def _known_target(value: str) -> str:
@@ -62,7 +62,8 @@ PlanArg = Annotated[
 PlansArg = Annotated[
     list[Path],
     typer.Argument(
-        help="The plan (a Markdown file), or several, or a directory of them: a family (docs/families.md).",
+        help="The plan (a Markdown file), or several, or a directory of them: a family "
+        "(`director docs families`).",
         show_default=False,
         metavar="PLAN",
     ),
@@ -93,7 +94,13 @@ GateSectionArg = Annotated[
     ),
 ]
 AutoApproveOpt = Annotated[
-    bool, typer.Option("--auto-approve", help="Approve 🔴 gates (never 💥).", envvar="DIRECTOR_AUTO_APPROVE")
+    bool,
+    typer.Option(
+        "--auto-approve",
+        help="Pass 🔴 gates without asking (never 💥: those need --approve SECTION or a receipt); "
+        "`plan` previews them as passed.",
+        envvar="DIRECTOR_AUTO_APPROVE",
+    ),
 ]
 RestartOpt = Annotated[bool, typer.Option("--restart", help="Begin a fresh run instead of resuming.")]
 ReinterviewOpt = Annotated[
@@ -114,6 +121,16 @@ DetailSectionOpt = Annotated[
         "--section",
         help="Also show this gated section's gate in full (every command as it runs, file diffs, "
         "variables): the details a gate's panel at a terminal leaves out. Number, key or slug.",
+    ),
+]
+AcceptanceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--acceptance",
+        help="Also run the ✔ (acceptance) sections' checks, which `check` otherwise leaves to apply. They "
+        "may exercise what the plan built -- send it a request, trigger a job, write a test record -- "
+        "as they do on every apply: use this where that is acceptable. A check that took the path it took "
+        "when it did not hold, or one never seen, is drift.",
     ),
 ]
 LintStrictOpt = Annotated[
@@ -238,12 +255,6 @@ PlainOpt = Annotated[
     bool,
     typer.Option("--plain", help="Line-oriented output, no live view or colours.", envvar="DIRECTOR_PLAIN"),
 ]
-StepTimeoutOpt = Annotated[
-    float,
-    typer.Option(
-        "--step-timeout", help="Seconds a block may run.", envvar="DIRECTOR_STEP_TIMEOUT", metavar="SECONDS"
-    ),
-]
 MaxRecoveriesOpt = Annotated[
     int,
     typer.Option(
@@ -267,7 +278,7 @@ SignWithOpt = Annotated[
     typer.Option(
         "--sign-with",
         help="Sign approvals with this SSH key (a private key file, or the public key of one ssh-agent "
-        "holds), as `ssh-keygen -Y sign` does (docs/approvals.md).",
+        "holds), as `ssh-keygen -Y sign` does (`director docs approvals`).",
         envvar="DIRECTOR_SIGNING_KEY",
         metavar="KEYFILE",
     ),
@@ -282,3 +293,49 @@ AllowedSignersOpt = Annotated[
         metavar="FILE",
     ),
 ]
+JsonResultOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print one JSON result document on stdout when the run ends (director.result/1, "
+        "`director docs json`); the screen's lines go to stderr.",
+    ),
+]
+StepTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--step-timeout", help="Seconds a block may run.", envvar="DIRECTOR_STEP_TIMEOUT", metavar="SECONDS"
+    ),
+]
+
+# The options `apply`, `teardown`, `plan` and `check` share, declared once: the parameter's name → its
+# typer annotation, its default, and the commands that take it. `director.cli` adds them to each command's
+# signature and gathers their values into one `RunRequest` (director/run/config.py). README "Options" lists
+# the same table; tests/test_commands.py holds the two against each other.
+_ALL = ("apply", "teardown", "plan", "check")
+_RUNS = ("apply", "teardown")
+RUN_OPTIONS: dict[str, tuple[Any, Any, tuple[str, ...]]] = {
+    "target": (TargetOpt, DEFAULT_TARGET, _ALL),
+    "set_": (SetOpt, None, _ALL),
+    "approve": (ApproveOpt, None, ("apply", "teardown", "plan")),
+    "auto_approve": (AutoApproveOpt, False, ("apply", "teardown", "plan")),
+    "non_interactive": (NonInteractiveOpt, False, _RUNS),
+    "restart": (RestartOpt, False, _RUNS),
+    "reinterview": (ReinterviewOpt, False, ("apply",)),
+    "operator": (OperatorOpt, None, _RUNS),
+    "state_dir": (StateDirOpt, None, _ALL),
+    "state_url": (StateUrlOpt, None, _ALL),
+    "workdir": (WorkdirOpt, None, _ALL),
+    "step_timeout": (StepTimeoutOpt, 1800.0, _ALL),
+    "max_recoveries": (MaxRecoveriesOpt, 5, _RUNS),
+    "secret": (SecretOpt, None, _ALL),
+    "events": (EventsOpt, None, _ALL),
+    "plain": (PlainOpt, False, _ALL),
+    "as_json": (JsonResultOpt, False, _ALL),
+    "wait_for_approval": (WaitOpt, None, _RUNS),
+    "sign_with": (SignWithOpt, None, _RUNS),
+    "allowed_signers": (AllowedSignersOpt, None, _RUNS),
+    "jobs": (JobsOpt, None, _ALL),
+    "ignore_lint_errors": (IgnoreLintOpt, False, _RUNS),
+    "acceptance": (AcceptanceOpt, False, ("check",)),
+}

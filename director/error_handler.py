@@ -18,6 +18,7 @@ from typing import NoReturn
 
 import typer
 
+from director.cli_streams import OutputClosed
 from director.errors import DirectorError, ExitCode
 
 # click's UsageError, reached through typer (click is typer's dependency, not ours).
@@ -52,6 +53,8 @@ def error_handler() -> Iterator[None]:
         exc.show()  # type: ignore[attr-defined]
         raise SystemExit(int(ExitCode.USAGE)) from None
     except (KeyboardInterrupt, typer.Abort):
+        raise SystemExit(int(ExitCode.INTERRUPTED)) from None
+    except OutputClosed:  # stdout's reader went away (cli_streams.GuardedStdout already muted it)
         raise SystemExit(int(ExitCode.INTERRUPTED)) from None
     except BrokenPipeError:
         # The reader went away (`director audit --jsonl | head -1`): the output was cut short, like an

@@ -81,6 +81,11 @@ def _changes_and_drift(tmp: Path, out: Path) -> list[Result]:
     return [pending, run_director("check", str(plan), cwd=tmp, out=out)]
 
 
+def _not_created(tmp: Path, out: Path) -> list[Result]:
+    plan = write_plan(tmp, CounterPlan([Step()]))  # never applied here: its Live State is the template's
+    return [run_director("check", str(plan), cwd=tmp, out=out)]
+
+
 def _step_failed(tmp: Path, out: Path) -> list[Result]:
     plan = write_plan(tmp, CounterPlan([Step(extra="exit 1")]))
     return [run_director("apply", str(plan), cwd=tmp, out=out)]
@@ -223,6 +228,7 @@ SCENARIOS: dict[ExitCode, Callable[[Path, Path], list[Result]]] = {
     ExitCode.PLAN_ERROR: _plan_error,
     ExitCode.INTERNAL: _internal,
     ExitCode.STATE_UNAVAILABLE: _state_unavailable,
+    ExitCode.NOT_CREATED: _not_created,
     ExitCode.INTERRUPTED: _interrupted,
 }
 SLOW = {ExitCode.LEASE_HELD, ExitCode.CRASH_LOOP}  # a 30 s block held open; several SIGKILLed runs
@@ -330,3 +336,14 @@ def test_a_director_error_is_one_error_line_and_its_code(
     assert exited.value.code == ExitCode.LEDGER_CONFLICT
     captured = capsys.readouterr()
     assert captured.err == "error: the ledger [bold]moved[/]\n" and captured.out == ""
+
+
+def test_several_plans_exit_with_the_most_severe_code_not_the_largest() -> None:
+    from director.errors import ExitCode, most_severe
+
+    assert most_severe([ExitCode.UNCONFIRMED, ExitCode.STEP_FAILED]) is ExitCode.STEP_FAILED
+    assert most_severe([ExitCode.NOT_CREATED, ExitCode.CHANGES]) is ExitCode.CHANGES
+    assert most_severe([ExitCode.OK, ExitCode.UNCONFIRMED]) is ExitCode.UNCONFIRMED
+    assert most_severe([ExitCode.STEP_FAILED, ExitCode.INTERRUPTED]) is ExitCode.INTERRUPTED
+    assert most_severe([]) is ExitCode.OK
+    assert set(ExitCode) <= set(__import__("director.errors", fromlist=["_SEVERITY"])._SEVERITY)

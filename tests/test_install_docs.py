@@ -95,3 +95,54 @@ def test_every_install_instruction_works_as_written(tmp_path: Path) -> None:
                 "PIPX_MAN_DIR": str(tmp_path / "pipx-man")}  # fmt: skip
     _run("pipx install .", clone, pipx_env)
     assert _version(tmp_path / "pipx-bin" / "director") == expected
+
+
+def test_every_package_data_pattern_matches_a_file() -> None:
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    for package, patterns in data["package-data"].items():
+        where = ROOT / package.replace(".", "/")
+        for pattern in patterns:
+            assert list(where.glob(pattern)), f"package-data {package}: {pattern!r} matches nothing"
+
+
+def test_an_installed_copy_has_its_docs_and_says_what_it_is(tmp_path: Path) -> None:
+    """`pip install .` (not editable) into a fresh venv: the pages `--help` names are there, and `pip show`
+    names the licence (there is no public home, so no URL is claimed)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    clone = _copy_project(tmp_path / "clone")
+    _run("pip install -q .", clone, env)
+    shutil.rmtree(clone)  # nothing of the source tree is left to read from
+    bin_ = venv / "bin" / "director"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(bin_), *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+
+    listed = run("docs")
+    assert listed.returncode == 0, listed.stderr
+    pages = {line.split()[0] for line in listed.stdout.splitlines()}
+    assert pages == {p.stem for p in (ROOT / "docs").glob("*.md")}
+    # every page a command's --help names is installed
+    named: set[str] = set()
+    for command in ("apply", "teardown", "plan", "check", "lint", "approve", "status", "docs"):
+        help_text = run(command, "--help").stdout
+        assert "docs/" not in help_text.replace("`director docs", ""), f"{command} --help names a file"
+        named |= set(re.findall(r"director docs ([a-z-]+)", " ".join(help_text.split())))
+    assert named and named <= pages, named - pages
+    page = run("docs", "families")
+    assert page.returncode == 0 and page.stdout == (ROOT / "docs" / "families.md").read_text(encoding="utf-8")
+    # the licence as PEP 639 says it (`pip show` prints it from pip 25.1 on; an older pip's `License:` is
+    # empty, as the README says), read from the installed metadata
+    read = "import importlib.metadata as m; d = m.metadata('director-plans'); print(d['License-Expression'])"
+    licence = subprocess.run([str(venv / "bin" / "python"), "-c", read], env=env, capture_output=True,
+                             text=True, timeout=120)  # fmt: skip
+    assert licence.stdout.strip() == "MIT", licence.stderr
+    shown = subprocess.run([str(venv / "bin" / "pip"), "show", "director-plans"], env=env, capture_output=True,
+                           text=True, timeout=120).stdout  # fmt: skip
+    fields = dict(line.split(": ", 1) for line in shown.splitlines() if ": " in line)
+    assert fields["Name"] == "director-plans" and fields["Summary"] and fields["Author"]

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from director.plan.parse import parse_file
+from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
@@ -312,7 +313,7 @@ def test_apply_ends_with_the_realized_values_and_output_prints_them(tmp_path: Pa
     r = director("output", str(plan), "v1", "--raw", cwd=tmp_path, out=out)
     assert r.returncode == 0 and r.stdout == "value-1-a", "case-insensitive key, the bare value"
     r = director("output", str(plan), "--json", cwd=tmp_path, out=out)
-    assert json.loads(r.stdout) == {"NAME": "chain-a", "V1": "value-1-a", "V2": "value-2-a"}
+    assert validated(r.stdout)["values"] == {"NAME": "chain-a", "V1": "value-1-a", "V2": "value-2-a"}
     r = director("output", str(plan), "NOPE", cwd=tmp_path, out=out)
     assert r.returncode == 64 and "no key 'NOPE'" in r.stderr
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +33,8 @@ def test_the_first_screen_says_what_where_how_and_what_the_end_means() -> None:
     # the prerequisites, all of them, before the first command
     prereq = first.split("```bash", 1)[0]
     for needed in ("Python ≥ 3.11", "Node.js ≥ 20", "npm", "--target local", "tmux", "sqlite3",
-                   "PostgreSQL's server binaries", "`.ci/run` installs"):  # fmt: skip
+                   "PostgreSQL's server binaries", "`.ci/run` installs", "bash ≥ 4.1", "`/proc`", "macOS",
+                   "`git`", "`curl`", "`ssh-keygen`"):  # fmt: skip
         assert needed in prereq, needed
     # both commands
     main_job, tests = readme_block("main job"), readme_block("tests")
@@ -41,6 +43,31 @@ def test_the_first_screen_says_what_where_how_and_what_the_end_means() -> None:
     after = first.split(main_job, 1)[1].split(tests, 1)[0]
     for needed in ("last line", "exit status", "**0**", "**10**", "unconfirmed", "docs/verify-semantics.md"):
         assert needed in after, needed
+
+
+def test_the_first_screen_says_what_the_main_job_does_leaves_and_how_to_reset() -> None:
+    first = " ".join(" ".join(README.read_text(encoding="utf-8").splitlines()[:40]).split())
+    # what the main job does, in plain words, before its command
+    before = first.split("<!-- .ci/run: main job -->", 1)[0]
+    for needed in ("Worker", "Workflow", "local `wrangler dev`", "acceptance contract", "deletes both"):
+        assert needed in before, needed
+    # the six markers, each with its meaning, and what --auto-approve passes
+    for marker in ("🟢 create", "🟡 configure", "🔴 gate", "💥 destructive", "⏳ wait", "✔ verify"):
+        assert marker in first, marker
+    assert "`--auto-approve` passes 🔴 gates, never 💥" in first
+    # what it leaves behind and how to reset completely: one command of the CLI's own
+    for needed in ("What it leaves behind", "plans/.director/", "~/.cache/director", "Reset completely"):
+        assert needed in first, needed
+    reset = re.search(r"`git checkout (\S+) && \.venv/bin/director (state forget \S+ --yes)`", first)
+    assert reset, "the reset command"
+    r = subprocess.run([sys.executable, "-m", "director", *reset.group(2).split()[:2], "--help"],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0 and "--yes" in r.stdout
+
+
+def test_the_readme_cites_no_issue_a_reader_cannot_see() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert not re.search(r"\b[Ii]ssues? #?\d|#\d+\b(?!\))", text), re.findall(r".{30}#\d+.{10}", text)
 
 
 def test_the_main_job_is_the_seed_applied_then_torn_down_on_the_local_target() -> None:

@@ -69,6 +69,9 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "audit-record": [json.loads(ln) for ln in run("audit", str(plan), "--jsonl").splitlines()],
         "lint": json.loads(run("lint", str(plan), "--format", "json")),
         "event": [json.loads(ln) for ln in events.read_text(encoding="utf-8").splitlines()],
+        "result": [json.loads(run(c, str(plan), "--json")) for c in ("plan", "check", "apply")],
+        "family-result": json.loads(run("check", str(plan), str(sibling), "--json")),
+        "output": json.loads(run("output", str(plan), "--json")),
     }
 
 

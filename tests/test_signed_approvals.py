@@ -219,7 +219,10 @@ def test_replayed_receipts_are_refused_spent_from_another_plan_or_for_other_cont
     od = journal(other)
     _copy_receipt(db, od, 1)
     r = director("apply", str(other), cwd=other_dir, out=out)
-    assert r.returncode == 4 and "refused: replayed: signed for another plan (path:" in r.stdout, r.stdout
+    # another plan's act reads another session (its workspace, its closure key): never this content
+    assert r.returncode == 4 and "needs a human go" in r.stdout, r.stdout
+    v = director("approve", str(other), "--verify", cwd=other_dir, out=out)
+    assert v.returncode == 1 and "✗ replayed: signed for another plan (path:" in v.stdout, v.stdout
     od.close()
     # 3. a receipt for this content, its sha256 set to other content's (the plan's command was changed)
     approve(plan, out, "2", keys["alice"])
@@ -440,7 +443,8 @@ def test_approve_signed_on_machine_b_releases_machine_a_at_its_prompt_and_a_tamp
         t.wait("refused: unsigned")
         on_b("approve", str(b), "2", "--yes", "--sign-with", str(keys["bob"]))
         screen = t.wait("approved from elsewhere")
-        assert re.search(r"approved from elsewhere: receipt \d+ by \S+@machine-b \(approve-command\)", screen), screen
+        assert re.search(r"approved from elsewhere: receipt \d+ by bob@example\.com \(signature verified; recorded "
+                         r"by \S+@machine-b, approve-command\)", screen), screen  # fmt: skip
         assert t.finish() == 0, t.text()
     finally:
         t.kill()

@@ -341,11 +341,10 @@ def test_sigkill_during_teardown_then_teardown_resumes_without_rerunning_finishe
 def test_teardown_needs_a_named_approval_and_refuses_auto_approve(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step()]))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
-    before = plan.read_bytes()
     r = director("teardown", str(plan), "--auto-approve", cwd=tmp_path, out=out)
-    assert r.returncode == 64, r.stdout + r.stderr
-    assert "--auto-approve" in r.stderr
-    assert plan.read_bytes() == before and acts(out, "teardown-acts") == []
+    assert r.returncode == 4, r.stdout + r.stderr  # --auto-approve passes 🔴, never the 💥 teardown
+    assert f"director approve {plan} teardown" in r.stdout
+    assert acts(out, "teardown-acts") == []
 
     r = director("teardown", str(plan), "--approve", "1", cwd=tmp_path, out=out)
     assert r.returncode == 4, "approving another section is not approving the teardown"

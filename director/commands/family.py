@@ -59,9 +59,29 @@ def _latest(path: Path, state_url: str | None) -> tuple[str, str] | None:
 
 
 def is_live(path: Path, state_url: str | None) -> bool:
-    """Applied here and not torn down since: its latest run is anything but a completed teardown."""
+    """Applied here and not torn down since: its latest run is anything but a completed teardown, and its
+    Live State says something of it exists (a run that created nothing -- stopped at its discovery, its
+    interview or its first gate -- leaves it `not-created`, a finished teardown `gone`)."""
     latest = _latest(path, state_url)
-    return latest is not None and latest != ("teardown", "completed")
+    if latest is None or latest == ("teardown", "completed"):
+        return False
+    return _ledger_status(path) not in _NOTHING_EXISTS
+
+
+_NOTHING_EXISTS = ("not-created", "gone")
+
+
+def _ledger_status(path: Path) -> str:
+    """The plan's Live State status as its runs here wrote it (`live`, `partially applied`, `gone`…), without
+    its `(unconfirmed)` note; "" when the plan cannot be read (then it counts as live: nothing is assumed
+    gone)."""
+    try:
+        ls = parse(path).live_state
+    except DirectorError:
+        return ""
+    if ls is None:
+        return ""
+    return str(ls.data.get("status", "")).split(" (", 1)[0].strip()
 
 
 def applied(path: Path, state_url: str | None) -> bool:
@@ -148,11 +168,16 @@ def consumers_beside(path: Path, decl: Declarations) -> dict[Path, list[str]]:
 
 
 def guard_teardown(
-    path: Path, plan: Plan, decl: Declarations, leaving: set[Path], opts: dict[str, Any], override: bool
+    path: Path,
+    plan: Plan,
+    decl: Declarations,
+    leaving: set[Path],
+    state_url: str | None,
+    operator: str | None,
+    override: bool,
 ) -> None:
     """A provider's teardown is refused while a consumer is live, unless that consumer is torn down in this
     run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited."""
-    state_url = opts.get("state_url")
     bound = consumers_beside(path, decl)
     live = [c for c in bound if c not in leaving and is_live(c, state_url)]
     if not live:
@@ -160,7 +185,7 @@ def guard_teardown(
     from director.run.gates import operator_name
 
     names = ", ".join(f"{shown(c)} ({', '.join(bound[c])})" for c in live)
-    who = operator_name(opts.get("operator"))
+    who = operator_name(operator)
     _audit(path, state_url, "teardown-consumers-orphaned" if override else "teardown-refused",
            {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
     if override:

@@ -14,6 +14,7 @@ one at a time on the main thread, Ctrl-C to every member, and the family's summa
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import sys
 import threading
@@ -35,48 +36,40 @@ from director.commands.family import (
     shown,
 )
 from director.commands.paths import require_plan
-from director.errors import DirectorError, ExitCode, UsageError
+from director.errors import DirectorError, ExitCode, UsageError, most_severe
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from director.plan.model import Input, Plan
-    from director.run.config import Mode, RunResult
+    from director.run.config import RunRequest, RunResult
     from director.run.events import Bus
     from director.run.family import Graph, Member, Scheduler
     from director.run.gates import Arrival, Elsewhere, GateContent, Prompter
-    from director.state.journal import RunKind
     from director.ui.family import Screen
 
 
-def run_plans(
-    plans: list[Path],
-    *,
-    kind: RunKind,
-    mode: Mode,
-    jobs: int | None = None,
-    orphan_consumers: bool = False,
-    **opts: Any,
-) -> ExitCode:
-    """One plan (a file), or a family (several, or a directory)."""
-    from director.commands.run import run_command
+def run_plans(plans: list[Path], request: RunRequest) -> ExitCode:
+    """One plan (a file), or a family (several, or a directory), as `request` asks."""
+    from director.commands.prereqs import check_engine
+    from director.commands.run import check_request, open_plan, run_command
 
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"--jobs must be at least 1 (got {jobs})")
+    check_request(request)
+    check_engine()  # bash ≥ 4.1 and /proc, before anything is read or created
     if len(plans) == 1 and not plans[0].is_dir():
         path = plans[0]
-        require_plan(path)
+        pf = open_plan(request, path)  # the one parse of this plan: its family declarations read from it
         provided: dict[str, str] = {}
         if declares(path):
-            plan = parse(path)
-            decl = decl_of(plan)
-            if mode == "run" and kind == "teardown":
-                guard_teardown(path, plan, decl, set(), opts, orphan_consumers)
-            provided = provided_alone(
-                path, decl, opts.get("state_url"), need_live=mode == "run" and kind == "apply"
-            )
-        return run_command(kind=kind, mode=mode, plan_path=path, provided=provided or None, **opts)
-    return FamilyRun(plans, kind, mode, jobs, orphan_consumers, opts).run()
+            decl = decl_of(pf.plan)
+            state_url = request.state.state_url
+            if request.mode == "run" and request.kind == "teardown":
+                guard_teardown(path, pf.plan, decl, set(), state_url, request.approval.operator,
+                               request.orphan_consumers)  # fmt: skip
+            need_live = request.mode == "run" and request.kind == "apply"
+            provided = provided_alone(path, decl, state_url, need_live=need_live)
+        return run_command(request, path, plan_file=pf, provided=provided or None)
+    return FamilyRun(plans, request).run()
 
 
 @dataclass
@@ -87,6 +80,7 @@ class Outcome:
     result: RunResult | None
     error: str | None
     duration_s: float
+    waited_s: float = 0.0  # of `duration_s`, the time its questions waited for the operator
 
 
 def members(args: list[Path]) -> tuple[Graph, dict[Path, Plan]]:
@@ -125,17 +119,29 @@ def collect(args: list[Path]) -> list[tuple[str, Path]]:
 
 class _Asker:
     """A member's prompter: each question goes to the main thread, which asks one at a time while the
-    other members' lines wait (`Screen.held`); a Ctrl-C there interrupts the family."""
+    other members' lines wait (`Screen.held`); a Ctrl-C there interrupts the family, and no question is
+    asked once the family is interrupted (one Ctrl-C ends the interview, whichever member asked).
+    `waited_s` is the time the member's questions waited for the operator (the family shows it apart)."""
 
-    def __init__(self, run: FamilyRun, real: Prompter, label: str) -> None:
+    def __init__(self, run: FamilyRun, real: Prompter, label: str, name: str) -> None:
         self._run = run
         self._real = real
         self._label = label
+        self._name = name
+        self.waited_s = 0.0
 
     def _ask(self, fn: Callable[[], Any]) -> Any:
+        from director.ui.prompts import TerminalPrompter
+
         def in_main() -> Any:
+            if self._run.interrupted is not None:
+                raise KeyboardInterrupt  # the family is ending: nothing more is asked
+            if isinstance(self._real, TerminalPrompter):  # where this member's gate is, whole
+                teardown = " --teardown" if self._run.kind == "teardown" else ""
+                preview = f"director plan {self._label}{teardown}"
+                self._real.details = lambda key: f"{preview} --section {key}"
             with self._run.screen.held():
-                self._run.say(f"── {self._label} asks:")
+                self._run.say(f"── {self._name} asks:")
                 try:
                     return fn()
                 except KeyboardInterrupt:
@@ -143,7 +149,11 @@ class _Asker:
                     raise
 
         assert self._run.scheduler is not None
-        return self._run.scheduler.in_main(in_main)
+        asked = time.monotonic()
+        try:
+            return self._run.scheduler.in_main(in_main)
+        finally:
+            self.waited_s += time.monotonic() - asked
 
     def ask_input(self, inp: Input) -> str:
         return str(self._ask(lambda: self._real.ask_input(inp)))
@@ -157,21 +167,11 @@ class _Asker:
 class FamilyRun:
     """One family command from start to exit code."""
 
-    def __init__(
-        self,
-        plans: list[Path],
-        kind: RunKind,
-        mode: Mode,
-        jobs: int | None,
-        orphan_consumers: bool,
-        opts: dict[str, Any],
-    ) -> None:
+    def __init__(self, plans: list[Path], request: RunRequest) -> None:
         self.args = plans
-        self.kind = kind
-        self.mode = mode
-        self.jobs = jobs
-        self.override = orphan_consumers
-        self.opts = opts
+        self.request = request
+        self.kind = request.kind
+        self.mode = request.mode
         self.scheduler: Scheduler[Outcome] | None = None
         self.screen: Screen
         self.console: Console
@@ -179,19 +179,22 @@ class FamilyRun:
         self._handlers_lock = threading.Lock()
         self._events_lock = threading.Lock()
         self._sink: Callable[[dict[str, Any]], None] | None = None
+        self.interrupted: str | None = None  # by what (Ctrl-C, SIGTERM), once the family is interrupted
+        self.names: dict[str, str] = {}  # label -> as the screen names it (`ui.family.display_names`)
+        self.width: int | None = None  # the terminal's columns (None: a log or a pipe)
 
     # -- before anything runs ----------------------------------------------------------------------
 
     def _members(self) -> tuple[Graph, dict[Path, Plan]]:
-        for option in ("state_dir", "workdir"):
-            if self.opts.get(option) is not None:
-                flag = "--" + option.replace("_", "-")
+        state = self.request.state
+        for flag, value in (("--state-dir", state.state_dir), ("--workdir", state.workdir)):
+            if value is not None:
                 raise UsageError(f"{flag} names one plan's state: run one plan at a time with it")
         return members(self.args)
 
     def _check_before(self, graph: Graph, plans: dict[Path, Plan]) -> None:
         """What would stop the family is said before anything runs."""
-        state_url = self.opts.get("state_url")
+        state_url = self.request.state.state_url
         if self.mode == "run" and self.kind == "apply":
             for ext in graph.external:
                 r = ext.require
@@ -207,7 +210,8 @@ class FamilyRun:
             leaving = {m.path for m in graph.members}
             for m in graph.members:
                 if m.decl.provides:
-                    guard_teardown(Path(m.label), plans[m.path], m.decl, leaving, self.opts, self.override)
+                    guard_teardown(Path(m.label), plans[m.path], m.decl, leaving, state_url,
+                                   self.request.approval.operator, self.request.orphan_consumers)  # fmt: skip
 
     def _scoped(
         self, graph: Graph, plans: dict[Path, Plan]
@@ -223,7 +227,7 @@ class FamilyRun:
 
         sets: dict[Path, list[str]] = {m.path: [] for m in graph.members}
         approve: dict[Path, list[str]] = {m.path: [] for m in graph.members}
-        for raw in self.opts.get("sets") or []:
+        for raw in self.request.step.sets:
             head, colon, rest = raw.partition(":")
             m = member_of(head) if colon and "=" not in head else None
             if m is not None:
@@ -235,7 +239,7 @@ class FamilyRun:
                 raise UsageError(f"--set {raw!r}: no plan of the family has an input setting {knob!r}")
             for x in fits:
                 sets[x.path].append(raw)
-        for raw in self.opts.get("approve") or []:
+        for raw in self.request.approval.approve:
             head, colon, rest = raw.rpartition(":")
             m = member_of(head) if colon else None
             if m is not None:
@@ -260,7 +264,8 @@ class FamilyRun:
         say(self.console, line)
 
     def interrupt(self, by: str) -> None:
-        """Ctrl-C/SIGTERM: start nothing more, stop the running blocks of every member."""
+        """Ctrl-C/SIGTERM: start nothing more, ask nothing more, stop the running blocks of every member."""
+        self.interrupted = self.interrupted or by
         if self.scheduler is not None:
             self.scheduler.stop(f"interrupted ({by})")
         with self._handlers_lock:
@@ -300,7 +305,7 @@ class FamilyRun:
         """The family's event stream (`--events`), which every member writes to as well."""
         from director.run.events import Bus, JsonlWriter
 
-        events = self.opts.get("events")
+        events = self.request.screen.events
         if events == "-":
             self._sink = JsonlWriter(sys.stdout)
         elif events:
@@ -329,18 +334,22 @@ class FamilyRun:
     def run(self) -> ExitCode:
         from director.ci import in_ci
         from director.run.family import Scheduler, Skipped
-        from director.ui.family import Screen
+        from director.ui.family import Screen, display_names
+        from director.ui.prompts import screen_of
         from director.ui.render import make_console
 
         graph, plans = self._members()
         self._check_before(graph, plans)
         sets, approve = self._scoped(graph, plans)
-        to_stdout = self.opts.get("events") == "-"
-        plain = bool(self.opts.get("plain"))
-        self.console = make_console(plain or to_stdout or not sys.stdout.isatty(), stderr=to_stdout)
-        self.screen = Screen(self.console.file)
+        screen = self.request.screen
+        to_stdout = screen.events == "-" or screen.json
+        self.console = make_console(screen.plain or to_stdout or not sys.stdout.isatty(), stderr=to_stdout)
+        size = screen_of(self.console)
+        self.width = size[0] if size is not None else None
+        self.screen = Screen(self.console.file, self.width)
+        self.names = display_names([m.label for m in graph.members])
         interactive = (
-            not self.opts.get("non_interactive", True)
+            not screen.non_interactive
             and not in_ci()
             and sys.stdin.isatty()
             and sys.stdout.isatty()
@@ -350,11 +359,12 @@ class FamilyRun:
             from director.ui.prompts import TerminalPrompter
 
             real = TerminalPrompter(self.console)
+            real.polled = True  # a Ctrl-C may reach a member's thread: the question must still end at once
         teardown = self.kind == "teardown" and self.mode == "run"
         order = graph.order()[::-1] if teardown else graph.order()
         observe_only = self.mode != "run"
         deps = {m.path: set() for m in graph.members} if observe_only else graph.deps(reverse=teardown)
-        jobs = self.jobs or len(order)
+        jobs = self.request.jobs or len(order)
         label = {m.path: m.label for m in graph.members}
 
         def one(m: Member) -> Outcome:
@@ -367,8 +377,9 @@ class FamilyRun:
             bus = self._events(closing)
             command = {"preview": "plan", "check": "check"}.get(self.mode, self.kind)
             bus.emit("family.start", command=command, plans=[m.label for m in order], jobs=jobs)
-            joined = (", " if observe_only else " → ").join(m.label for m in order)
-            self.say(f"director: {command} of {len(order)} plans, {jobs} at a time: {joined}")
+            joined = (", " if observe_only else " → ").join(self.names[m.label] for m in order)
+            where = _where(order)
+            self.say(f"director: {command} of {len(order)} plans{where}, {jobs} at a time: {joined}")
             self.scheduler = Scheduler(order, deps, jobs, one, succeeded)
             with self._signals():
                 results = self.scheduler.run()
@@ -379,38 +390,70 @@ class FamilyRun:
                     bus.emit("family.skip", plan=m.label, reason=r.reason)
             from director.ui.family import as_dict, family_table
 
-            family_table(self.console, f"family {command}", rows)
+            family_table(self.console, f"family {command}", rows, self.width)
             bus.emit("family.end", members=[as_dict(r) for r in rows], exit_code=int(code))
+        if self.request.screen.json:
+            self._print_result(command, order, results, rows, code)
         for exc in (self.scheduler.errors if self.scheduler else {}).values():
             if not isinstance(exc, (DirectorError, KeyboardInterrupt)):
                 raise exc  # a bug in one member: its traceback, once every member has stopped
         return code
+
+    def _print_result(
+        self, command: str, order: list[Member], results: dict[Path, Any], rows: list[Any], code: ExitCode
+    ) -> None:
+        """`--json`: one `director.family-result/1` document, each member's `director.result/1` in it."""
+        import json
+
+        from director.commands.run_screen import result_document
+        from director.ledger.compose import outputs
+
+        by_label = {m.label: results[m.path] for m in order}
+        members = []
+        for row in rows:
+            r = by_label[row.plan]
+            res = getattr(r, "result", None)
+            doc = None
+            if res is not None:
+                realized = outputs(parse(Path(row.plan))) if command == "apply" else {}
+                doc = result_document(command, Path(row.plan), res, ExitCode(r.code), realized)
+            members.append({"plan": row.plan, "outcome": row.outcome, "exit_code": row.exit_code,
+                            "detail": row.detail, "result": doc})  # fmt: skip
+        document = {"schema": "director.family-result/1", "command": command, "exit_code": int(code),
+                    "members": members}  # fmt: skip
+        sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
 
     def _run_member(
         self, graph: Graph, m: Member, real: Prompter | None, sets: list[str], approve: list[str]
     ) -> Outcome:
         from director.commands.run import run_command
         from director.commands.run_screen import InFamily
+        from director.ui.family import gutter_names
         from director.ui.plainconsole import PlainConsole
 
-        stream = self.screen.member(m.label, max(len(x.label) for x in graph.members))
+        limit = None if self.width is None else max(12, self.width // 4)
+        gutter = gutter_names([self.names[x.label] for x in graph.members], limit)
+        stream = self.screen.member(gutter[self.names[m.label]], max(len(g) for g in gutter.values()))
         console: Any = PlainConsole(stream)  # type: ignore[arg-type]
+        asker = _Asker(self, real, m.label, self.names[m.label]) if real is not None else None
         seat = InFamily(
             label=m.label,
             console=console,
             events=self._event if self._sink is not None else None,
-            prompter=_Asker(self, real, m.label) if real is not None else None,
+            prompter=asker,
             interrupts=self._interrupts,
         )
-        opts = {k: v for k, v in self.opts.items() if k not in ("sets", "approve", "events")}
+        request = dataclasses.replace(
+            self.request,
+            step=dataclasses.replace(self.request.step, sets=tuple(sets)),
+            approval=dataclasses.replace(self.request.approval, approve=tuple(approve)),
+            screen=dataclasses.replace(self.request.screen, events=None, json=False),
+        )
         started = time.monotonic()
         error: str | None = None
         try:
             provided = self._provided(graph, m)  # a teardown's §0 reads them too (consumers go first)
-            code = run_command(
-                kind=self.kind, mode=self.mode, plan_path=Path(m.label), sets=sets, approve=approve,
-                events=None, provided=provided or None, family=seat, **opts,
-            )  # fmt: skip
+            code = run_command(request, Path(m.label), provided=provided or None, family=seat)
         except DirectorError as exc:
             code, error = ExitCode(exc.exit_code), str(exc)
             console.print(f"error: {exc}", markup=False, highlight=False)
@@ -418,7 +461,8 @@ class FamilyRun:
             code, error = ExitCode.INTERRUPTED, "interrupted"
         finally:
             stream.close()
-        return Outcome(code, seat.result, error, time.monotonic() - started)
+        waited = asker.waited_s if asker is not None else 0.0
+        return Outcome(code, seat.result, error, time.monotonic() - started, waited)
 
     def _summary(
         self, order: list[Member], results: dict[Path, Any], label: dict[Path, str]
@@ -432,24 +476,39 @@ class FamilyRun:
         ran = sorted((m for m in order if m.path in started), key=lambda m: started[m.path])
         for m in [*ran, *(m for m in order if m.path not in started)]:
             r = results[m.path]
+            name = self.names.get(label[m.path], label[m.path])
             if isinstance(r, Skipped):
-                rows.append(Row(label[m.path], "skipped", None, None, r.reason))
+                rows.append(Row(label[m.path], "skipped", None, None, r.reason, name=name))
                 continue
             codes.append(int(r.code))
             res = r.result
             outcome = _outcome(self.mode, r)
             detail = r.error or (res.message if res is not None and res.message else "")
-            rows.append(Row(label[m.path], outcome, int(r.code), r.duration_s, detail))
-        code = ExitCode(max(codes)) if codes else ExitCode.OK
+            own = max(0.0, r.duration_s - r.waited_s)  # a human's wait is not the member's time
+            rows.append(Row(label[m.path], outcome, int(r.code), own, detail, r.waited_s, name))
+        code = most_severe(codes)
         if code == ExitCode.OK and any(isinstance(results[m.path], Skipped) for m in order):
             code = ExitCode.INTERRUPTED  # nothing failed, yet members did not run: an interruption
         return code, rows
 
 
+def _where(order: list[Member]) -> str:
+    """` in DIR` when every member is in one directory other than this one."""
+    import os
+
+    dirs = {os.path.dirname(os.path.normpath(m.label)) for m in order}
+    return f" in {next(iter(dirs))}/" if len(dirs) == 1 and "" not in dirs else ""
+
+
 def _outcome(mode: str, o: Outcome) -> str:
-    """The member's outcome in a word or two."""
+    """The member's outcome in a word or two: an interrupted member says so; an exit 10 is unconfirmed
+    (completed, but a check after an act was inconclusive), never `completed`."""
+    if o.code == ExitCode.INTERRUPTED:
+        return "interrupted"
     if o.error is not None and o.result is None:
         return "error"
+    if mode == "run" and o.code == ExitCode.UNCONFIRMED:
+        return "unconfirmed"
     res = o.result
     if mode == "preview":
         return "changes pending" if res is not None and res.changes else "no changes"

@@ -9,7 +9,12 @@ from director.errors import ExitCode, JournalError, UsageError
 
 
 def logs_command(
-    plan_path: Path, selector: str | None, *, run_id: int | None, state_dir: Path | None
+    plan_path: Path,
+    selector: str | None,
+    *,
+    run_id: int | None,
+    state_dir: Path | None,
+    state_url: str | None = None,
 ) -> ExitCode:
     """Each step of the run (the latest unless `--run`), in order: a header, then what it printed.
 
@@ -29,7 +34,7 @@ def logs_command(
         if section is None:
             raise UsageError(f"SECTION: the plan has no section {selector!r}")
         key = section.key
-    journal = open_journal(plan_path, state_dir)
+    journal = open_journal(plan_path, state_dir, state_url)
     if journal is None:
         raise UsageError(f"{plan_path}: no run yet: nothing has printed anything")
     c = make_console(False)

@@ -22,6 +22,13 @@ def output_command(plan_path: Path, key: str | None, *, as_json: bool, raw: bool
     from director.ui.summary import print_outputs
 
     plan = load_plan(plan_path)
+
+    def document(values: dict[str, str]) -> str:
+        doubt = doubts(plan)
+        shown = {k: doubt[k] for k in values if k in doubt}
+        doc = {"schema": "director.output/1", "plan": str(plan_path), "values": values, "doubts": shown}
+        return json.dumps(doc, indent=2, ensure_ascii=False)
+
     if plan.live_state is None:
         raise UsageError(f"{plan_path}: the plan has no `## Live State` section")
     values = outputs(plan)
@@ -29,7 +36,7 @@ def output_command(plan_path: Path, key: str | None, *, as_json: bool, raw: bool
         if raw:
             raise UsageError("--raw: name the KEY whose value to print")
         if as_json:
-            print(json.dumps(values, indent=2, ensure_ascii=False))
+            print(document(values))
         elif values:
             print_outputs(make_console(False), values, doubts(plan))
         else:
@@ -47,7 +54,7 @@ def output_command(plan_path: Path, key: str | None, *, as_json: bool, raw: bool
     if doubt and not as_json:
         print(f"warning: {name} may not hold: {doubt}", file=sys.stderr)
     if as_json:
-        print(json.dumps(values[name], ensure_ascii=False))
+        print(document({name: values[name]}))
     elif raw:
         sys.stdout.write(values[name])
     else:

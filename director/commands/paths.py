@@ -109,6 +109,28 @@ def prepare_dirs(p: Paths) -> list[Path]:
     return created
 
 
+@dataclass(frozen=True)
+class Site:
+    """Where one plan's run keeps its state, prepared once: its directories (`created`: what this start
+    made, removed again if the journal cannot be opened), its state backend, and the identity every process
+    its blocks start carries (`process_identity`)."""
+
+    paths: Paths
+    created: list[Path]
+    backend: StateBackend
+    identity: str
+
+
+def site_for(
+    plan_path: Path, state_dir: Path | None, state_url: str | None, workdir: Path | None, plan: Plan
+) -> Site:
+    """The directories made, the backend chosen and the identity named, for one run of the plan."""
+    p = paths_for(plan_path, state_dir, workdir)
+    created = prepare_dirs(p)
+    backend = backend_for(plan_path, state_dir, state_url, plan)
+    return Site(p, created, backend, process_identity(plan_path, backend))
+
+
 def require_plan(plan_path: Path) -> Path:
     """The PLAN argument: an existing, readable file (a usage error naming it otherwise)."""
     if not plan_path.exists():

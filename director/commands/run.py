@@ -17,14 +17,11 @@ from director.commands import run_screen
 from director.commands.lintgate import refuse_lint_errors
 from director.commands.paths import (
     Paths,
-    backend_for,
     ignore_file,
-    paths_for,
-    prepare_dirs,
-    process_identity,
     remove_created,
     require_plan,
     require_writable_plan,
+    site_for,
 )
 from director.commands.run_screen import InFamily
 from director.errors import DirectorError, ExitCode, PlanError, UsageError
@@ -36,7 +33,7 @@ if TYPE_CHECKING:
     from director.ledger.planfile import PlanFile
     from director.plan import knobs
     from director.plan.model import Plan
-    from director.run.config import Mode
+    from director.run.config import Mode, RunRequest
     from director.run.events import Bus
     from director.run.gates import Prompter
     from director.state.backends import StateBackend
@@ -45,104 +42,115 @@ if TYPE_CHECKING:
     from director.targets.base import Target, TargetEnv
 
 
+def check_request(request: RunRequest) -> None:
+    """Usage errors in the options themselves, found before any plan is read or anything created."""
+    st, a, screen = request.step, request.approval, request.screen
+    if request.jobs is not None and request.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1 (got {request.jobs})")
+    if not (math.isfinite(st.step_timeout) and 0 < st.step_timeout <= _MAX_TIMEOUT_S):
+        raise UsageError(
+            f"--step-timeout must be a number of seconds > 0 and at most {_MAX_TIMEOUT_S:.0f} "
+            f"(got {st.step_timeout})"
+        )
+    if st.max_recoveries < 0:
+        raise UsageError("--max-recoveries must be >= 0")
+    for option, path in (("--state-dir", request.state.state_dir), ("--workdir", request.state.workdir)):
+        if path is not None and path.exists() and not path.is_dir():
+            raise UsageError(f"{option}: {path} exists and is not a directory")
+    if screen.events not in (None, "-"):
+        target = Path(screen.events)
+        if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
+            raise UsageError(f"--events: cannot write {screen.events}")
+    if screen.json and screen.events == "-":
+        raise UsageError("--json and --events - both write to stdout: send the events to a file")
+    if a.wait_for_approval is not None and not a.wait_for_approval > 0:  # inf: no limit; nan is refused
+        raise UsageError("--wait-for-approval TIMEOUT must be a number of seconds > 0")
+
+
+# A block may run at most this long (a year): a larger number would overflow the clocks it is added to.
+_MAX_TIMEOUT_S = 365 * 24 * 3600.0
+
+
+def open_plan(request: RunRequest, plan_path: Path) -> PlanFile:
+    """The plan as this run reads it (parsed once): a plan file a run can write back, its secret values
+    known to the writer."""
+    from director.ledger.planfile import PlanFile
+
+    require_plan(plan_path)
+    if request.mode == "run":
+        require_writable_plan(plan_path)
+    return PlanFile.load(plan_path, secret_values=_secret_values(list(request.step.secrets)))
+
+
 def run_command(
-    *,
-    kind: RunKind,
-    mode: Mode,
+    request: RunRequest,
     plan_path: Path,
-    target: str,
-    state_dir: Path | None,
-    workdir: Path | None,
-    secrets: list[str],
-    events: str | None,
-    plain: bool,
-    sets: list[str] = [],  # noqa: B006 - never mutated
-    approve: list[str] = [],  # noqa: B006 - never mutated
-    auto_approve: bool = False,
-    non_interactive: bool = True,
-    restart: bool = False,
-    reinterview: bool = False,
-    operator: str | None = None,
-    step_timeout: float = 600.0,
-    max_recoveries: int = 5,
-    state_url: str | None = None,
-    wait_for_approval: float | None = None,
-    sign_with: Path | None = None,
-    allowed_signers: Path | None = None,
+    *,
+    plan_file: PlanFile | None = None,
     provided: dict[str, str] | None = None,
     family: InFamily | None = None,
-    detail_section: str | None = None,
-    ignore_lint_errors: bool = False,
 ) -> ExitCode:
-    """apply / teardown (mode `run`), plan (`preview`), check (`check`): one plan's run, one call.
+    """apply / teardown (mode `run`), plan (`preview`), check (`check`) of one plan, as `request` asks.
 
-    `provided` is what the plan's providers realized (`DIRECTOR_PROVIDED_*`, docs/plan-format.md), added
-    to its blocks' environment; `family` is set when the run is a member of a family run.
+    `plan_file` is the plan already read (`open_plan`); `provided` is what the plan's providers realized
+    (`DIRECTOR_PROVIDED_*`, docs/plan-format.md), added to its blocks' environment; `family` is set when the
+    run is a member of a family run.
     """
     from director.ci import github_actions, in_ci
     from director.commands import trust
     from director.exec.secrets import secret_name_predicate
-    from director.ledger.planfile import PlanFile
+    from director.ledger.evidence import record_template
+    from director.run.closure import load_key
     from director.run.config import RunConfig
     from director.run.engine import Engine
     from director.run.gates import operator_name
     from director.ui.render import make_console
 
-    _check_options(plan_path, step_timeout, max_recoveries, state_dir, workdir, events, wait_for_approval)
+    kind, mode, st, screen = request.kind, request.mode, request.step, request.screen
+    state, approval = request.state, request.approval
+    secrets = list(st.secrets)
+    pf = plan_file if plan_file is not None else open_plan(request, plan_path)
+    key = trust.signing_key(approval.sign_with) if mode == "run" else None
+    signers = trust.allowed_signers(plan_path, approval.allowed_signers) if mode == "run" else None
     if mode == "run":
-        require_writable_plan(plan_path)
-    key = trust.signing_key(sign_with) if mode == "run" else None
-    signers = trust.allowed_signers(plan_path, allowed_signers) if mode == "run" else None
-    pf = PlanFile.load(plan_path, secret_values=_secret_values(secrets))
-    if mode == "run":
-        refuse_lint_errors(pf.plan, plan_path, ignore=ignore_lint_errors)
+        refuse_lint_errors(pf.plan, plan_path, ignore=st.ignore_lint_errors)
     # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
     # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
-    given = _preflight(pf.plan, pf.path, kind, mode, approve, sets)
-    _check_detail(pf.plan, detail_section)
-    interactive = not non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
-    events_to_stdout = events == "-"
+    given = _preflight(pf.plan, pf.path, kind, mode, list(approval.approve), list(st.sets))
+    _check_detail(pf.plan, screen.detail_section)
+    interactive = not screen.non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
+    to_stdout = screen.events == "-" or screen.json  # the screen's lines then go to stderr
     if family is not None:
         interactive, console = family.prompter is not None, family.console
     else:
-        console = make_console(plain or events_to_stdout or not sys.stdout.isatty(), stderr=events_to_stdout)
-    p = paths_for(plan_path, state_dir, workdir)
-    created = prepare_dirs(p)
-    who = operator_name(operator)
-    backend = backend_for(plan_path, state_dir, state_url, pf.plan)
-    tgt, tenv, used = _target(target, p, pf.plan, console)
+        console = make_console(screen.plain or to_stdout or not sys.stdout.isatty(), stderr=to_stdout)
+    site = site_for(plan_path, state.state_dir, state.state_url, state.workdir, pf.plan)
+    p, backend = site.paths, site.backend
+    tgt, tenv, used = _target(st.target, p, pf.plan, console)
 
     with ExitStack() as closing:
-        bus, live = run_screen.views(console, pf.plan, kind, interactive, plain, family)
+        bus, live = run_screen.views(console, pf.plan, kind, interactive, screen.plain, family)
         if family is None:
-            run_screen.event_sinks(bus, events, closing)
+            run_screen.event_sinks(bus, screen.events, closing)
         elif family.events is not None:
             bus.subscribe(family.events)
         if family is not None:
             prompter = family.prompter
         else:
             prompter = run_screen.prompter(console, live, interactive, plan_path, kind)
-        journal = _open_journal(backend, p, secret_name_predicate(secrets), created)
+        journal = _open_journal(backend, p, secret_name_predicate(secrets), site.created)
         # A family member's blocks never read the terminal: several may run at once (docs/families.md).
-        mark = process_identity(plan_path, backend)
-        shell = _shell(tenv, p, interactive and family is None, secrets, provided or {}, mark)
-        cfg = RunConfig(
-            kind=kind,
-            mode=mode,
+        shell = _shell(tenv, p, interactive and family is None, secrets, provided or {}, site.identity)
+        bus.redact_with(lambda text: shell.redactor.redact(text))  # every event, every field
+        cfg = RunConfig.derive(
+            request,
             interactive=interactive,
-            restart=restart,
-            approve=tuple(approve),
-            auto_approve=auto_approve,
-            operator=who,
-            step_timeout_s=step_timeout,
-            max_recoveries=max_recoveries,
-            target=target if used else "none",  # the target a run really used
+            operator=operator_name(approval.operator),
+            target=st.target if used else "none",  # the target a run really used
             sets=given,
-            secret_names=tuple(secrets),
-            wait_for_approval=wait_for_approval,
             signing_key=key,
             allowed_signers=signers,
-            detail_section=detail_section,
+            closure_key=load_key(p.state),
         )
         if signers is not None:
             console.print(f"approvals must be signed by a key in {signers}", markup=False, highlight=False)
@@ -161,8 +169,13 @@ def run_command(
             signals = family.interrupts if family is not None else _signals_to
             with lease, signals(engine.interrupt), run_screen.shown(live):
                 if mode == "run":
+                    trust.require_signers(journal, signers, plan_path)  # fail closed (docs/approvals.md)
+                    trust.record_signers(journal, signers)
+                    record_template(pf.plan, journal)  # once, before the plan's first run here
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
-                ask_again = reinterview or (kind == "apply" and mode == "run" and _torn_down(journal))
+                latest = journal.latest_run() if kind == "apply" and mode == "run" else None
+                torn_down = latest is not None and (latest.kind, latest.state) == ("teardown", "completed")
+                ask_again = st.reinterview or torn_down  # the first apply after a teardown asks again
                 result = engine.execute(_resolver(pf, given, prompter, ask_again))
         except KeyboardInterrupt:
             if engine.run is None:  # Ctrl-C at the interview: say so, the board of pending sections is gone
@@ -173,16 +186,20 @@ def run_command(
         finally:
             shell.close()
             journal.close()
-        if detail_section is not None and result.detail is None:
-            result.detail = f"--section {detail_section}: no gate to show (the preview does not judge it)"
+        if screen.detail_section is not None and result.detail is None:
+            result.detail = (
+                f"--section {screen.detail_section}: no gate to show (the preview does not judge it)"
+            )
         code = run_screen.finish(
-            console, bus, result, mode, kind, events_to_stdout,
+            console, bus, result, mode, kind, to_stdout,
             live=live is not None, pf=pf, table=family is None,
         )  # fmt: skip
     if family is not None:
         family.result = result
+    if screen.json and family is None:
+        run_screen.print_result(request.command, plan_path, result, code, pf)
     if github_actions():
-        out = sys.stderr if events_to_stdout else sys.stdout
+        out = sys.stderr if to_stdout else sys.stdout
         run_screen.github_report(pf.plan, plan_path, result, mode, kind, code, out)
     return code
 
@@ -211,32 +228,6 @@ def _check_detail(plan: Plan, selector: str | None) -> None:
 
     if selector is not None and not any(matches(selector, s.key, s.slug, s.title) for s in plan.sections):
         raise UsageError(f"--section: the plan has no section {selector!r}")
-
-
-def _check_options(
-    plan_path: Path,
-    step_timeout: float,
-    max_recoveries: int,
-    state_dir: Path | None,
-    workdir: Path | None,
-    events: str | None,
-    wait_for_approval: float | None = None,
-) -> None:
-    """Usage errors found before anything is read or created."""
-    require_plan(plan_path)
-    if not (math.isfinite(step_timeout) and step_timeout > 0):
-        raise UsageError(f"--step-timeout must be a number of seconds > 0 (got {step_timeout})")
-    if max_recoveries < 0:
-        raise UsageError("--max-recoveries must be >= 0")
-    for option, path in (("--state-dir", state_dir), ("--workdir", workdir)):
-        if path is not None and path.exists() and not path.is_dir():
-            raise UsageError(f"{option}: {path} exists and is not a directory")
-    if events not in (None, "-"):
-        target = Path(events)
-        if target.is_dir() or not os.access(target if target.exists() else target.parent, os.W_OK):
-            raise UsageError(f"--events: cannot write {events}")
-    if wait_for_approval is not None and not wait_for_approval > 0:  # inf: no limit; nan is refused
-        raise UsageError("--wait-for-approval TIMEOUT must be a number of seconds > 0")
 
 
 def _check_approvals(plan: Plan, approve: list[str]) -> None:
@@ -298,8 +289,10 @@ def _shell(
     from director.exec.marks import PLAN_VAR
     from director.exec.secrets import Redactor
     from director.exec.shell import Shell
+    from director.run.closure import DIRECTOR_OPTIONS
 
-    base_env = dict(os.environ)
+    # Director's own options are not the blocks' (a gate's closure holds the environment they inherit)
+    base_env = {k: v for k, v in os.environ.items() if k not in DIRECTOR_OPTIONS}
     base_env.update(provided)
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))
@@ -307,12 +300,6 @@ def _shell(
         base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor,
         marks={PLAN_VAR: plan_mark},
     )  # fmt: skip
-
-
-def _torn_down(journal: StateStore) -> bool:
-    """Whether the plan's latest run is a completed teardown (what it applied is gone: ask again)."""
-    latest = journal.latest_run()
-    return latest is not None and latest.kind == "teardown" and latest.state == "completed"
 
 
 def _resolver(

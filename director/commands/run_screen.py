@@ -150,7 +150,7 @@ def end_fields(result: RunResult, mode: str, code: ExitCode) -> dict[str, Any]:
     return {
         "run_id": result.run_id,
         "mode": mode,
-        "outcome": result.outcome,
+        "outcome": "not-created" if result.pristine and result.outcome == "check" else result.outcome,
         "section": result.section,
         "message": result.message,
         "exit_code": int(code),
@@ -168,6 +168,12 @@ def report(console: Console, result: RunResult, mode: str, kind: str) -> ExitCod
     if mode == "preview":
         say("changes pending" if result.changes else "no changes: everything is in sync")
         return ExitCode.CHANGES if result.changes else ExitCode.OK
+    if mode == "check" and result.pristine:
+        say(
+            "not created here: no run of this plan is recorded in its journal, so its Live State is the "
+            "published template's, not evidence of what exists; `director plan` says what apply would do"
+        )
+        return ExitCode.NOT_CREATED
     if mode == "check":
         for d in result.drift:
             say(f"drift: {d}")
@@ -265,3 +271,47 @@ def github_report(
     if result.outcome == "awaiting-approval" and result.approve_hint:
         md += [f"Approve with `{result.approve_hint}` or re-run with `--approve {result.section}`.", ""]
     append_summary("\n".join(md))
+
+
+def result_document(
+    command: str, plan_path: Path, result: RunResult, code: ExitCode, realized: dict[str, str]
+) -> dict[str, Any]:
+    """`apply|teardown|plan|check --json`: how one plan's run ended, as one `director.result/1` document
+    (director/schemas/result.json, docs/json.md)."""
+    return {
+        "schema": "director.result/1",
+        "command": command,
+        "plan": str(plan_path),
+        "run_id": result.run_id,
+        "outcome": "not-created" if result.pristine and result.outcome == "check" else result.outcome,
+        "exit_code": int(code),
+        "message": result.message,
+        "section": result.section,
+        "approve_hint": result.approve_hint or None,
+        "changes": result.changes,
+        "drift": list(result.drift),
+        "unconfirmed": list(result.unconfirmed),
+        "sections": [
+            {
+                "key": s.key,
+                "title": s.title,
+                "verdict": s.verdict,
+                "detail": s.detail,
+                "duration_s": round(s.duration_s, 3),
+                "attempts": s.attempts,
+            }
+            for s in result.sections
+        ],
+        "outputs": realized,
+    }
+
+
+def print_result(command: str, plan_path: Path, result: RunResult, code: ExitCode, pf: Any) -> None:
+    """The `--json` result document on stdout, once the run has ended."""
+    import json
+
+    from director.ledger.compose import outputs
+
+    realized = outputs(pf.plan) if command == "apply" else {}
+    doc = result_document(command, plan_path, result, code, realized)
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")

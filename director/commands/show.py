@@ -22,5 +22,6 @@ def show_command(plan_path: Path, *, as_json: bool) -> ExitCode:
 
     from director.ui.show import render
 
-    render(plan, Console())
+    # In a pipe a line is never wrapped (a command cut mid-token reads as two); at a terminal rich fits it.
+    render(plan, Console(soft_wrap=not sys.stdout.isatty()))
     return ExitCode.OK

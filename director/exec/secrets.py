@@ -28,6 +28,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
+# Terminal control sequences (colours, cursor moves, titles, hyperlinks: CSI, OSC ended by BEL or ST,
+# DCS/SOS/PM/APC strings, two-byte escapes, 8-bit CSI) and every other C0/C1 control but CR, LF and tab:
+# what a view removes before it shows a text, so what redaction reads (`run.events` uses these too).
+ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+    r"|\x1b[PX^_][^\x1b]*\x1b\\"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]"
+)
+# What may still be the start of a sequence at the end of a chunk (the rest comes with the next one).
+OPEN_ESCAPE = re.compile(
+    r"(?:\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)?|\x9b[0-?]*[ -/]*)\Z"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]")
+
 MASK = "***"
 MIN_SECRET_LEN = 4  # shorter values ("1", "yes") would blank out ordinary text
 MIN_FRAGMENT_SECRET = 8  # a secret this long or longer is masked in fragments too
@@ -112,10 +129,15 @@ class Redactor:
         return Redactor((*self._values, *values))
 
     def redact(self, text: str) -> str:
-        """`text` with every secret value, and every fragment of one, replaced by `***`."""
+        """`text` with every secret value, and every fragment of one, replaced by `***`: found in the text
+        as a terminal shows it (control sequences removed), so that colour codes between the parts of a
+        secret (`printf '%s\\e[0m%s' "${T:0:11}" "${T:11}"`) do not keep it from being masked."""
         if not self._values:
             return text
-        return _masked(text, self._spans(text), 0, len(text))
+        if _CONTROL.search(text) is None:
+            return _masked(text, self._spans(text), 0, len(text))
+        visible, pos = _visible(text)
+        return _masked(text, _mapped(self._spans(visible), pos), 0, len(text))
 
     def stream(self) -> StreamRedactor:
         """A stateful redactor for a stream of chunks."""
@@ -186,6 +208,27 @@ class Redactor:
         return cut, spans
 
 
+def _visible(text: str) -> tuple[str, list[int]]:
+    """`text` without control sequences, and where each of its characters is in `text` (one more entry:
+    the end)."""
+    parts: list[str] = []
+    pos: list[int] = []
+    at = 0
+    for m in ESCAPE.finditer(text):
+        parts.append(text[at : m.start()])
+        pos.extend(range(at, m.start()))
+        at = m.end()
+    parts.append(text[at:])
+    pos.extend(range(at, len(text)))
+    pos.append(len(text))
+    return "".join(parts), pos
+
+
+def _mapped(spans: list[tuple[int, int]], pos: list[int]) -> list[tuple[int, int]]:
+    """Spans of the visible text as spans of the text (the control sequences inside them masked too)."""
+    return [(pos[a], pos[e - 1] + 1) for a, e in spans]
+
+
 def _merged(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Spans sorted, overlapping ones merged (adjacent ones stay two masks)."""
     if len(found) < 2:
@@ -222,13 +265,22 @@ class StreamRedactor:
         self._carry = ""
 
     def feed(self, chunk: str) -> str:
-        """Redacted text that is safe to emit now (possibly empty)."""
+        """Redacted text that is safe to emit now (possibly empty). Secrets are looked for in the text
+        without its control sequences (as `Redactor.redact`); a sequence cut by the chunk's end is held."""
         if not self._r:
             return chunk
         text = self._carry + chunk
-        cut, spans = self._r._split_point(text, self._r._found(text))
-        self._carry = text[cut:]
-        return _masked(text, [s for s in spans if s[1] <= cut], 0, cut)
+        if _CONTROL.search(text) is None:
+            cut, spans = self._r._split_point(text, self._r._found(text))
+            self._carry = text[cut:]
+            return _masked(text, [s for s in spans if s[1] <= cut], 0, cut)
+        open_ = OPEN_ESCAPE.search(text)
+        head = text[: open_.start()] if open_ is not None else text  # a sequence not ended yet: held
+        visible, pos = _visible(head)
+        cut, spans = self._r._split_point(visible, self._r._found(visible))
+        end = pos[cut]
+        self._carry = text[end:]
+        return _masked(text, _mapped([s for s in spans if s[1] <= cut], pos), 0, end)
 
     def flush(self) -> str:
         """Everything still held back, redacted (end of stream)."""

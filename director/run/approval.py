@@ -19,55 +19,85 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from director.exec.secrets import is_secret_name
+from director.exec.shell import SessionState, Shell
 from director.ledger import cells
 from director.plan import bash, knobs, markers
 from director.plan.model import Plan, Section, SectionKind
-from director.run import signatures
+from director.run import closure, history, signatures
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
-from director.run.gates import Arrival, Elsewhere, GateContent, Review, matches
+from director.run.gates import (
+    Arrival,
+    Elsewhere,
+    GateContent,
+    Review,
+    canonical,
+    make_receipt,
+    matches,
+    operator_name,
+)
 from director.run.reasons import ledger_changes, realized_value, ticked
 from director.run.signatures import describe
 from director.state.lifecycle import RunState
 from director.state.records import ApprovalRecord
 from director.state.store import ApprovalHow, StateStore
 
+# what `director approve` uses of the gates, besides this module's own
+__all__ = ["GateContent", "Review", "canonical", "make_receipt", "matches", "operator_name"]
 
-def gate_content(
-    plan: Plan,
-    section: Section,
-    knob_values: dict[str, str],
-    texts: dict[int, str],
-    templates: Templates,
-    session_vars: dict[str, str],
-) -> GateContent | None:
-    """What a gate's approval covers: the exact commands, the variables they read, the inputs."""
-    gate = knobs.gate_of(section, knob_values)
-    if gate is None:
-        return None
-    commands = [texts[b.index] for b in section.act_blocks]
-    variables: dict[str, str] = {}
-    for c in commands:
-        for name in bash.reads(c):
-            if name in session_vars and not is_secret_name(name):
-                variables[name] = session_vars[name]
-    # A regenerated file is part of what is approved: its content (values already expanded) is covered.
-    commands += [f"# write {path}\n{content}" for path, content in templates.values()]
-    context: dict[str, str] = {}
-    if section.kind is SectionKind.TEARDOWN and plan.live_state is not None:
-        context = {row.key: row.value for row in plan.live_state.kv_rows}
-    return GateContent(
-        section.key,
-        section.title,
-        gate.marker.value,
-        gate.note,
-        section.quotes,
-        tuple(commands),
-        variables,
-        dict(knob_values),
-        context,
+
+def sealer(run: Run) -> closure.Sealer:
+    """How this run seals what must not be kept (its closure key, its redactor, its secret names)."""
+    return preview_sealer(run.cfg.closure_key, run.shell.redactor.redact, run.is_secret)
+
+
+def reach(
+    shell: Shell, state: SessionState, section: Section, texts: Mapping[int, str], templates: Templates,
+    seal: closure.Sealer, workdir: Path,
+) -> closure.Reach:
+    """What this section's act can read, live: the session it starts in, the environment, the bash."""
+    reads = [n for b in section.act_blocks for n in bash.reads(texts[b.index])]
+    return closure.live_reach(state, shell.environment, templates, seal, shell.bash, str(workdir), reads)
+
+
+def preview_sealer(
+    key: bytes, redact: Callable[[str], str], is_secret: Callable[[str], bool]
+) -> closure.Sealer:
+    """How `director plan` seals: as apply does, with the plan's closure key."""
+    return closure.Sealer(key or closure.process_key(), redact, is_secret)
+
+
+def display_env(content: GateContent) -> dict[str, str]:
+    """The values the panel puts into the commands it shows (sealed ones as `***`)."""
+    return closure.Reach.from_json(content.reach).display()
+
+
+def has_receipt(journal: StateStore, section_key: str, sha256: str) -> bool:
+    """Whether an unspent receipt from `director approve` exists for exactly this content."""
+    found = history.receipts(journal)
+    return any(
+        a.sha256 == sha256 and found.usable_from_journal(a) and a.id > found.last_spent(section_key, sha256)
+        for a in found.for_section(section_key)
     )
+
+
+def recorded_reach(waiting: history.Waiting) -> closure.Reach:
+    """What the act can read, as the run that reached the gate recorded it (secrets sealed)."""
+    return closure.Reach.from_json(waiting.reach)
+
+
+def recorded_templates(where: closure.Reach) -> Templates:
+    """The files a gate's templates write, as recorded (their text redacted): for the panel's diffs."""
+    return {i: (path, str(t.get("text", ""))) for i, (path, t) in enumerate(where.templates.items())}
+
+
+def content_for(
+    plan: Plan, section: Section, knob_values: Mapping[str, str], texts: Mapping[int, str],
+    where: closure.Reach,
+) -> GateContent | None:
+    """The gate content: the act's closure (`director.run.closure.gate_content`, the one function)."""
+    return closure.gate_content(plan, section, knob_values, texts, where)
 
 
 # ------------------------------------------------------------------------------ the consequences
@@ -78,8 +108,9 @@ _QUOTED_HEREDOC = re.compile(r"<<-?\s*(?:'([^']+)'|\"([^\"]+)\"|\\(\w+))")
 _MAX_DIFF_LINES = 60
 
 
-def _expand_line(line: str, env: Mapping[str, str]) -> str:
-    """A command line with `$NAME`/`${NAME}` replaced by their values outside single quotes (display)."""
+def _expand_line(line: str, env: Mapping[str, str], own: frozenset[str] = frozenset()) -> str:
+    """A command line with `$NAME`/`${NAME}` replaced by their values outside single quotes (display);
+    a variable the block assigns itself (`own`) stays `$NAME`: its value is known only when it runs."""
     out, quoted, i = [], False, 0
     while i < len(line):
         ch = line[i]
@@ -89,7 +120,7 @@ def _expand_line(line: str, env: Mapping[str, str]) -> str:
             m = _VAR.match(line, i)
             if m is not None:
                 name = m.group(1) or m.group(2)
-                if name in env:
+                if name in env and name not in own:
                     out.append("***" if is_secret_name(name) else env[name])
                     i = m.end()
                     continue
@@ -100,7 +131,9 @@ def _expand_line(line: str, env: Mapping[str, str]) -> str:
 
 def expanded(command: str, env: Mapping[str, str]) -> str:
     """The command as it will run, with the values of its variables put in (display: secret-named ones
-    masked); comments and the bodies of quoted heredocs are left as written."""
+    masked; one the block assigns itself left as `$NAME`); comments and the bodies of quoted heredocs are
+    left as written."""
+    own = bash.assigns(command)
     lines: list[str] = []
     until: str | None = None
     for line in command.splitlines():
@@ -112,7 +145,7 @@ def expanded(command: str, env: Mapping[str, str]) -> str:
         m = _QUOTED_HEREDOC.search(line)
         if m is not None:
             until = m.group(1) or m.group(2) or m.group(3)
-        lines.append(line if line.lstrip().startswith("#") else _expand_line(line, env))
+        lines.append(line if line.lstrip().startswith("#") else _expand_line(line, env, own))
     return "\n".join(lines)
 
 
@@ -141,7 +174,7 @@ def _resources(
     ls = plan.live_state
     if ls is None:
         return ()
-    text = "\n".join(_expand_line(c, env) for c in commands)
+    text = "\n".join(expanded(c, env) for c in commands)
     files: dict[str, str] = {p: c for p, c in templates.values()}
     for path in re.findall(r"(/[\w./@+-]+)", text):
         p = Path(path)
@@ -170,31 +203,51 @@ def _resources(
 
 
 def _approval_text(content: Mapping[str, Any]) -> str:
-    """What an approval covered, as text (to show what changed since)."""
+    """What an approval covered, as text (to show what changed since): the closure too."""
     parts = ["# commands"] + [str(c).rstrip("\n") for c in content.get("commands", [])]
-    parts += ["# variables"] + [f"{k}={v}" for k, v in sorted(dict(content.get("variables", {})).items())]
+    variables = sorted(dict(content.get("variables", {})).items())
+    parts += ["# variables", *(f"{k}={closure.shown(str(v))}" for k, v in variables)]
     parts += ["# inputs"] + [f"{k}={v}" for k, v in sorted(dict(content.get("inputs", {})).items())]
+    parts += ["# what the act can read", *closure.describe(dict(content.get("closure") or {}))]
     return "\n".join(parts)
 
 
 def _reasked(journal: StateStore | None, content: GateContent) -> tuple[str, str]:
-    """Why the operator is asked again, and the approved text against this one (when it changed)."""
+    """Why the operator is asked again, and the approved text against this one (when it changed); or,
+    with no approval to compare with, what changed since the gate was last shown (a value that differs on
+    every run makes every approval stale: docs/approvals.md)."""
     if journal is None:
         return "", ""
-    earlier = [a for a in journal.approvals() if a.section_key == content.section_key]
+    found = history.receipts(journal)
+    earlier = found.for_section(content.section_key)
     if not earlier:
-        return "", ""
+        last_gate = history.gate(journal, content.section_key)
+        if last_gate is None or last_gate.content.get("sha256", content.sha256) == content.sha256:
+            return "", ""
+        was = last_gate.content
+        if list(was.get("commands", [])) != list(content.commands) or was.get("inputs") != content.inputs:
+            return "", ""
+        diff = _diff(_approval_text(was), _approval_text(content.to_json()), "last asked", "now")
+        return "changed since this gate was last shown, though the plan did not (the diff below)", diff
     last = earlier[-1]
     who = f"{last.operator}@{last.host} at {last.at.isoformat(timespec='seconds')} ({last.how})"
     if last.sha256 != content.sha256:
         diff = _diff(_approval_text(last.content), _approval_text(content.to_json()), "approved", "now")
-        return f"asked again: the approval by {who} was for other content (the diff below)", diff
-    if consumed(journal, last.id):
+        what = closure.changed(dict(last.content.get("closure") or {}), content.closure)
+        if list(last.content.get("commands", [])) != list(content.commands):
+            what.insert(0, "the commands")
+        if dict(last.content.get("inputs", {})) != content.inputs:
+            what.insert(0, "the inputs")
+        names = f": {', '.join(what[:8])}{' …' if len(what) > 8 else ''} changed" if what else ""
+        return f"asked again: the approval by {who} was for other content{names} (the diff below)", diff
+    if last.id in found.spent:
         return (
-            f"asked again: the approval by {who} was spent when the section applied with it "
+            f"asked again: the approval by {who} was spent when the section acted on it "
             "(an approval covers one application)",
             "",
         )
+    if last.how in history.OWN_HOWS:
+        return f"asked again: the approval by {who} belonged to the run it was given in", ""
     return "", ""
 
 
@@ -242,15 +295,16 @@ def review(
             if (v := _realized_value(r.value)) is not None and "discovered" not in r.value.lower()
         )  # fmt: skip
     reasked, receipt_diff = _reasked(journal, content)
-    rv = Review(
-        reasons=tuple(reasons),
-        ledger=ledger_changes(
-            plan, section, kind, env, knob_values, realized, kv_templates or {}, acted_before=acted_before
-        ),
+    ledger = ledger_changes(
+        plan, section, kind, env, knob_values, realized, kv_templates or {}, acted_before=acted_before
+    )
+    rv = Review(  # every line redacted: what the panel, `plan --section` and `approve` show
+        reasons=tuple(redact(r) for r in reasons),
+        ledger=tuple(redact(ln) for ln in ledger),
         diffs=tuple(diffs),
-        resources=resources,
+        resources=tuple(redact(r) for r in resources),
         expanded=tuple(redact(expanded(c, env)) for c in act),
-        reasked=reasked,
+        reasked=redact(reasked),
         receipt_diff=redact(receipt_diff),
         confirm=confirm_word(content.marker, resources),
     )
@@ -272,15 +326,15 @@ def _emit_gate(run: Run, section: Section, content: GateContent, approved: bool 
 
 
 def consumed(journal: StateStore, approval_id: int) -> bool:
-    """Whether a receipt was spent: it let its section act once, which succeeded."""
-    return any(e.data.get("approval_id") == approval_id for e in journal.events(kind="approval-used"))
+    """Whether a receipt was spent: an application started on it."""
+    return approval_id in history.receipts(journal).spent
 
 
 def _wait(run: Run, section: Section, content: GateContent, why: str) -> NoReturn:
     """No approval: the run stops awaiting one (exit 4); the message says how to give it."""
     run.journal.record_event(
         run.run_id,
-        "gate-waiting",
+        history.GATE_WAITING,
         {"section": section.key, "sha256": content.sha256, "content": content.to_json()},
     )
     _emit_gate(run, section, content, False, why)
@@ -292,16 +346,20 @@ def _wait(run: Run, section: Section, content: GateContent, why: str) -> NoRetur
 
 
 def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates) -> None:
-    """Obtain an approval for this section's content as it stands, or stop the run awaiting one."""
-    content = gate_content(run.plan, section, run.knobs, texts, templates, run.session.variables)
+    """Obtain an approval for this section's content as it stands, or stop the run awaiting one: the act's
+    closure (`director.run.closure`) from the session the act starts in."""
+    if knobs.gate_of(section, run.knobs) is None:
+        return
+    where = reach(run.shell, run.session, section, texts, templates, sealer(run), run.workdir)
+    content = content_for(run.plan, section, run.knobs, texts, where)
     if content is None:
         return
     content = review(
         run.plan,
         section,
-        content,
+        dataclasses.replace(content, reach=where.to_json()),
         kind=run.cfg.kind,
-        env=run.session.variables,
+        env=where.display(),
         knob_values=run.knobs,
         realized=run.realized,
         templates=templates,
@@ -327,19 +385,24 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
     elif receipt is None:
         receipt = _await_receipt(run, section, content)  # None unless `--wait-for-approval`
         if receipt is None:
-            _wait(run, section, content, _needs(run, section, "needs a human go"))
+            _wait(run, section, content, _needs(run, section, "needs a human go", content))
     _release(run, section, content, receipt, own)
 
 
-def _needs(run: Run, section: Section, why: str) -> str:
+def _needs(run: Run, section: Section, why: str, content: GateContent | None = None) -> str:
     """Why the gate stops, with the last receipt refused for it (an allowed-signers file in force)."""
     refused = [said for key, said in run.refused.values() if key == section.key]
-    return f"{why}; {refused[-1]}" if refused else why
+    why = f"{why}; {refused[-1]}" if refused else why
+    reasked = content.review.reasked if content is not None else ""
+    return f"{why}; {reasked}" if reasked else why
 
 
 def _release(run: Run, section: Section, content: GateContent, receipt: ApprovalRecord, own: bool) -> None:
-    """The gate passes on `receipt`: said (whose approval, and its verified signer), kept for the act."""
+    """The gate passes on `receipt`: said (whose approval, and its verified signer), and spent now -- its
+    act starts next (an approval covers one application, even one Ctrl-C or a crash cuts short)."""
     run.gate_receipts[section.key] = receipt.id
+    data = {"approval_id": receipt.id, "section": section.key, **run.signers.get(receipt.id, {})}
+    run.journal.record_event(run.run_id, history.SPENT, data)
     v = run.signers.get(receipt.id)
     signed = f", signed by {v['principal']} with {v['fingerprint']}" if v else ""
     how: str = receipt.how
@@ -383,7 +446,9 @@ def _ask(run: Run, section: Section, content: GateContent) -> tuple[ApprovalReco
         if found is not None:
             receipt = signatures.usable(run, section, content, after[0])
             after[0] = max(after[0], found.id)
-        return Arrival(receipt, tuple(s for i, (_, s) in run.refused.items() if i not in before))
+        signer = run.signers.get(receipt.id) if receipt is not None else None
+        return Arrival(receipt, tuple(s for i, (_, s) in run.refused.items() if i not in before),
+                       principal=signer["principal"] if signer else None)  # fmt: skip
 
     hint = f"director approve {run.pf.path} {section.key}"
     _waiting(run, section, content, f"{run.label(section)} asks at the terminal and waits for `{hint}`")
@@ -416,7 +481,7 @@ def _ask(run: Run, section: Section, content: GateContent) -> tuple[ApprovalReco
     back = f"approved ({describe(receipt)})" if receipt is not None else why
     run.journal.transition(run.run_id, RunState.RUNNING, back)
     if receipt is None:
-        _wait(run, section, content, _needs(run, section, why))
+        _wait(run, section, content, _needs(run, section, why, content))
     return receipt, own
 
 
@@ -425,7 +490,7 @@ def _waiting(run: Run, section: Section, content: GateContent, why: str, wait_s:
     data: dict[str, Any] = {"section": section.key, "sha256": content.sha256, "content": content.to_json()}
     if wait_s is not None:
         data["wait_s"] = wait_s
-    run.journal.record_event(run.run_id, "gate-waiting", data)
+    run.journal.record_event(run.run_id, history.GATE_WAITING, data)
     run.journal.transition(run.run_id, RunState.AWAITING_APPROVAL, why)
 
 
@@ -466,8 +531,5 @@ def _await_receipt(run: Run, section: Section, content: GateContent) -> Approval
 
 
 def approval_used(run: Run, section: Section) -> None:
-    """The section this approval let act succeeded: the receipt is spent (with its signature's nonce)."""
-    used = run.gate_receipts.pop(section.key, None)
-    if used is not None:
-        data = {"approval_id": used, "section": section.key, **run.signers.get(used, {})}
-        run.journal.record_event(run.run_id, "approval-used", data)
+    """The section this approval let act succeeded (the receipt was spent when its act started)."""
+    run.gate_receipts.pop(section.key, None)

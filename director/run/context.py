@@ -13,19 +13,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from director.exec.shell import SessionState, Shell
 from director.ledger import compose
+from director.ledger.evidence import read_evidence
 from director.ledger.planfile import PlanFile
 from director.ledger.splice import LedgerUpdate
 from director.plan.model import LabelRanges, Plan, Section, key_label, label_list, section_label
 from director.plan.verify import CheckResult
+from director.run import history
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
+from director.run.identities import Identity
 from director.run.reasons import Bases
 from director.run.worlds import Worlds
 from director.state.lifecycle import RunState
+from director.state.records import StepRecord
 from director.state.store import SectionSuccesses, StateStore
 from director.targets.base import Target
 
@@ -47,6 +52,7 @@ class Done:
 
     fingerprint: str
     output: str
+    session: dict[str, Any] | None = None  # the session it left, as journaled (taken back when skipped)
 
 
 @dataclass
@@ -97,6 +103,16 @@ class Run:
     # Steps whose latest attempt in this run did not succeed (before a resume too): what it started may
     # still run, and is stopped before the step runs again (`run.processes`).
     unsettled: set[str] = field(default_factory=set)
+    # Acts whose latest attempt was running when Director died or was interrupted: they run again.
+    interrupted_acts: set[str] = field(default_factory=set)
+    carried_from: dict[str, int] = field(default_factory=dict)  # such an act -> the run `--restart` cancelled
+    # Successes, realized values and bases of runs before this one are void: a teardown acted in it (0: none).
+    forgotten_before: int = 0
+    existing: tuple[Identity, ...] = ()  # the identities the journal says exist (`run.identities`)
+    identity: dict[str, str] = field(default_factory=dict)  # what its inputs name (`WORKER=orders-dev`)
+    also_exists: tuple[str, ...] = ()  # the other identities the journal says exist (Live State lists them)
+    identity_recorded: bool = False  # this run recorded its identity as existing (before its first act)
+    zero_scratch: SessionState | None = None  # §0 run again in a scratch session (withheld values)
     recovering: bool = False
     known_secrets: set[str] = field(default_factory=set)
     # Names the journal could not keep (secret-named, or holding a secret value): a restored session lacks
@@ -131,12 +147,22 @@ class Run:
     _tally: _Tally = field(init=False, repr=False)  # `summary`'s lists, read as far as they had grown
 
     def __post_init__(self) -> None:
-        self.bases = Bases(self.journal)
+        self.bases = Bases(self.journal, since=self.forgotten_before)
         self.successes = SectionSuccesses(self.journal)
         self.worlds = Worlds(self.journal)
         self._tally = _Tally(resumed_from=len(self.done_before_resume))
-        ls = self.plan.live_state
-        self.results_before = {r.name: r.result for r in ls.check_rows} if ls is not None else {}
+        # as seen here: a published template's ✅ rows are not this machine's (ledger.evidence)
+        self.results_before = dict(read_evidence(self.plan, self.journal).check_results)
+
+    def last_success(self, section_key: str) -> StepRecord | None:
+        """The section's last success, unless a teardown acted since (that memory is void)."""
+        rec = self.successes.last(f"{section_key}/section")
+        return rec if rec is not None and rec.run_id >= self.forgotten_before else None
+
+    def torn_down(self, section_key: str) -> bool:
+        """The section succeeded before the last teardown that acted."""
+        rec = self.successes.last(f"{section_key}/section")
+        return rec is not None and rec.run_id < self.forgotten_before
 
     @property
     def interruption(self) -> str:
@@ -171,7 +197,15 @@ class Run:
             started = self.section_started.get(section.key)
         duration = time.monotonic() - started if started is not None else 0.0
         duration = max(0.0, duration - self.waited.pop(section.key, 0.0))
-        self.reports.append(SectionReport(section.key, section.title, verdict, detail, duration))
+        detail = self.shell.redactor.redact(detail)  # a secret a block minted is known only once it ended
+        report = SectionReport(section.key, section.title, verdict, detail, duration)
+        # one row a section: a later word on it (a teardown that then finds processes left) replaces the first
+        at = next((i for i, r in enumerate(self.reports) if r.key == section.key), None)
+        if at is None:
+            self.reports.append(report)
+        else:
+            report.duration_s = max(report.duration_s, self.reports[at].duration_s)
+            self.reports[at] = report
         if emit:
             self.bus.emit(
                 "section.verdict",
@@ -274,6 +308,7 @@ class Run:
             kv_templates=self.kv_templates(),
             acted=self.acted,
             results_before=self.results_before,
+            also_exists=self.also_exists,
         )
         update = compose.ledger_update(
             self.plan, facts, is_secret=self.is_secret, redact=self.shell.redactor.redact
@@ -296,9 +331,9 @@ class Run:
             return self.kv_cells
         ls = self.plan.live_state
         assert ls is not None
-        evs = self.journal.events(kind="kv-templates")
-        if evs:
-            self.kv_cells = dict(evs[0].data.get("cells", {}))
+        recorded = history.kv_templates(self.journal)
+        if recorded is not None:
+            self.kv_cells = recorded
             return self.kv_cells
         cells = {r.key: r.value for r in ls.kv_rows}
         self.journal.record_event(self.run_id, "kv-templates", {"cells": cells})
@@ -306,7 +341,8 @@ class Run:
         return cells
 
     def finish(self, state: RunState, section: str | None, message: str, ledger: bool = True) -> RunResult:
-        """End the run in `state`: journaled, announced, written to Live State."""
+        """End the run in `state`: journaled, announced, written to Live State (no secret in the reason)."""
+        message = self.shell.redactor.redact(message)
         self.journal.transition(self.run_id, state, message)
         self.bus.emit("run.state", run_id=self.run_id, to=state.value, reason=message)
         if section is not None and not self.failed_at:

@@ -21,11 +21,12 @@ Verdicts: in-sync, applied, verified, failed, awaiting-approval, will-apply, nee
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
+
+from director.exec.secrets import ESCAPE, OPEN_ESCAPE
 
 SCHEMA = "director.event/1"
 
@@ -35,19 +36,10 @@ Listener = Callable[[Event], None]
 
 # Terminal control sequences a block may print (colours, cursor moves, titles, hyperlinks): CSI, OSC
 # (ended by BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes, 8-bit CSI. CR, LF and tab are kept (a
-# view needs CR to show what a progress bar finally says); every other C0/C1 control goes too.
-_ESCAPE = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
-    r"|\x1b[PX^_][^\x1b]*\x1b\\"
-    r"|\x1b[ -/]*[0-~]"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9a\x9c-\x9f]"
-)
-# What may still be the start of a sequence at the end of a chunk (the rest comes with the next one).
-_OPEN_ESCAPE = re.compile(
-    r"(?:\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)?|\x9b[0-?]*[ -/]*)\Z"
-)
+# view needs CR to show what a progress bar finally says); every other C0/C1 control goes too. One pattern
+# with redaction (`director.exec.secrets`), which looks for secrets in the text as a view shows it.
+_ESCAPE = ESCAPE
+_OPEN_ESCAPE = OPEN_ESCAPE
 _HOLD_MAX = 4096  # an "open" sequence longer than this is not one: drop it
 
 
@@ -94,6 +86,13 @@ class Bus:
         self._seq = 0
         self._clock = clock or (lambda: datetime.now(UTC))
         self._filters: dict[tuple[Any, Any], EscapeFilter] = {}
+        self._redact: Callable[[str], str] | None = None
+
+    def redact_with(self, redact: Callable[[str], str]) -> None:
+        """Mask secrets in every text of every event from now on (`director.exec.secrets.Redactor.redact`,
+        read anew for each event: a run learns secrets as it goes): views, `--events` files and tests see
+        no secret, whichever field carries it (a reason, a gate's content, a block's output)."""
+        self._redact = redact
 
     def _sanitize(self, type_: str, data: dict[str, Any]) -> None:
         where = (data.get("section"), data.get("block"))
@@ -109,6 +108,8 @@ class Bus:
 
     def emit(self, type_: str, **data: Any) -> Event:
         self._sanitize(type_, data)
+        if self._redact is not None:
+            data = {k: _redacted(v, self._redact) for k, v in data.items()}
         self._seq += 1
         event: Event = {
             "schema": SCHEMA,
@@ -121,6 +122,17 @@ class Bus:
         for listener in self._listeners:
             listener(event)
         return event
+
+
+def _redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` with every string in it redacted (dicts, lists and tuples walked)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redacted(v, redact) for v in value]
+    return value
 
 
 # After these Director may wait (a block runs or streams, a human answers, a retry sleeps, a target works,

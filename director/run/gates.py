@@ -44,11 +44,17 @@ class GateContent:
     inputs: dict[str, str]
     context: dict[str, str] = field(default_factory=dict)  # what the ledger says exists (teardown)
     review: Review = field(default_factory=Review)  # display only: not part of what is approved
+    # everything else the act can read, secrets sealed (`director.run.closure`): hashed with the rest
+    closure: dict[str, Any] = field(default_factory=dict)
+    # what the closure was computed from (`closure.Reach`, secrets sealed): recorded for `director
+    # approve`, not hashed (the closure holds what of it the act reads)
+    reach: dict[str, Any] = field(default_factory=dict)
 
     def canonical(self) -> bytes:
-        """The bytes the receipt hashes: commands, variables and inputs (display-only fields excluded)."""
+        """The bytes the receipt hashes: commands, variables, inputs and the closure (display excluded)."""
         return canonical({"section_key": self.section_key, "commands": self.commands,
-                          "variables": self.variables, "inputs": self.inputs})  # fmt: skip
+                          "variables": self.variables, "inputs": self.inputs,
+                          "closure": self.closure})  # fmt: skip
 
     @property
     def sha256(self) -> str:
@@ -60,12 +66,13 @@ class GateContent:
 
 def canonical(content: Mapping[str, Any]) -> bytes:
     """The bytes a receipt hashes, from gate content as stored (`GateContent.to_json`, a receipt's
-    `content`): the section, commands, variables and inputs."""
+    `content`): the section, commands, variables, inputs and everything else the act can read."""
     payload = {
         "section": content.get("section_key"),
         "commands": list(content.get("commands", ())),
         "variables": dict(sorted(dict(content.get("variables", {})).items())),
         "inputs": dict(sorted(dict(content.get("inputs", {})).items())),
+        "closure": dict(content.get("closure") or {}),
     }
     return json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
 
@@ -114,6 +121,7 @@ class Arrival:
     receipt: ApprovalRecord | None = None
     refused: tuple[str, ...] = ()
     timed_out: bool = False
+    principal: str | None = None  # the receipt's signer, when its signature verified
 
 
 @dataclass(frozen=True)

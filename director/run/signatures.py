@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from director.exec import sshsig
 from director.plan.model import Plan, Section
+from director.run import history
 from director.run.gates import GateContent
 from director.state.identity import plan_key
 from director.state.records import ApprovalRecord
@@ -98,17 +99,7 @@ def sign(
 
 def spent_nonces(journal: StateStore) -> dict[str, int]:
     """Each signature nonce the journal holds, with the first receipt that carried it (or spent it)."""
-    seen: dict[str, int] = {}
-    for e in journal.events(kind="approval-used"):
-        if e.data.get("nonce"):
-            seen.setdefault(str(e.data["nonce"]), int(e.data.get("approval_id") or 0))
-    for a in journal.approvals():
-        if a.signed_payload is not None:
-            try:
-                seen.setdefault(Claim.parse(a.signed_payload).nonce, a.id)
-            except ValueError:
-                continue
-    return seen
+    return history.receipts(journal).nonces
 
 
 def check_receipt(
@@ -215,15 +206,29 @@ def own_receipt(run: Run, section: Section, content: GateContent, how: ApprovalH
 
 
 def usable(run: Run, section: Section, content: GateContent, after_id: int = -1) -> ApprovalRecord | None:
-    """The newest receipt for exactly this content that may release the gate: recorded after the last one
-    an application spent (an approval covers one application) and after `after_id`, and verified when an
+    """The newest receipt for exactly this content that may release the gate: made by `director approve`
+    (a typed go or an approval flag belongs to the run that gave it), recorded after the last one an
+    application spent (an approval covers one application) and after `after_id`, and verified when an
     allowed-signers file is in force (the newer ones refused on the way are said and audited)."""
-    used = {int(e.data.get("approval_id") or 0) for e in run.journal.events(kind="approval-used")}
-    mine = [a for a in run.journal.approvals() if a.section_key == section.key and a.sha256 == content.sha256]
-    spent = max((a.id for a in mine if a.id in used), default=0)
+    found = history.receipts(run.journal)
+    mine = [a for a in found.for_section(section.key) if a.sha256 == content.sha256]
+    spent = found.last_spent(section.key, content.sha256)
     for receipt in reversed(mine):
         if receipt.id <= max(spent, after_id):
             break
+        if not found.usable_from_journal(receipt):
+            if receipt.id not in found.spent and _signed_elsewhere(receipt):
+                judge(run, section, content, receipt)  # its row was edited: refused, said and audited
+            continue
         if judge(run, section, content, receipt):
             return receipt
     return None
+
+
+def _signed_elsewhere(receipt: ApprovalRecord) -> bool:
+    """Whether a receipt whose row says a run made it was signed as made by `director approve`."""
+    try:
+        payload = receipt.signed_payload
+        return payload is not None and Claim.parse(payload).how not in history.OWN_HOWS
+    except ValueError:
+        return True

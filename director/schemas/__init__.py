@@ -8,8 +8,11 @@
 | `director status --json` of several plans (a family) | `director.family/1` | family.json |
 | `director audit --json` | `director.audit/1` | audit.json |
 | `director audit --jsonl` (one line) | `director.audit/1` + `record` | audit-record.json |
-| `director lint --format json` | `director.lint/1` | lint.json |
+| `director lint --json` | `director.lint/1` | lint.json |
 | `--events` (one line) | `director.event/1` | event.json |
+| `director apply, teardown, plan, check --json` | `director.result/1` | result.json |
+| the same of several plans (a family) | `director.family-result/1` | family-result.json |
+| `director output --json` | `director.output/1` | output.json |
 
 Objects are closed (`additionalProperties: false`) except where the content is the plan's or a target's own
 (YAML data, gate content, session records): a new field is a schema change (docs/json.md).
@@ -22,7 +25,10 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-NAMES = ("plan", "diff", "status", "family", "audit", "audit-record", "lint", "event")
+NAMES = (
+    "plan", "diff", "status", "family", "audit", "audit-record", "lint", "event",
+    "result", "family-result", "output",
+)  # fmt: skip
 
 
 @cache

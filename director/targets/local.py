@@ -418,6 +418,11 @@ class LocalTarget:
                 ENV_REAL: str(self._wrangler.path),
                 ENV_REAL_VERSION: self._wrangler.version,
                 "WRANGLER_SEND_METRICS": "false",
+                # wrangler's debug logs (one file a command) in the plan's state directory, not the
+                # user's ~/.config/.wrangler/logs: `director state forget` removes them with the rest.
+                # An operator's own WRANGLER_LOG_PATH is kept.
+                "WRANGLER_LOG_PATH": os.environ.get("WRANGLER_LOG_PATH")
+                or str(self.account.root / "wrangler-logs"),
             },
             description=(
                 f"local: real wrangler {self._wrangler.version} ({self._wrangler.path}) + workerd; "

@@ -45,6 +45,7 @@ VERDICT_STYLE = {
     "unconfirmed": ("⚠ unconfirmed", "yellow"),
     "absent": ("✓ absent", "green"),  # `check`: not there, as the ledger records (gone, not created)
     "drift": ("✗ drift", "bold red"),  # `check`: not as the ledger records
+    "present": ("· present", "cyan"),  # `check` of a plan never applied here: there, nothing to drift from
 }
 
 # Run states after which nothing runs any more in this invocation.
