@@ -1,6 +1,6 @@
 """The suite's sweeps at their whole length (tests/sweeps.py): what the suite runs a bounded part of.
 
-  contrast   every mined check's whole life through the CLI (tests/test_verify_contrast.py), 212 checks;
+  contrast   every mined check's whole life through the CLI (tests/test_verify_contrast.py), 262 checks;
              the suite lives through the first check of each class
   corpus     every written idiom's whole life through the CLI (tests/test_verify_corpus.py), 62 idioms;
              the suite lives through the first idiom of each class (and proves every idiom's verdict)

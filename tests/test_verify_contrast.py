@@ -18,7 +18,9 @@ each class (`_classes`) in the suite, for every one under `DIRECTOR_SWEEPS=long`
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import pkgutil
 import subprocess
 import sys
 from collections.abc import Hashable, Iterator
@@ -28,10 +30,9 @@ from pathlib import Path
 import pytest
 
 from director.plan.bash import verify_model
-from tests import sweeps
+from tests import sweeps, verify_corpus
 from tests.test_verify_corpus import why
 from tests.test_verify_mined import MINED, build, needs, served
-from tests.verify_corpus import mined_a, mined_b, mined_c
 from tests.verify_corpus.mined import Mined, MinedWorld, m
 from tests.verify_corpus.plans import check_row, life_plan, lint_flags
 
@@ -296,14 +297,22 @@ def _classes(idiom: Mined) -> list[Hashable]:
     """What makes a mined check a case of its own for Director: how its truth shows (its kind), what its
     structure is read as (can its exit status fail, report lines only contrast can judge, branches,
     functions, a precondition, a trailing guard), whether it probes a server; its messages' language; the
-    corpus it was mined into (`mined_c` is the out-of-sample one)."""
+    corpus it was mined into (`mined_c` and `mined_d` are out-of-sample ones)."""
     vm = verify_model(idiom.block)
     shape = (
         idiom.kind, any(u.can_fail for u in vm.units), bool(vm.choices), bool(vm.alternatives),
         bool(vm.functions), bool(vm.guards), vm.trailing_guard is not None, idiom.server,
     )  # fmt: skip
-    corpus = next(m.__name__ for m in (mined_a, mined_b, mined_c) if idiom in m.IDIOMS)
+    corpus = next((name for name, idioms in _CORPORA.items() if idiom in idioms), "")
     return [("shape", shape), ("lang", idiom.lang), ("corpus", corpus)]
+
+
+# Each mined corpus (`tests/verify_corpus/mined_*.py`) by name: each adds a class of its own.
+_CORPORA: dict[str, tuple[Mined, ...]] = {
+    m.name: importlib.import_module(f"tests.verify_corpus.{m.name}").IDIOMS
+    for m in pkgutil.iter_modules(verify_corpus.__path__)
+    if m.name.startswith("mined_")
+}
 
 
 # A life is seven CLI runs: the suite lives through the first check of every class above (named by the
