@@ -22,6 +22,7 @@ import typer
 from director import __version__
 from director.cli_options import (
     RUN_OPTIONS,
+    AllowDirtySignersOpt,
     AllowedSignersOpt,
     Command,
     DetailSectionOpt,
@@ -34,10 +35,13 @@ from director.cli_options import (
     OrphanOpt,
     PlanArg,
     PlansArg,
+    ReasonOpt,
+    RevokeOpt,
     SignWithOpt,
     StateDirOpt,
     StateUrlOpt,
     TeardownPreviewOpt,
+    ValidForOpt,
     VerifyReceiptsOpt,
     YesOpt,
 )
@@ -203,6 +207,7 @@ def _request(kind: "RunKind", mode: "Mode", v: dict[str, Any]) -> "RunRequest":
             wait_for_approval=v.get("wait_for_approval"),
             sign_with=v.get("sign_with"),
             allowed_signers=v.get("allowed_signers"),
+            allow_dirty_signers=bool(v.get("allow_dirty_signers")),
         ),
         step=StepOptions(
             target=v.get("target", DEFAULT_TARGET),
@@ -299,24 +304,38 @@ def approve_cmd(
     sign_with: SignWithOpt = None,
     allowed_signers: AllowedSignersOpt = None,
     verify: VerifyReceiptsOpt = False,
+    valid_for: ValidForOpt = None,
+    revoke: RevokeOpt = None,
+    reason: ReasonOpt = None,
+    allow_dirty_signers: AllowDirtySignersOpt = False,
 ) -> int:
-    """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm).
+    """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm). Exits 13
+    when a run would not release the gate on it (the allowed signers or the approval policy refuse it).
 
     \b
     Examples:
       director approve plans/workflow.cloudflare.md 3 --operator alice
-      director approve plans/workflow.cloudflare.md 3 --sign-with ~/.ssh/id_ed25519
+      director approve plans/workflow.cloudflare.md 3 --sign-with ~/.ssh/id_ed25519 --valid-for 2h
+      director approve plans/workflow.cloudflare.md --revoke 7 --reason "wrong change"
       director approve plans/workflow.cloudflare.md --verify
     """
-    from director.commands.approve import approve_command, verify_command
+    from director.commands.approve import approve_command, revoke_command, verify_command
 
+    if sum((verify, revoke is not None, section is not None)) > 1:
+        raise DirectorUsageError("SECTION, --revoke and --verify: give one of them")
     if verify:
         return verify_command(plan, state_dir=state_dir, state_url=state_url, allowed_signers=allowed_signers)
+    if revoke is not None:
+        return revoke_command(plan, revoke, reason=reason, operator=operator, state_dir=state_dir,
+                              state_url=state_url)  # fmt: skip
     if section is None:
-        raise DirectorUsageError("SECTION: name the gated section to approve (or pass --verify)")
+        raise DirectorUsageError("SECTION: name the gated section to approve (or pass --verify or --revoke)")
+    if reason is not None:
+        raise DirectorUsageError("--reason: only with --revoke")
     return approve_command(
         plan, section, operator=operator, state_dir=state_dir, yes=yes, state_url=state_url,
-        sign_with=sign_with, allowed_signers=allowed_signers,
+        sign_with=sign_with, allowed_signers=allowed_signers, valid_for=valid_for,
+        allow_dirty_signers=allow_dirty_signers,
     )  # fmt: skip
 
 

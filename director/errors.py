@@ -22,6 +22,7 @@ class ExitCode(enum.IntEnum):
     UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
     STATE_UNAVAILABLE = 11  # the state database (--state-url) was unreachable or lost mid-run; apply resumes
     NOT_CREATED = 12  # check: the plan was never applied here (its Live State is the published template's)
+    APPROVAL_REFUSED = 13  # approve: no run will release the gate on the receipt (its signers or policy)
     USAGE = 64  # a bad option or argument (sysexits EX_USAGE)
     PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
     INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)

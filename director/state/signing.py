@@ -16,6 +16,7 @@ refused), and has `ssh-keygen -Y verify` check the signature over the stored tex
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import secrets
 from collections.abc import Mapping
@@ -61,13 +62,19 @@ class Claim:
     operator: str
     host: str
     how: str  # prompt | flag | approve-command | auto
+    # when the approval stops counting, RFC 3339 UTC, seconds (`director approve --valid-for`); None: the
+    # claim names no end (a claim signed before receipts carried one, or a run's own approval)
+    expires: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "format": FORMAT, "plan": self.plan, "section": self.section, "sha256": self.sha256,
             "inputs": dict(sorted(self.inputs.items())), "at": self.at, "nonce": self.nonce,
             "principal": self.principal, "operator": self.operator, "host": self.host, "how": self.how,
         }  # fmt: skip
+        if self.expires is not None:  # absent, not null: a claim without one reads as it was signed
+            out["expires"] = self.expires
+        return out
 
     def payload(self) -> str:
         """The canonical text that is signed: JSON, sorted keys, no spaces (signed as UTF-8)."""
@@ -87,6 +94,7 @@ class Claim:
                 **{k: data[k] for k in ("plan", "section", "sha256", "at", "nonce", "principal")},
                 inputs={str(k): str(v) for k, v in dict(data["inputs"]).items()},
                 **{k: data[k] for k in ("operator", "host", "how")},
+                expires=str(data["expires"]) if "expires" in data else None,
             )
         except (KeyError, TypeError, ValueError):
             raise ValueError("the signed text lacks a field of the claim") from None
@@ -157,6 +165,24 @@ class AllowedSigner:
     key_type: str
     key: str  # base64 of the public key blob
     options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def fingerprint(self) -> str:
+        return key_fingerprint(self.key)
+
+
+def key_fingerprint(blob: str) -> str:
+    """`SHA256:…` of a public key (base64 blob), as `ssh-keygen -l` prints it: base64 of the blob's
+    SHA-256, unpadded."""
+    digest = hashlib.sha256(base64.b64decode(blob)).digest()
+    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
+
+
+def listed_principals(signers: list[AllowedSigner], fingerprint: str) -> tuple[str, ...]:
+    """Every principal the file lists for the key with this fingerprint (a CA's line certifies others)."""
+    found = (p for s in signers if "cert-authority" not in s.options and s.fingerprint == fingerprint
+             for p in s.principals)  # fmt: skip
+    return tuple(dict.fromkeys(found))
 
 
 def parse_allowed_signers(text: str) -> list[AllowedSigner]:

@@ -99,8 +99,13 @@ class TerminalPrompter:
                 return confirm(self.c, content, *GO)
             from director.ui.race import race
 
+            asked = question(content, *GO)
+            if not elsewhere.typed:  # said once; then only a receipt from elsewhere, or a line to stop
+                hint, asked = waiting_hint(elsewhere.hint), Text(WAITING)
+            if elsewhere.waiting:
+                hint = f"{elsewhere.waiting}\n{hint}"
             with _cancellable():
-                return race(self.c, content, question(content, *GO), Text(hint), elsewhere)
+                return race(self.c, content, asked, Text(hint), elsewhere)
         finally:
             self.resume()
 
@@ -109,9 +114,18 @@ class TerminalPrompter:
 GO = ("to run these commands", "the run stops, awaiting approval")
 
 
+# What a prompt that cannot approve (docs/approvals.md) asks instead of the confirmation word.
+WAITING = "Waiting for an approval from elsewhere; press Enter to stop waiting (the run stops, awaiting it)"
+
+
 def elsewhere_hint(command: str) -> str:
     """The line above a racing prompt: the gate can be approved from elsewhere too."""
     return f"or approve from elsewhere: {command} (the first approval to arrive is used)"
+
+
+def waiting_hint(command: str) -> str:
+    """The line above a prompt that cannot approve: how to approve from elsewhere."""
+    return f"approve from elsewhere: {command}"
 
 
 def question(content: GateContent, what: str, declines: str) -> Text:

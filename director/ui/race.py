@@ -23,8 +23,9 @@ POLL_S = 0.25  # the longest a receipt's wait holds the terminal's line unread
 
 def race(c: Console, content: GateContent, asked: Text, hint: Text, elsewhere: Elsewhere) -> bool | Arrival:
     """Ask for the gate's confirmation word while waiting for a receipt: True only for the word typed
-    exactly, False for any other line or end of input; the `Arrival` of a receipt (or of the time running
-    out) when that comes first."""
+    exactly (and only where a typed word can approve, `elsewhere.typed`), False for any other line or end
+    of input; the `Arrival` of the receipts that release the gate (or of the time running out) when that
+    comes first."""
     from director.ui.render import is_plain
 
     word = content.review.confirm or "go"
@@ -51,8 +52,9 @@ def race(c: Console, content: GateContent, asked: Text, hint: Text, elsewhere: E
                 c.print()
                 return False
             typed += chunk
-            if b"\n" in typed:
-                return typed.split(b"\n", 1)[0].decode("utf-8", "replace").strip() == word
+            if b"\n" in typed:  # a prompt that cannot approve: any line stops waiting
+                line = typed.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+                return elsewhere.typed and line == word
             continue
         got = elsewhere.wait(POLL_S)
         if got.refused and not plain:
@@ -66,6 +68,7 @@ def race(c: Console, content: GateContent, asked: Text, hint: Text, elsewhere: E
             c.print()
             r = got.receipt
             if r is not None:
-                said = f"approved from elsewhere: receipt {r.id} by {r.operator}@{r.host} ({r.how})"
+                whose = got.said or f"receipt {r.id} by {r.operator}@{r.host} ({r.how})"
+                said = f"approved from elsewhere: {whose}"
                 c.print(Text(said, style="bold green"), markup=False, highlight=False)
             return got
