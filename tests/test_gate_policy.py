@@ -13,9 +13,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -194,6 +196,57 @@ def test_two_approvals_from_different_people_release_a_gate_one_person_twice_doe
     # each spent: the next application needs two new approvals
     (out / "s2").unlink()
     assert apply(plan, out).returncode == 4 and acts(out) == ["s1", "s2"]
+
+
+def test_at_a_terminal_and_while_waiting_approvals_are_gathered_until_the_gate_has_enough(
+    tmp_path: Path, out: Path, keys: dict[str, Path]
+) -> None:
+    plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
+    signers(tmp_path, keys, "alice", "bob", "carol")
+    (tmp_path / POLICY).write_text("[gates]\napprovals = 2\n")
+    t = Term(["apply", str(plan), "--set", "mode=a", "--sign-with", str(keys["alice"])], tmp_path, out, size=(24, 80))
+    try:
+        t.wait("Type go")
+        t.send("go")  # alice's own, signed: it counts, one more is needed, the prompt only waits now
+        t.wait("press Enter to stop waiting")
+        said = "your approval counts: 1 of 2 approvals (alice@example.com (receipt 1)); 1 more needed from someone else"
+        assert flat(said) in flat(t.seen()), t.seen()
+        assert approve(plan, out, "2", keys["bob"]).returncode == 0
+        t.wait("approved from elsewhere")
+        assert t.finish() == 0, t.text()
+    finally:
+        t.kill()
+    seen = flat(t.seen())
+    for who in ("alice", "bob"):
+        assert flat(f"signed by {who}@example.com with {fingerprint(keys[who])}") in seen, seen
+    assert acts(out) == ["s1", "s2"]
+    # without a terminal, --wait-for-approval gathers receipts from elsewhere the same way
+    (out / "s2").unlink()
+    env = {**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"}
+    p = subprocess.Popen([sys.executable, "-m", "director", "apply", str(plan), "--wait-for-approval", "300"],
+                         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        _until(lambda: "waits up to 300 s" in json.dumps(audit(plan, out)["transitions"]))
+        assert approve(plan, out, "2", keys["carol"]).returncode == 0
+        _until(lambda: any(e["approval_id"] == 3 for e in events(audit(plan, out), "approval-verified")))
+        assert p.poll() is None, "one approval of two does not release the gate"
+        assert approve(plan, out, "2", keys["bob"]).returncode == 0
+        stdout, stderr = p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, stdout + stderr
+    assert acts(out) == ["s1", "s2", "s2"]
+    used = [e["approval_id"] for e in events(audit(plan, out), "approval-used")]
+    assert sorted(used) == [1, 2, 3, 4], used
+
+
+def _until(cond: Any, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.1)
 
 
 def test_the_plan_tightens_the_repositorys_policy_and_never_loosens_it(

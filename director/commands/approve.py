@@ -107,7 +107,8 @@ def approve_command(
         console.print(f"approved §{section.key} for {who}@{r.host} at {r.at} (valid until {until}): "
                       f"sha256 {r.sha256}")  # fmt: skip
         said, code = _judged(aid, plan_path, plan, journal, content, rule, signers)
-        console.print(said, markup=False, highlight=False)
+        if said:
+            console.print(said, markup=False, highlight=False)
     finally:
         journal.close()
     return code
@@ -141,7 +142,7 @@ def _judged(
             ExitCode.APPROVAL_REFUSED,
         )
     progress = now.progress()
-    return "; ".join(p for p in (signed, progress) if p) or "recorded", ExitCode.OK
+    return "; ".join(p for p in (signed, progress) if p), ExitCode.OK
 
 
 def verify_command(

@@ -491,9 +491,9 @@ def _ask(run: Run, section: Section, content: GateContent, own: list[ApprovalRec
     hint = f"director approve {run.pf.path} {section.key}"
     _waiting(run, section, content, f"{run.label(section)} asks at the terminal and waits for `{hint}`")
     hint = _hint(run, section)  # an unsigned approval would be refused
-    _emit_gate(run, section, content, None, "prompt")
-    asked = time.monotonic()
     cannot = _typed_cannot(run, section, rule)
+    _emit_gate(run, section, content, None, "elsewhere" if cannot else "prompt")
+    asked = time.monotonic()
     shown: set[int] = set()
     result: tuple[Tally | None, str]
     first = True

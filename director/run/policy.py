@@ -189,7 +189,8 @@ def _rule(text: str, table: str, value: Mapping[str, Any], where: str) -> Rule:
 
 def _line_of(text: str, key: str) -> int:
     """The first line that declares `key` (a table or a key): for the error message only."""
-    pattern = re.compile(rf"^\s*(\[\s*{re.escape(key)}\s*\]|{re.escape(key)}\s*=)")
+    k = re.escape(key)
+    pattern = re.compile(rf"^\s*(\[\s*([\w-]+\.)*{k}\s*\]|{k}\s*=)")
     return next((n for n, ln in enumerate(text.splitlines(), start=1) if pattern.match(ln)), 0)
 
 
