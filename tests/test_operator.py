@@ -346,9 +346,9 @@ def test_the_next_apply_says_whose_receipt_it_used(tmp_path: Path, out: Path) ->
     assert director("approve", str(plan), "2", "--yes", "--operator", "alice", cwd=tmp_path, out=out).returncode == 0
     r = director("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert re.search(r"✓ approved with receipt 1 by alice@\S+ \(approve-command\) at ", r.stdout), r.stdout
+    assert re.search(r"✓ approved with receipt \(approve-command by alice@\S+ at ", r.stdout), r.stdout
     detail = summary(r.stdout)["§2"][-1]
-    assert re.search(r"approved with receipt 1 by alice@\S+ \(approve-command\) at ", detail), detail
+    assert re.search(r"approved with the receipt alice@\S+ recorded by `director approve` at ", detail), detail
 
 
 def test_expanded_commands_leave_single_quotes_comments_and_quoted_heredocs_alone() -> None:

@@ -37,7 +37,6 @@ from director.run.gates import (
     matches,
     operator_name,
 )
-from director.run.policy import Rule
 from director.run.reasons import ledger_changes, realized_value, ticked
 from director.run.signatures import Tally
 from director.state.lifecycle import RunState
@@ -424,32 +423,22 @@ def _release(
         data = {"approval_id": receipt.id, "section": section.key, **(v or {})}
         run.journal.record_event(run.run_id, history.SPENT, data)
         how: str = receipt.how
-        if receipt.id not in mine:
-            how = signatures.receipt_words(receipt, v, at=True)
+        at = receipt.at.isoformat(timespec="seconds")
+        if receipt.id not in mine:  # the event's documented form (docs/events.md); the signer in its fields
+            signed = f", signed by {v['principal']} with {v['fingerprint']}" if v else ""
+            how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at}{signed})"
         extra = {"principal": v["principal"], "fingerprint": v["fingerprint"]} if v else {}
         run.bus.emit(
             "approval", section=section.key, sha256=content.sha256, operator=receipt.operator, how=how,
             **extra,
         )
-    if elsewhere:
-        words = " and ".join(signatures.receipt_words(r, run.signers.get(r.id), at=True) for r in elsewhere)
-        run.approved_with[section.key] = f"approved with {words}"
+    if elsewhere:  # the summary: the verified signer first, then what the row says
+        run.approved_with[section.key] = "approved with " + " and ".join(
+            signatures.summary_words(r, run.signers.get(r.id)) for r in elsewhere
+        )
 
 
 # -- at a terminal: the typed confirmation races approvals from elsewhere -----------------------------------
-
-
-def _typed_cannot(run: Run, section: Section, rule: Rule) -> str:
-    """Why a confirmation typed at this prompt cannot approve the gate ("" when it can)."""
-    where = f"this prompt cannot approve {run.label(section)}"
-    if not rule.self_approval:
-        return f"{where}: the gate needs {rule.describe()} ({'; '.join(rule.source)})"
-    if run.cfg.allowed_signers is not None and run.cfg.signing_key is None:
-        return (
-            f"{where}: approvals must be signed by a key in {run.cfg.allowed_signers}, and this run has no "
-            "key to sign with (it was started without --sign-with KEYFILE)"
-        )
-    return ""
 
 
 def _ask(run: Run, section: Section, content: GateContent, own: list[ApprovalRecord], found: Tally) -> Tally:
@@ -491,7 +480,7 @@ def _ask(run: Run, section: Section, content: GateContent, own: list[ApprovalRec
     hint = f"director approve {run.pf.path} {section.key}"
     _waiting(run, section, content, f"{run.label(section)} asks at the terminal and waits for `{hint}`")
     hint = _hint(run, section)  # an unsigned approval would be refused
-    cannot = _typed_cannot(run, section, rule)
+    cannot = signatures.typed_cannot(run, section, rule)
     _emit_gate(run, section, content, None, "elsewhere" if cannot else "prompt")
     asked = time.monotonic()
     shown: set[int] = set()

@@ -168,6 +168,16 @@ def receipt_words(receipt: ApprovalRecord, signer: Mapping[str, str] | None, at:
     )
 
 
+def summary_words(receipt: ApprovalRecord, signer: Mapping[str, str] | None) -> str:
+    """A receipt in a run's summary: `receipt_words` when verified; else `the receipt root@vm recorded by
+    `director approve` at …`."""
+    if signer:
+        return receipt_words(receipt, signer, at=True)
+    made = "`director approve`" if receipt.how == "approve-command" else receipt.how
+    at = receipt.at.isoformat(timespec="seconds")
+    return f"the receipt {receipt.operator}@{receipt.host} recorded by {made} at {at}"
+
+
 def released(receipts: Sequence[ApprovalRecord], signers: Mapping[int, Mapping[str, str]]) -> str:
     """Whose approvals released a gate (`receipt_words` of each)."""
     return " and ".join(receipt_words(r, signers.get(r.id)) for r in receipts)
@@ -319,6 +329,20 @@ def _operator(operator: str, key: Path | None, allowed: Path | None) -> frozense
     fp = key_fingerprint(pub[1])
     listed = listed_principals(load_allowed_signers(allowed), fp) if allowed is not None else ()
     return policy.operator_identities(operator, "", fp, listed)
+
+
+def typed_cannot(run: Run, section: Section, rule: Rule) -> str:
+    """Why a confirmation typed at this run's prompt cannot approve the gate ("" when it can): the policy
+    refuses the run's own operator, or approvals must be signed and the run has no key."""
+    where = f"this prompt cannot approve {run.label(section)}"
+    if not rule.self_approval:
+        return f"{where}: the gate needs {rule.describe()} ({'; '.join(rule.source)})"
+    if run.cfg.allowed_signers is not None and run.cfg.signing_key is None:
+        return (
+            f"{where}: approvals must be signed by a key in {run.cfg.allowed_signers}, and this run has no "
+            "key to sign with (it was started without --sign-with KEYFILE)"
+        )
+    return ""
 
 
 def own_receipt(run: Run, section: Section, content: GateContent, how: ApprovalHow) -> ApprovalRecord:
