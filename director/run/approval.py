@@ -575,7 +575,7 @@ def _await_receipts(
     run.waited[section.key] = run.waited.get(section.key, 0.0) + time.monotonic() - asked  # not the section's
     back = "no receipt in time"
     if found.complete:
-        back = f"approved ({signatures.released(found.counted, run.signers)})"
+        back = signatures.released(found.counted, run.signers)
     run.journal.transition(run.run_id, RunState.RUNNING, back)
     run.bus.emit("run.state", run_id=run.run_id, to=RunState.RUNNING.value, reason=back)
     return found
