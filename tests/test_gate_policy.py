@@ -441,3 +441,12 @@ def test_an_uncommitted_allowed_signers_file_is_refused_unless_allowed_and_then_
     assert r.returncode == 64 and "modified since the last commit" in r.stderr, r.stderr
     r = apply(plan, out)
     assert r.returncode == 64 and "modified since the last commit" in r.stderr and acts(out) == ["s1"], r.stderr
+    # the committed file replaced by a symlink to one outside the repository: checked as what is in its place
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-signers"
+    elsewhere.write_text(allowed.read_text())
+    _git("checkout", "--", SIGNERS, cwd=tmp_path)
+    allowed.unlink()
+    allowed.symlink_to(elsewhere)
+    r = apply(plan, out)
+    assert r.returncode == 64 and f"error: {allowed}: changed type since the last commit" in r.stderr, r.stderr
+    elsewhere.unlink()

@@ -75,7 +75,7 @@ def allowed_signers(plan_path: Path, given: Path | None) -> Path | None:
     _readable_file(found, option)
     load_allowed_signers(found, option)
     sshsig.program()  # exit 6 now, not at the gate, when ssh-keygen is missing
-    return found.resolve()
+    return Path(os.path.abspath(found))  # not resolved: a symlink in its place is checked as one
 
 
 def require_signers(journal: StateStore, signers: Path | None, plan_path: Path) -> None:
@@ -140,7 +140,7 @@ def approval_policy(plan_path: Path, signers: Path | None) -> Policy:
         except (OSError, UnicodeDecodeError) as e:
             raise UsageError(f"{f}: cannot read the approval policy: {e}") from None
         try:
-            policy = policy.tighten(parse_policy(text, str(f.resolve())))
+            policy = policy.tighten(parse_policy(text, os.path.abspath(f)))
         except PolicyError as e:
             where = f"{f}:{e.line}" if e.line else str(f)
             raise UsageError(f"{where}: {e} (docs/approvals.md, Gate policy)") from None
@@ -171,15 +171,16 @@ def require_identities(plan: Plan, policy: Policy, signers: Path | None) -> None
 
 
 def require_policy(journal: StateStore, policy: Policy, plan_path: Path) -> None:
-    """Fail closed: a policy file the plan's runs were held to that is gone now stops the run (relax a
-    policy by editing its file, never by removing it)."""
+    """Fail closed: once the plan's runs were held to an approval policy file, a run (or `approve`) that
+    finds none in force stops (relax a policy by editing its file, never by removing it). Any policy file
+    will do, as with the allowed signers: another machine's clone has it at another path."""
     from director.run import history
 
-    gone = [f for f in history.policy_files(journal) if f not in policy.files]
-    if gone:
+    was = history.policy_files(journal)
+    if was and not policy.files:
         raise UsageError(
-            f"{plan_path}: its journal holds its gates to the approval policy in {gone[0]}, which is not in "
-            "force now; restore it (to relax a policy, edit it) -- nothing was run"
+            f"{plan_path}: its journal holds its gates to the approval policy in {was[0]}, but no approval "
+            "policy file is in force now; restore it (to relax a policy, edit it) -- nothing was run"
         )
 
 
