@@ -323,6 +323,8 @@ def approve_cmd(
 
     if sum((verify, revoke is not None, section is not None)) > 1:
         raise DirectorUsageError("SECTION, --revoke and --verify: give one of them")
+    if valid_for is not None and section is None:
+        raise DirectorUsageError("--valid-for: only with a SECTION to approve")
     if verify:
         return verify_command(plan, state_dir=state_dir, state_url=state_url, allowed_signers=allowed_signers)
     if revoke is not None:

@@ -146,3 +146,27 @@ def test_a_key_an_agent_holds_signs_through_its_public_key(tmp_path: Path, monke
     finally:
         agent.terminate()
         agent.wait(10)
+
+
+def test_why_a_signature_is_refused_is_read_from_the_signature_and_the_file_not_from_words(tmp_path: Path) -> None:
+    """The signature's own key and namespace (PROTOCOL.sshsig) and the file's line for that key say why;
+    ssh-keygen's exit status alone says whether."""
+    key = _key(tmp_path, "key")
+    allowed = tmp_path / "allowed"
+    data = CLAIM.payload().encode()
+    sig = sshsig.sign(key, "director-destroy", data)
+    parsed = sshsig.parse_signature(sig)
+    assert parsed is not None and parsed.namespace == "director-destroy" and parsed.key_type == "ssh-ed25519"
+    assert parsed.key == key.with_name("key.pub").read_text().split()[1]
+    assert sshsig.parse_signature("-----BEGIN SSH SIGNATURE-----\nbm90IGEgc2lnbmF0dXJl\n-----END SSH SIGNATURE-----") is None
+    allowed.write_text(_line("alice@example.com", key) + "\n")
+    wrong = sshsig.verify(allowed, "alice@example.com", "director-gate", sig, data)
+    assert wrong.code == "bad-signature" and "signed for namespace director-destroy, not this gate's director-gate" in wrong.reason
+    for options, code in (('valid-after="20990101"', "expired"), ('valid-before="201901011200Z"', "expired"),
+                          ('namespaces="director-gate"', "namespace"), ('namespaces="director-*"', "")):  # fmt: skip
+        allowed.write_text(_line("alice@example.com", key, options) + "\n")
+        c = sshsig.verify(allowed, "alice@example.com", "director-destroy", sig, data)
+        assert (c.ok, c.code) == (code == "", code), (options, c)
+    allowed.write_text(_line("*@example.com", key) + "\n")  # a pattern: ssh-keygen matches it, and so do we
+    assert sshsig.verify(allowed, "bob@example.com", "director-destroy", sig, data).ok
+    assert sshsig.verify(allowed, "bob@example.org", "director-destroy", sig, data).code == "principal"
