@@ -226,6 +226,7 @@ def _request(kind: "RunKind", mode: "Mode", v: dict[str, Any]) -> "RunRequest":
             non_interactive=v.get("non_interactive", True),
         ),
         jobs=v.get("jobs"),
+        acceptance=bool(v.get("acceptance")),
     )
 
 
@@ -285,6 +286,7 @@ def check(plans: PlansArg, request: "RunRequest") -> int:
     12 when the plan was never applied here (its Live State is still the published template's).
 
     Several plans (or a directory) are checked at once, as a fleet; the exit code is the highest of theirs.
+    The ✔ (acceptance) sections' checks run only with --acceptance (they may exercise what the plan built).
 
     Example: director check plans/workflow.cloudflare.md --target local
     """
@@ -343,10 +345,16 @@ def approve_cmd(
 
 @_command()
 def status(
-    plans: PlansArg, state_dir: StateDirOpt = None, as_json: JsonOpt = False, state_url: StateUrlOpt = None
+    plans: PlansArg,
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+    state_url: StateUrlOpt = None,
+    details: Annotated[
+        bool, typer.Option("--details", help="A family: every plan's whole status, not one line each.")
+    ] = False,
 ) -> int:
     """The plan's state at a glance: Live State, last run, frontier, gate, lease, local sessions (a family:
-    each plan in dependency order, and who requires what).
+    one line a plan in dependency order, who requires what; --details for each plan's whole status).
 
     Example: director status plans/workflow.cloudflare.md --json
     """
@@ -354,7 +362,9 @@ def status(
 
     if len(plans) == 1 and not plans[0].is_dir():
         return status_command(plans[0], state_dir=state_dir, as_json=as_json, state_url=state_url)
-    return family_status_command(plans, state_dir=state_dir, as_json=as_json, state_url=state_url)
+    return family_status_command(
+        plans, state_dir=state_dir, as_json=as_json, state_url=state_url, details=details
+    )
 
 
 @_command()

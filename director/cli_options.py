@@ -123,6 +123,16 @@ DetailSectionOpt = Annotated[
         "variables): the details a gate's panel at a terminal leaves out. Number, key or slug.",
     ),
 ]
+AcceptanceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--acceptance",
+        help="Also run the ✔ (acceptance) sections' checks, which `check` otherwise leaves to apply. They "
+        "may exercise what the plan built -- send it a request, trigger a job, write a test record -- "
+        "as they do on every apply: use this where that is acceptable. A check that took the path it took "
+        "when it did not hold, or one never seen, is drift.",
+    ),
+]
 LintStrictOpt = Annotated[
     bool,
     typer.Option(
@@ -358,4 +368,5 @@ RUN_OPTIONS: dict[str, tuple[Any, Any, tuple[str, ...]]] = {
     "allow_dirty_signers": (AllowDirtySignersOpt, False, _RUNS),
     "jobs": (JobsOpt, None, _ALL),
     "ignore_lint_errors": (IgnoreLintOpt, False, _RUNS),
+    "acceptance": (AcceptanceOpt, False, ("check",)),
 }

@@ -38,6 +38,10 @@ NEW_PLANS = (
     "local-ca.local.md",
     "metrics-exporter.local.md",
     "log-pipeline.local.md",
+    # issue 34: new domains and voices (a change ticket, terse, Italian and chatty)
+    "mail-relay.local.md",
+    "feature-flags.local.md",
+    "battito.local.md",
 )
 OLD_PLANS = ("database.local.md", "static-site.local.md")
 

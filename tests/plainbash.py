@@ -119,7 +119,11 @@ def _kind(title: str) -> str | None:
 
 
 def _template_target(title: str) -> str | None:
-    paths = [p for p in re.findall(r"`([^`]+)`", title) if re.search(r"[./]", p) and not re.search(r"\s", p)]
+    """The last backticked path in a heading, or a backticked variable naming the file whole (`${CONF}`)."""
+    paths = [
+        p for p in re.findall(r"`([^`]+)`", title)
+        if (re.search(r"[./]", p) or re.fullmatch(r"\$\{?[A-Za-z_]\w*\}?", p)) and not re.search(r"\s", p)
+    ]  # fmt: skip
     return paths[-1] if paths else None
 
 

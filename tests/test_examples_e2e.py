@@ -833,6 +833,153 @@ class LogPipeline(MessageOnlyWorld):
         assert not self.base.exists(), sorted(p.name for p in self.base.iterdir())
 
 
+def _smtp(port: int, sender: str, rcpt: str = "qa@app.example") -> int:
+    """Send one message through a relay: 0 when accepted, else the SMTP code that refused it."""
+    import smtplib
+
+    try:
+        with smtplib.SMTP("127.0.0.1", port, timeout=5) as s:
+            s.sendmail(sender, [rcpt], f"From: {sender}\r\nSubject: e2e\r\n\r\ne2e\r\n")
+    except smtplib.SMTPSenderRefused as e:
+        return int(e.smtp_code)
+    except smtplib.SMTPRecipientsRefused as e:
+        return int(next(iter(e.recipients.values()))[0])
+    return 0
+
+
+class MailRelay(World):
+    """Issue 34: a change ticket's voice; a template in a language Director does not know, named by a
+    variable, whose comma lists must be written whole; a ✔ section that speaks only through its messages."""
+
+    plan = "mail-relay.local.md"
+    sets = ("relay_port=2526", "senders=app+alerts", "env=qa")
+    approvals = ("4",)  # §4 is 🔴 for SENDERS=app+alerts
+    port = 2526
+
+    @property
+    def base(self) -> Path:
+        return self.work / "chg4471-qa"
+
+    def _spooled(self) -> int:
+        return len(list((self.base / "spool" / "new").iterdir()))
+
+    def up(self) -> None:
+        cfg = (self.base / "relay.cfg").read_text()
+        assert re.search(r"^listen\s*=\s*127\.0\.0\.1:2526\s", cfg, re.M), cfg
+        # comma lists written whole: not the knob's value plus the tail of the template's example
+        assert re.search(r"^allowed_senders\s*=\s*noreply@app\.example,alerts@app\.example\s", cfg, re.M), cfg
+        assert re.search(r"^rcpt_domains\s*=\s*app\.example,qa\.app\.example\s", cfg, re.M), cfg
+        assert pid_alive(read_pid(self.base / "relay.pid"))
+        before = self._spooled()
+        assert _smtp(2526, "alerts@app.example") == 0
+        assert self._spooled() == before + 1
+        assert _smtp(2526, "stranger@elsewhere.example") == 550
+        assert _smtp(2526, "noreply@app.example", "ops@staging.app.example") == 550  # stg's domain is not qa's
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "pid": read_pid(self.base / "relay.pid"),
+            "relay.py": identity(self.base / "relay.py"),
+            "relay.cfg": identity(self.base / "relay.cfg"),
+        }
+
+    def break_(self) -> str:
+        cfg = self.base / "relay.cfg"
+        cfg.write_text(re.sub(r"(?m)^(allowed_senders\s*=\s*)\S+", r"\1everyone@example.org", cfg.read_text()))
+        return "edited relay.cfg's allow list out of band"
+
+    def break_failure_branch(self) -> str:
+        _kill9(read_pid(self.base / "relay.pid"))
+        return "killed the relay"
+
+    def gone(self) -> None:
+        assert not self.base.exists(), sorted(p.name for p in self.base.iterdir())
+        assert not port_open(2526)
+
+
+class FeatureFlags(World):
+    """Issue 34: a terse voice; a template named by a variable; a verdict printed by `awk`."""
+
+    plan = "feature-flags.local.md"
+    sets = ("rollout=all", "env=stg")
+    approvals = ("3",)  # §3 is 🔴 for ROLLOUT=all
+    port = 18081
+
+    @property
+    def base(self) -> Path:
+        return self.work / "ff-stg"
+
+    def up(self) -> None:
+        flags = tomllib.loads((self.base / "www" / "flags.toml").read_text())
+        assert flags["flags"]["checkout_v2"] == "all" and flags["meta"]["env"] == "stg", flags
+        assert pid_alive(read_pid(self.base / "run" / "http.pid"))
+        code, body = http_get("http://127.0.0.1:18081/flags.toml")
+        assert code == 200 and tomllib.loads(body)["flags"]["checkout_v2"] == "all", body
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "pid": read_pid(self.base / "run" / "http.pid"),
+            "flags.toml": identity(self.base / "www" / "flags.toml"),
+        }
+
+    def break_(self) -> str:
+        f = self.base / "www" / "flags.toml"
+        f.write_text(f.read_text().replace('checkout_v2 = "all"', 'checkout_v2 = "off"'))
+        return "switched checkout_v2 off by hand"
+
+    def break_failure_branch(self) -> str:
+        _kill9(read_pid(self.base / "run" / "http.pid"))
+        return "killed the flags server"
+
+    def gone(self) -> None:
+        assert not self.base.exists(), sorted(p.name for p in self.base.iterdir())
+        assert not port_open(18081)
+
+
+class Battito(World):
+    """Issue 34: another language (Italian, chatty); labels passed to a function that returns its check's
+    status; the whole check inside `if ! (return 0 2>/dev/null)`; a ✔ section read by contrast."""
+
+    plan = "battito.local.md"
+    sets = ("cadenza=svelta", "modo=rumoroso", "ambiente=collaudo")
+    approvals = ("4",)  # §4 is 🔴 for MODO=rumoroso
+
+    @property
+    def base(self) -> Path:
+        return self.work / "battito-collaudo"
+
+    def _beat(self) -> int:
+        return int((self.base / "battito.ts").read_text())
+
+    def up(self) -> None:
+        conf = (self.base / "battito.conf").read_text()
+        assert re.search(r"^intervallo\s*=\s*1\s", conf, re.M) and re.search(r"^registro\s*=\s*rumoroso\s", conf, re.M)
+        assert pid_alive(read_pid(self.base / "battito.pid"))
+        first = self._beat()
+        assert wait_for(lambda: self._beat() > first, 10), "the heartbeat does not advance"
+        assert time.time() - self._beat() < 5
+        assert (self.base / "registro.log").stat().st_size > 0  # MODO=rumoroso
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "pid": read_pid(self.base / "battito.pid"),
+            "battito.sh": identity(self.base / "battito.sh"),
+            "battito.conf": identity(self.base / "battito.conf"),
+        }
+
+    def break_(self) -> str:
+        conf = self.base / "battito.conf"
+        conf.write_text(re.sub(r"(?m)^(intervallo\s*=\s*)1", r"\g<1>7", conf.read_text()))
+        return "set intervallo = 7 by hand"
+
+    def break_failure_branch(self) -> str:
+        _kill9(read_pid(self.base / "battito.pid"))
+        return "killed the heartbeat loop"
+
+    def gone(self) -> None:
+        assert not self.base.exists(), sorted(p.name for p in self.base.iterdir())
+
+
 WORLDS: dict[str, type[World]] = {
     w.plan: w
     for w in (
@@ -847,6 +994,9 @@ WORLDS: dict[str, type[World]] = {
         LocalCa,
         MetricsExporter,
         LogPipeline,
+        MailRelay,
+        FeatureFlags,
+        Battito,
     )
 }
 assert set(WORLDS) == set(NEW_PLANS + OLD_PLANS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 from pathlib import Path
 
@@ -62,3 +63,44 @@ def test_a_local_family_of_examples(tmp_path: Path) -> None:
     finally:
         with contextlib.suppress(OSError, ValueError):
             os.kill(read_pid(pidfile), signal.SIGTERM)
+
+
+def test_the_report_reads_what_its_provider_passes_and_a_consumer_that_created_nothing_blocks_no_teardown(
+    tmp_path: Path,
+) -> None:
+    """database provides `sqlite-db(DB_PATH)`, which sqlite-report requires by name: in a family run the
+    report is built from the ledger its provider made (§0 reads `DIRECTOR_PROVIDED_SQLITE_DB`), read back
+    with sqlite3. A report that never created anything (its discovery stopped it) does not hold the
+    database's teardown."""
+    import sqlite3
+
+    for name in ("database.local.md", "sqlite-report.local.md"):
+        (tmp_path / name).write_text((EXAMPLES / name).read_text(encoding="utf-8"), encoding="utf-8")
+    # alone and first, the report finds no upstream: it stops at its discovery, having created nothing
+    r = director("apply", "sqlite-report.local.md", "--auto-approve", cwd=tmp_path)
+    assert r.returncode == 3 and "upstream sales db missing" in r.stdout, r.stdout[-2000:] + r.stderr
+    assert re.search(r"^status:\s+not-created", (tmp_path / "sqlite-report.local.md").read_text(), re.M)
+    assert director("apply", "database.local.md", "--auto-approve", cwd=tmp_path).returncode == 0
+    r = director("teardown", "database.local.md", "--approve", "teardown", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr  # not refused: the report holds nothing of it
+
+    r = director("apply", ".", "--auto-approve", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+    ledger = tmp_path / ".director" / "database.local.md" / "workspace" / ".ledger" / "ledger-dev.sqlite3"
+    rows = [("ada", 1200, "EUR", "paid"), ("bob", 500, "EUR", "paid"), ("ada", 300, "EUR", "paid"),
+            ("cy", 999, "USD", "paid"), ("bob", 700, "EUR", "refunded")]  # fmt: skip
+    with sqlite3.connect(ledger) as c:  # the shop writes its orders into the ledger
+        c.executemany("INSERT INTO orders (customer, amount_cents, currency, status) VALUES (?, ?, ?, ?)", rows)
+    c.close()
+    r = director("apply", ".", "--auto-approve", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+    report = tmp_path / ".director" / "sqlite-report.local.md" / "workspace" / "tally" / "report.sqlite3"
+    with sqlite3.connect(f"file:{report}?mode=ro", uri=True) as c:
+        got = dict(c.execute("SELECT customer, revenue_cents FROM revenue_by_customer").fetchall())
+    c.close()
+    assert got == {"ada": 1500, "bob": 500}, got
+    assert not (tmp_path / ".director" / "sqlite-report.local.md" / "workspace" / "upstream").exists()
+
+    r = director("teardown", ".", "--approve", "teardown", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+    assert not ledger.exists() and not report.exists()

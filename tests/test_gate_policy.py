@@ -164,7 +164,7 @@ def test_a_typed_go_refused_once_is_said_once_then_the_prompt_waits_for_elsewher
     seen = flat(t.seen())
     assert seen.count(flat("refused: key")) == 1 and seen.count(flat("Type go")) == 1, seen
     fp = fingerprint(keys["alice"])
-    assert flat(f"approved from elsewhere: receipt 2 signed by alice@example.com with {fp}") in seen, seen
+    assert flat(f"approved from elsewhere: receipt 2 by alice@example.com (signature verified, key {fp};") in seen, seen
     assert acts(out) == ["s1", "s2"]
 
 
@@ -217,8 +217,9 @@ def test_at_a_terminal_and_while_waiting_approvals_are_gathered_until_the_gate_h
     finally:
         t.kill()
     seen = flat(t.seen())
-    for who in ("alice", "bob"):
-        assert flat(f"signed by {who}@example.com with {fingerprint(keys[who])}") in seen, seen
+    alice = f"receipt 1 by alice@example.com (signature verified, key {fingerprint(keys['alice'])}; recorded by"
+    bob = f"prompt) and receipt 2 by bob@example.com (signature verified, key {fingerprint(keys['bob'])};"
+    assert flat(f"approved from elsewhere: {alice}") in seen and flat(bob) in seen, seen
     assert acts(out) == ["s1", "s2"]
     # without a terminal, --wait-for-approval gathers receipts from elsewhere the same way
     (out / "s2").unlink()
@@ -410,7 +411,8 @@ def test_whose_signature_released_the_gate_is_named_in_the_summary_and_the_audit
     r = apply(plan, out)
     fp = fingerprint(keys["alice"])
     assert r.returncode == 0, r.stdout
-    assert re.search(rf"approved with receipt 1 signed by alice@example.com with {re.escape(fp)} \(recorded by root@", " ".join(r.stdout.split())), r.stdout
+    said = rf"approved with receipt 1 by alice@example.com \(signature verified, key {re.escape(fp)}; recorded by root@"
+    assert re.search(said, " ".join(r.stdout.split())), r.stdout
     text = cli("audit", str(plan), cwd=tmp_path, out=out).stdout
     assert f"approval-used: released §2 on receipt 1 signed by alice@example.com with {fp}" in text, text
 

@@ -387,7 +387,7 @@ def test_at_a_terminal_a_typed_go_is_held_to_the_same_rule(tmp_path: Path, out: 
         assert f"director approve {plan} 2 --sign-with KEYFILE" in t.text()
         assert "Type go" not in t.text() and acts(out) == ["s1"]
         approve(plan, out, "2", keys["alice"])
-        t.wait("approved from elsewhere: receipt 1 signed by alice@example.com")
+        t.wait("approved from elsewhere: receipt 1 by alice@example.com (signature verified")
         assert t.finish() == 0
     finally:
         t.kill()
@@ -446,7 +446,7 @@ def test_approve_signed_on_machine_b_releases_machine_a_at_its_prompt_and_a_tamp
         t.wait("approved from elsewhere")
         assert t.finish() == 0, t.text()
         fp = re.escape(fingerprint(keys["bob"]))  # the signer named, with the key that signed
-        said = rf"approved from elsewhere: receipt \d+ signed by bob@example.com with {fp} \(recorded by \S+@machine-b with approve-command\)"
+        said = rf"approved from elsewhere: receipt \d+ by bob@example\.com \(signature verified, key {fp}; recorded by \S+@machine-b, approve-command\)"
         assert re.search(said, " ".join(t.seen().split())), t.seen()
     finally:
         t.kill()

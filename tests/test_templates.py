@@ -426,6 +426,14 @@ CREATE TABLE IF NOT EXISTS entries (
   amount  INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+-- the shop's orders, empty until the shop writes them: what a report plan reads (sqlite-report.local.md)
+CREATE TABLE IF NOT EXISTS orders (
+  id            INTEGER PRIMARY KEY,
+  customer      TEXT NOT NULL,
+  amount_cents  INTEGER NOT NULL,
+  currency      TEXT NOT NULL,
+  status        TEXT NOT NULL
+);
 INSERT OR REPLACE INTO meta VALUES ('env', 'test');   -- = ${ENV}
 INSERT OR REPLACE INTO meta VALUES ('name', 'books');  -- = ${NAME}
 """

@@ -28,7 +28,7 @@ import pytest
 from tests.test_verify_corpus import why
 from tests.test_verify_mined import MINED, build, needs, served
 from tests.verify_corpus.mined import Mined, MinedWorld, m
-from tests.verify_corpus.plans import check_row, life_plan
+from tests.verify_corpus.plans import check_row, life_plan, lint_flags
 
 CLI_TIMEOUT_S = 120.0
 ISSUE = "(issue 24)"
@@ -216,7 +216,7 @@ class Life:
     def director(self, cmd: str, plan: Path) -> subprocess.CompletedProcess[str]:
         args = [cmd, str(plan), "--plain", "--state-dir", str(self.tmp / "state"), "--workdir", str(self.tmp)]
         if cmd in ("apply", "teardown"):
-            args.append("--non-interactive")
+            args += ["--non-interactive", *lint_flags(plan.read_text(encoding="utf-8"))]
         if cmd == "teardown":
             args += ["--approve", "teardown"]
         env = {**os.environ, "CI": "1", "NO_COLOR": "1", "COLUMNS": "200"}

@@ -29,6 +29,7 @@ from tests.verify_corpus.plans import (
     contract_plan,
     full_plan,
     http_server,
+    lint_flags,
     lint_plan,
     make_world,
     world_env,
@@ -172,7 +173,7 @@ class Scenario:
         args = [cmd, str(plan), "--plain", "--state-dir", str(self.tmp / state)]
         args += ["--workdir", str(self.tmp / f"{state}-wd")]
         if cmd in ("apply", "teardown"):
-            args.append("--non-interactive")
+            args += ["--non-interactive", *lint_flags(plan.read_text(encoding="utf-8"))]
         if cmd == "teardown":
             args += ["--approve", "teardown"]
         env = dict(os.environ)

@@ -141,10 +141,10 @@ def events(path: Path, kind: str) -> list[dict[str, Any]]:
 
 
 def commands_block(lines: list[str], boxed: bool) -> list[str]:
-    """The panel's lines from its `commands (…)` heading to its `details:` line, without the box."""
+    """The panel's lines from its `commands (…)` heading to the panel's end, without the box."""
     inner = [ln[2:-1].rstrip() if boxed and ln.startswith("│") else ln for ln in lines]
     start = next(i for i, ln in enumerate(inner) if ln.startswith("commands ("))
-    end = next(i for i, ln in enumerate(inner) if ln.startswith("details:"))
+    end = next(i for i, ln in enumerate(inner) if i > start and ln.startswith(("╰", "content sha256")))
     return inner[start + 1 : end]
 
 

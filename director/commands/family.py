@@ -59,9 +59,29 @@ def _latest(path: Path, state_url: str | None) -> tuple[str, str] | None:
 
 
 def is_live(path: Path, state_url: str | None) -> bool:
-    """Applied here and not torn down since: its latest run is anything but a completed teardown."""
+    """Applied here and not torn down since: its latest run is anything but a completed teardown, and its
+    Live State says something of it exists (a run that created nothing -- stopped at its discovery, its
+    interview or its first gate -- leaves it `not-created`, a finished teardown `gone`)."""
     latest = _latest(path, state_url)
-    return latest is not None and latest != ("teardown", "completed")
+    if latest is None or latest == ("teardown", "completed"):
+        return False
+    return _ledger_status(path) not in _NOTHING_EXISTS
+
+
+_NOTHING_EXISTS = ("not-created", "gone")
+
+
+def _ledger_status(path: Path) -> str:
+    """The plan's Live State status as its runs here wrote it (`live`, `partially applied`, `gone`…), without
+    its `(unconfirmed)` note; "" when the plan cannot be read (then it counts as live: nothing is assumed
+    gone)."""
+    try:
+        ls = parse(path).live_state
+    except DirectorError:
+        return ""
+    if ls is None:
+        return ""
+    return str(ls.data.get("status", "")).split(" (", 1)[0].strip()
 
 
 def applied(path: Path, state_url: str | None) -> bool:

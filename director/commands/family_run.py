@@ -80,6 +80,7 @@ class Outcome:
     result: RunResult | None
     error: str | None
     duration_s: float
+    waited_s: float = 0.0  # of `duration_s`, the time its questions waited for the operator
 
 
 def members(args: list[Path]) -> tuple[Graph, dict[Path, Plan]]:
@@ -118,17 +119,29 @@ def collect(args: list[Path]) -> list[tuple[str, Path]]:
 
 class _Asker:
     """A member's prompter: each question goes to the main thread, which asks one at a time while the
-    other members' lines wait (`Screen.held`); a Ctrl-C there interrupts the family."""
+    other members' lines wait (`Screen.held`); a Ctrl-C there interrupts the family, and no question is
+    asked once the family is interrupted (one Ctrl-C ends the interview, whichever member asked).
+    `waited_s` is the time the member's questions waited for the operator (the family shows it apart)."""
 
-    def __init__(self, run: FamilyRun, real: Prompter, label: str) -> None:
+    def __init__(self, run: FamilyRun, real: Prompter, label: str, name: str) -> None:
         self._run = run
         self._real = real
         self._label = label
+        self._name = name
+        self.waited_s = 0.0
 
     def _ask(self, fn: Callable[[], Any]) -> Any:
+        from director.ui.prompts import TerminalPrompter
+
         def in_main() -> Any:
+            if self._run.interrupted is not None:
+                raise KeyboardInterrupt  # the family is ending: nothing more is asked
+            if isinstance(self._real, TerminalPrompter):  # where this member's gate is, whole
+                teardown = " --teardown" if self._run.kind == "teardown" else ""
+                preview = f"director plan {self._label}{teardown}"
+                self._real.details = lambda key: f"{preview} --section {key}"
             with self._run.screen.held():
-                self._run.say(f"── {self._label} asks:")
+                self._run.say(f"── {self._name} asks:")
                 try:
                     return fn()
                 except KeyboardInterrupt:
@@ -136,7 +149,11 @@ class _Asker:
                     raise
 
         assert self._run.scheduler is not None
-        return self._run.scheduler.in_main(in_main)
+        asked = time.monotonic()
+        try:
+            return self._run.scheduler.in_main(in_main)
+        finally:
+            self.waited_s += time.monotonic() - asked
 
     def ask_input(self, inp: Input) -> str:
         return str(self._ask(lambda: self._real.ask_input(inp)))
@@ -162,6 +179,9 @@ class FamilyRun:
         self._handlers_lock = threading.Lock()
         self._events_lock = threading.Lock()
         self._sink: Callable[[dict[str, Any]], None] | None = None
+        self.interrupted: str | None = None  # by what (Ctrl-C, SIGTERM), once the family is interrupted
+        self.names: dict[str, str] = {}  # label -> as the screen names it (`ui.family.display_names`)
+        self.width: int | None = None  # the terminal's columns (None: a log or a pipe)
 
     # -- before anything runs ----------------------------------------------------------------------
 
@@ -244,7 +264,8 @@ class FamilyRun:
         say(self.console, line)
 
     def interrupt(self, by: str) -> None:
-        """Ctrl-C/SIGTERM: start nothing more, stop the running blocks of every member."""
+        """Ctrl-C/SIGTERM: start nothing more, ask nothing more, stop the running blocks of every member."""
+        self.interrupted = self.interrupted or by
         if self.scheduler is not None:
             self.scheduler.stop(f"interrupted ({by})")
         with self._handlers_lock:
@@ -313,7 +334,8 @@ class FamilyRun:
     def run(self) -> ExitCode:
         from director.ci import in_ci
         from director.run.family import Scheduler, Skipped
-        from director.ui.family import Screen
+        from director.ui.family import Screen, display_names
+        from director.ui.prompts import screen_of
         from director.ui.render import make_console
 
         graph, plans = self._members()
@@ -322,7 +344,10 @@ class FamilyRun:
         screen = self.request.screen
         to_stdout = screen.events == "-" or screen.json
         self.console = make_console(screen.plain or to_stdout or not sys.stdout.isatty(), stderr=to_stdout)
-        self.screen = Screen(self.console.file)
+        size = screen_of(self.console)
+        self.width = size[0] if size is not None else None
+        self.screen = Screen(self.console.file, self.width)
+        self.names = display_names([m.label for m in graph.members])
         interactive = (
             not screen.non_interactive
             and not in_ci()
@@ -334,6 +359,7 @@ class FamilyRun:
             from director.ui.prompts import TerminalPrompter
 
             real = TerminalPrompter(self.console)
+            real.polled = True  # a Ctrl-C may reach a member's thread: the question must still end at once
         teardown = self.kind == "teardown" and self.mode == "run"
         order = graph.order()[::-1] if teardown else graph.order()
         observe_only = self.mode != "run"
@@ -351,8 +377,9 @@ class FamilyRun:
             bus = self._events(closing)
             command = {"preview": "plan", "check": "check"}.get(self.mode, self.kind)
             bus.emit("family.start", command=command, plans=[m.label for m in order], jobs=jobs)
-            joined = (", " if observe_only else " → ").join(m.label for m in order)
-            self.say(f"director: {command} of {len(order)} plans, {jobs} at a time: {joined}")
+            joined = (", " if observe_only else " → ").join(self.names[m.label] for m in order)
+            where = _where(order)
+            self.say(f"director: {command} of {len(order)} plans{where}, {jobs} at a time: {joined}")
             self.scheduler = Scheduler(order, deps, jobs, one, succeeded)
             with self._signals():
                 results = self.scheduler.run()
@@ -363,7 +390,7 @@ class FamilyRun:
                     bus.emit("family.skip", plan=m.label, reason=r.reason)
             from director.ui.family import as_dict, family_table
 
-            family_table(self.console, f"family {command}", rows)
+            family_table(self.console, f"family {command}", rows, self.width)
             bus.emit("family.end", members=[as_dict(r) for r in rows], exit_code=int(code))
         if self.request.screen.json:
             self._print_result(command, order, results, rows, code)
@@ -401,15 +428,19 @@ class FamilyRun:
     ) -> Outcome:
         from director.commands.run import run_command
         from director.commands.run_screen import InFamily
+        from director.ui.family import gutter_names
         from director.ui.plainconsole import PlainConsole
 
-        stream = self.screen.member(m.label, max(len(x.label) for x in graph.members))
+        limit = None if self.width is None else max(12, self.width // 4)
+        gutter = gutter_names([self.names[x.label] for x in graph.members], limit)
+        stream = self.screen.member(gutter[self.names[m.label]], max(len(g) for g in gutter.values()))
         console: Any = PlainConsole(stream)  # type: ignore[arg-type]
+        asker = _Asker(self, real, m.label, self.names[m.label]) if real is not None else None
         seat = InFamily(
             label=m.label,
             console=console,
             events=self._event if self._sink is not None else None,
-            prompter=_Asker(self, real, m.label) if real is not None else None,
+            prompter=asker,
             interrupts=self._interrupts,
         )
         request = dataclasses.replace(
@@ -430,7 +461,8 @@ class FamilyRun:
             code, error = ExitCode.INTERRUPTED, "interrupted"
         finally:
             stream.close()
-        return Outcome(code, seat.result, error, time.monotonic() - started)
+        waited = asker.waited_s if asker is not None else 0.0
+        return Outcome(code, seat.result, error, time.monotonic() - started, waited)
 
     def _summary(
         self, order: list[Member], results: dict[Path, Any], label: dict[Path, str]
@@ -444,24 +476,39 @@ class FamilyRun:
         ran = sorted((m for m in order if m.path in started), key=lambda m: started[m.path])
         for m in [*ran, *(m for m in order if m.path not in started)]:
             r = results[m.path]
+            name = self.names.get(label[m.path], label[m.path])
             if isinstance(r, Skipped):
-                rows.append(Row(label[m.path], "skipped", None, None, r.reason))
+                rows.append(Row(label[m.path], "skipped", None, None, r.reason, name=name))
                 continue
             codes.append(int(r.code))
             res = r.result
             outcome = _outcome(self.mode, r)
             detail = r.error or (res.message if res is not None and res.message else "")
-            rows.append(Row(label[m.path], outcome, int(r.code), r.duration_s, detail))
+            own = max(0.0, r.duration_s - r.waited_s)  # a human's wait is not the member's time
+            rows.append(Row(label[m.path], outcome, int(r.code), own, detail, r.waited_s, name))
         code = ExitCode(max(codes)) if codes else ExitCode.OK
         if code == ExitCode.OK and any(isinstance(results[m.path], Skipped) for m in order):
             code = ExitCode.INTERRUPTED  # nothing failed, yet members did not run: an interruption
         return code, rows
 
 
+def _where(order: list[Member]) -> str:
+    """` in DIR` when every member is in one directory other than this one."""
+    import os
+
+    dirs = {os.path.dirname(os.path.normpath(m.label)) for m in order}
+    return f" in {next(iter(dirs))}/" if len(dirs) == 1 and "" not in dirs else ""
+
+
 def _outcome(mode: str, o: Outcome) -> str:
-    """The member's outcome in a word or two."""
+    """The member's outcome in a word or two: an interrupted member says so; an exit 10 is unconfirmed
+    (completed, but a check after an act was inconclusive), never `completed`."""
+    if o.code == ExitCode.INTERRUPTED:
+        return "interrupted"
     if o.error is not None and o.result is None:
         return "error"
+    if mode == "run" and o.code == ExitCode.UNCONFIRMED:
+        return "unconfirmed"
     res = o.result
     if mode == "preview":
         return "changes pending" if res is not None and res.changes else "no changes"

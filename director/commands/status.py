@@ -32,13 +32,19 @@ FAMILY_SCHEMA = "director.family/1"
 
 
 def family_status_command(
-    plans: list[Path], *, state_dir: Path | None, as_json: bool, state_url: str | None = None
+    plans: list[Path],
+    *,
+    state_dir: Path | None,
+    as_json: bool,
+    state_url: str | None = None,
+    details: bool = False,
 ) -> ExitCode:
-    """Each plan of the family in dependency order, what it requires from which plan, whether it is live."""
+    """Each plan of the family in dependency order, one line each (its status, its last run, what it requires
+    from which plan); `details`: each plan's whole status."""
     from director.commands.family import is_live
     from director.commands.family_run import members
     from director.ui.render import make_console
-    from director.ui.status import render_status
+    from director.ui.status import family_lines, render_status
 
     if state_dir is not None:
         raise UsageError("--state-dir names one plan's state: ask for one plan's status with it")
@@ -61,6 +67,9 @@ def family_status_command(
         print(json.dumps(out, indent=2, ensure_ascii=False, default=_rfc3339))
         return ExitCode.OK
     console = make_console(False)
+    if not details:
+        family_lines(console, [m.label for m in order], docs, edges)
+        return ExitCode.OK
     for m, doc in zip(order, docs, strict=True):
         console.rule(m.label)
         for e in edges:
@@ -99,10 +108,11 @@ def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None =
         "sections": [],
         "lease": None,
         "sessions": [],
-        "processes": _processes(process_identity(plan_path, backend)),
+        "processes": [],
         "state": backend.describe(),  # where the journal, receipts and lease live; the plan key in use
     }
     journal = backend.open(create=False)
+    out["processes"] = _processes(process_identity(plan_path, backend), journal)
     if journal is not None:
         try:
             out["last_run"] = _last_run(journal)
@@ -167,11 +177,13 @@ def _lease(journal: Any, backend: Any) -> dict[str, Any] | None:
     }
 
 
-def _processes(identity: str) -> list[dict[str, Any]]:
-    """The live processes carrying the plan's mark (docs/processes.md), on this machine."""
-    from director.exec.marks import marked
+def _processes(identity: str, journal: Any) -> list[dict[str, Any]]:
+    """The live processes carrying the plan's mark, or that the journal recorded as the plan's
+    (docs/processes.md), on this machine."""
+    from director.exec.marks import STARTED, marked, recorded_in
 
-    return [p.to_json() for p in marked(identity)]
+    known = recorded_in(e.data for e in journal.events(kind=STARTED)) if journal is not None else []
+    return [p.to_json() for p in marked(identity, recorded=known)]
 
 
 def _sessions(state: Path) -> list[dict[str, Any]]:

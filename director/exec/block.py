@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from director.exec.capture import OutputCapture, TraceReader
+from director.exec.markers import Marks
 from director.exec.processes import job_members, kill_job, waiting_reader_among
 from director.exec.secrets import Redactor, StreamRedactor
 from director.exec.server import SessionServer, configure_pty
@@ -66,13 +67,21 @@ def _prompt(tail: str) -> str:
 
 
 class _Stream:
-    """One pty Director reads: decoded and redacted chunk by chunk."""
+    """One pty Director reads: decoded and redacted chunk by chunk (a traced block's command marks taken
+    out first, `director.exec.markers`)."""
 
-    def __init__(self, fd: int, redactor: Redactor) -> None:
+    def __init__(self, fd: int, redactor: Redactor, marks: Marks | None = None) -> None:
         self.fd = fd
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.redact: StreamRedactor = redactor.stream()
+        self.marks = marks
         self.open = True
+
+    def _text(self, data: bytes, final: bool = False) -> str:
+        text = self.decoder.decode(data, final=final)
+        if self.marks is not None:
+            text = self.marks.feed(text) + (self.marks.flush() if final else "")
+        return text
 
     def read(self) -> tuple[str, bool]:
         """(text available now, at most `_READ_MAX` bytes of it; still open); EIO (every writer closed) or
@@ -91,11 +100,11 @@ class _Stream:
                 self.open = False
                 break
             got += len(data)
-            out.append(self.redact.feed(self.decoder.decode(data)))
+            out.append(self.redact.feed(self._text(data)))
         return "".join(out), self.open
 
     def flush(self) -> str:
-        return self.redact.feed(self.decoder.decode(b"", final=True)) + self.redact.flush()
+        return self.redact.feed(self._text(b"", final=True)) + self.redact.flush()
 
 
 class Host(Protocol):
@@ -156,6 +165,7 @@ class BlockRun:
         self.master: int | None = None
         self.slave: int | None = None
         self.tracer: TraceReader | None = None
+        self.marks_seen: Marks | None = Marks() if trace else None  # what a traced block's marks said
         self.state_buf = bytearray()
         self.server_died = False
         self.streams: tuple[_Stream, ...] = ()
@@ -276,7 +286,7 @@ class BlockRun:
         sh = self.sh
         server = sh._server
         assert server is not None and self.master is not None
-        out = _Stream(self.master, sh.redactor)
+        out = _Stream(self.master, sh.redactor, self.marks_seen)
         tty = _Stream(server.ctty_master, sh.redactor)
         self.streams = (out, tty)
         poller = select.poll()
@@ -466,5 +476,9 @@ class BlockRun:
             waited_for_input=reason == "input",
             signal=sig,
             interrupted=reason == "stop",
-            trace=self.tracer.entries() if self.tracer is not None else None,
+            trace=(
+                (*self.tracer.entries(), *(self.marks_seen.entries() if self.marks_seen is not None else ()))
+                if self.tracer is not None
+                else None
+            ),
         )

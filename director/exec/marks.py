@@ -26,6 +26,7 @@ import re
 import signal
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from director.exec.processes import pid_alive, proc_stat
 
@@ -33,10 +34,13 @@ __all__ = [
     "KEEP_VAR",
     "NAMES",
     "PLAN_VAR",
+    "STARTED",
     "STEP_VAR",
     "Marked",
+    "Recorded",
     "marked",
     "plan_identity",
+    "recorded_in",
     "step_marks",
     "stop",
 ]
@@ -103,6 +107,32 @@ class Marked:
         }
 
 
+# The audit event a step's end records its processes in (`director.run.processes.record_started`).
+STARTED = "processes-started"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A process the journal says a step left running: found again by pid *and* start time, whatever it
+    did to its environment or title since."""
+
+    pid: int
+    start: str
+    step: str
+    kept: bool
+
+
+def recorded_in(events: Iterable[Mapping[str, Any]]) -> list[Recorded]:
+    """The processes `STARTED` events recorded (their `data`), oldest first."""
+    out: list[Recorded] = []
+    for data in events:
+        step, kept = str(data.get("step", "")), bool(data.get("kept", False))
+        for p in data.get("processes", ()):
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                out.append(Recorded(int(p["pid"]), str(p["start"]), step, kept))
+    return out
+
+
 def _environ(pid: int) -> dict[bytes, bytes] | None:
     """The marks among a process's starting environment (None if it cannot be read: gone, not ours)."""
     try:
@@ -133,8 +163,11 @@ def marked(
     *,
     step_prefix: str | None = None,
     exclude: Collection[int] = (),
+    recorded: Iterable[Recorded] = (),
 ) -> list[Marked]:
-    """Live processes (zombies aside) carrying `plan`'s mark, and their descendants; [] without /proc.
+    """Live processes (zombies aside) carrying `plan`'s mark, those the journal recorded as the plan's
+    (`recorded`: the same pid with the same start time, whatever their environment says now), and their
+    descendants; [] without /proc.
 
     With `step_prefix`, only those of one step (`DIRECTOR_STEP` starts with it) and their descendants.
     `exclude`: pids never listed (Director itself, its session's bash).
@@ -163,6 +196,11 @@ def marked(
         if want_step is not None and not step.startswith(want_step):
             continue
         found[pid] = (step.decode("utf-8", "replace"), env.get(KEEP_VAR.encode()) == b"keep")
+    for r in recorded:
+        if r.pid in found or r.pid == me or r.pid in exclude or start.get(r.pid) != r.start:
+            continue  # gone, or the pid is another process now
+        if step_prefix is None or r.step.startswith(step_prefix):
+            found[r.pid] = (r.step, r.kept)
     # Descendants of a marked process belong to its step even if they dropped the mark (`env -i`).
     grew = True
     while grew:

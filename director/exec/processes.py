@@ -12,13 +12,18 @@ job an earlier block left running (another group, its parent gone) is not.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import platform
 import signal
 from collections.abc import Callable
+from dataclasses import dataclass
 
 __all__ = [
     "READ_SYSCALLS",
+    "Descendant",
+    "child_subreaper",
+    "descendants",
     "group_members",
     "job_members",
     "kill_job",
@@ -31,6 +36,77 @@ __all__ = [
     "waiting_reader",
     "waiting_reader_among",
 ]
+
+_PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
+
+
+def _prctl() -> Callable[..., int] | None:
+    """libc's `prctl`, resolved once in the parent (a forked child must not load libraries)."""
+    try:
+        fn: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return fn
+
+
+_PRCTL = _prctl() if platform.system() == "Linux" else None
+
+
+def child_subreaper() -> bool:
+    """Make this process a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`, as tini and systemd do): an
+    orphan among its descendants -- a daemon that double-forked, a job whose shell ended -- becomes its
+    child instead of init's, whatever it did to its environment or title. Kept across `execve`. Safe in
+    a forked child before exec (the function was resolved in the parent). False where it is not available."""
+    return _PRCTL is not None and _PRCTL(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+@dataclass(frozen=True)
+class Descendant:
+    """A live process under another: its pid, the kernel's start time (a recycled pid is not it), `comm`."""
+
+    pid: int
+    start: str
+    command: str
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of `pid` (`/proc/PID/task/TID/children`, every thread's), [] if unknown."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                out += [int(x) for x in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def descendants(root: int) -> list[Descendant]:
+    """The live processes under `root` (zombies aside), through the kernel's children lists: cheap when
+    `root` has none, which is what a session's bash has between blocks unless a block left something."""
+    found: list[Descendant] = []
+    todo, seen = _children(root), {root}
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        fields = proc_stat(pid)
+        if not fields or len(fields) <= 19 or fields[0] in _DEAD_STATES:
+            continue
+        try:
+            with open(f"/proc/{pid}/comm", "rb") as f:
+                comm = f.read().strip().decode("utf-8", "replace")
+        except OSError:
+            comm = "?"
+        found.append(Descendant(pid, fields[19], comm))
+        todo += _children(pid)
+    return sorted(found, key=lambda d: d.pid)
+
 
 # Syscall numbers of read, pread64, readv (what a process blocked on input shows in /proc/PID/syscall).
 READ_SYSCALLS: frozenset[str] = frozenset(

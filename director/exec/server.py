@@ -36,6 +36,7 @@ import subprocess
 import termios
 from collections.abc import Mapping
 
+from director.exec.processes import child_subreaper
 from director.exec.session import CAPTURE_FUNCTIONS
 
 __all__ = ["SessionServer", "configure_pty"]
@@ -54,8 +55,10 @@ _SERVER = (
 
 
 def _default_sighup() -> None:
-    """In the server's child before exec: SIGHUP back to its default action (only that, no locks)."""
+    """In the server's child before exec: SIGHUP back to its default action, and the session's bash made
+    a child subreaper (a block's orphans become its children: docs/processes.md). Only that, no locks."""
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    child_subreaper()
 
 
 def configure_pty(fd: int, dimensions: tuple[int, int], *, echo: bool = False) -> None:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from director.exec import markers
 from director.exec.marks import NAMES as MARKS
 from director.exec.secrets import secret_values
 from director.plan.bash import TRACE_PS4
@@ -90,7 +91,7 @@ __director_exit() {
     fi
     builtin unset -f trap __director_exit
     # Director's per-block variables: an unchanged session dumps the same bytes from block to block
-    builtin unset -v __director_pid __director_s
+    builtin unset -v __director_pid __director_s __director_q __director_u
     if [[ -n ${__director_kept-} ]]; then
         # The block cannot change the session (`Shell.run(keeps_session=True)`): its status and directory
         builtin printf '%s\0%s\0\0\0\0KEPT\0' "$__director_rc" "$PWD" >"$__director_state_file" 2>/dev/null
@@ -460,5 +461,7 @@ def prelude(
         # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
         out.append(f"__director_traced=1 __director_trace_ps4={quote(TRACE_PS4)}")
         out.append("__director_ps4_set=${PS4+x} __director_ps4=${PS4-}")
+        # The command marks (`director.exec.markers`): what failed and what printed, in the output's order.
+        out.append(markers.TRAP)
         out.append(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4" + ("; set -x" if xtrace else ""))
     return _enc("\n".join(out))

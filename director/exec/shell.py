@@ -57,6 +57,7 @@ from types import TracebackType
 from typing import Self
 
 from director.errors import PrerequisiteError
+from director.exec import markers
 from director.exec import marks as process_marks
 from director.exec.block import BlockResult, BlockRun, Running
 from director.exec.secrets import Redactor
@@ -235,6 +236,11 @@ class Shell:
         """Whether every block gets `name` from Director's own environment (not from the session)."""
         return name in self._base_env
 
+    def family_values(self) -> dict[str, str]:
+        """What a plan's family passes every block (`DIRECTOR_PROVIDED_*`, `DIRECTOR_PROVIDER_STATE_DIRS`,
+        docs/plan-format.md): values a block reads as its defaults, so a step's fingerprint reads them too."""
+        return {k: v for k, v in self._base_env.items() if k.startswith("DIRECTOR_PROVIDE")}
+
     def initial_state(self) -> SessionState:
         """The session before the first block: nothing set, in the workdir."""
         return SessionState(cwd=str(self.workdir))
@@ -329,7 +335,9 @@ class Shell:
             stdin = f"0<&{server.tty_fd} {server.tty_fd}<&-"
         else:
             stdin = f"0</proc/{dpid}/fd/{blk.stdin_r}"
-        trace_open = f" {_TRACE_FD}>/proc/{dpid}/fd/{blk.trace_w}" if blk.trace_w is not None else ""
+        trace_open = (
+            f" {_TRACE_FD}>/proc/{dpid}/fd/{blk.trace_w} {markers.FD}>&1" if blk.trace_w is not None else ""
+        )  # a traced block's command marks go to a copy of its terminal (`director.exec.markers`)
         head = (
             f"exec {stdin} 1<>{blk.pts} 2>&1 {server.child_ctl}<&- {server.child_state}>&-{trace_open}"
             " || builtin exit 97\n"

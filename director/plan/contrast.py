@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from director.plan.bash import Unit, VerifyModel, message_regex
+from director.plan.bash.trace import RICHER, legacy
 from director.plan.verify import CheckResult, Judgement, Verdict, assertion_failed, excerpt
 
 Path = tuple[int, ...]
@@ -55,6 +56,22 @@ class Baseline:
 
     def __bool__(self) -> bool:
         return bool(self.held or self.not_held or self.settled)
+
+    def world_of(self, path: Path) -> World | None:
+        """The world `path` was seen in, if any. A check seen only before paths held what its command
+        marks saw (`bash.trace.RICHER`) is judged by its messages and exits alone until it learns anew."""
+        worlds: tuple[tuple[World, frozenset[Path]], ...] = (
+            ("held", self.held), ("not-held", self.not_held), ("settled", self.settled),
+        )  # fmt: skip
+        for world, paths in worlds:
+            if path in paths:
+                return world
+        if RICHER in path and not any(RICHER in p for _, paths in worlds for p in paths):
+            old = legacy(path)
+            for world, paths in worlds:
+                if old in paths:
+                    return world
+        return None
 
     def learned(self, world: World, path: Path) -> Baseline:
         """This baseline with `path` moved into `world` (the world a path was last seen in wins)."""
@@ -143,12 +160,13 @@ def _judge_unit(
     """
     present = "when present" if family == "teardown" else "before its act"
     held = "once gone" if family == "teardown" else "when it held"
-    if path in base.held:
+    seen = base.world_of(path)
+    if seen == "held":
         return Verdict.PASSED, f"took the path it took {held}", None
-    if path in base.not_held:
+    if seen == "not-held":
         return Verdict.FAILED, f"took the path it took {present}", None
     if phase == "observe":
-        if path in base.settled:
+        if seen == "settled":
             why = "took the path it took right after its last act: unchanged, never seen to change"
             return Verdict.SKIPPED, why, None
         if base:
@@ -213,7 +231,7 @@ def _learn(
     for u in units:
         c, b, p = canon[u.index], before.get(u.index), paths[u.index]
         base = local.get(c, Baseline())
-        if b is None or b == p or b in base.held or p in base.not_held:
+        if b is None or b == p or base.world_of(b) == "held" or base.world_of(p) == "not-held":
             continue
         changed.add(u.index)
         learned += [Learned(c, "not-held", b), Learned(c, "held", p)]
@@ -295,8 +313,10 @@ def judge(
         observed = " · ".join(p for p in (printed[uv.unit] for uv in verdicts) if p) or j.observed
     labels = dict(j.labels)
     for uv in verdicts:
+        unit = model.units[uv.unit]
         for ln in model.lines:
-            if ln.label and ln.probe in model.units[uv.unit].lines and ln.label in labels:
+            mine = ln.probe in unit.span if ln.via else ln.probe in unit.lines
+            if ln.label and mine and ln.label in labels:
                 labels[ln.label] = CheckResult(uv.verdict, labels[ln.label].observed)
     if verdict is Verdict.FAILED:
         learned = []  # an act after which a check fails was not a successful act: nothing held

@@ -368,6 +368,8 @@ def value_slot(code: str, syntax: Syntax, key: str | None) -> tuple[int, int] | 
     fam = syntax.family
     if fam == "nginx":
         return _nginx_value(masked, spans, key)
+    if fam == "generic":
+        return _generic_value(masked, spans, key, code)
     if key is not None:
         p = _keyed(masked, spans, key, code)
         if p is None:
@@ -390,5 +392,41 @@ def value_slot(code: str, syntax: Syntax, key: str | None) -> tuple[int, int] | 
         return _css_value(masked, spans)
     if fam == "sql":
         return _last_literal(masked, spans, syntax)
-    # code and unknown languages: the value after the line's `=`/`:`, or else the last literal
+    # code: the value after the line's `=`/`:`, or else the last literal
     return _separator_value(masked, spans, "=:", ",;") or _last_literal(masked, spans, syntax)
+
+
+def _generic_value(
+    masked: str, spans: list[tuple[int, int]], key: str | None, code: str
+) -> tuple[int, int] | None:
+    """In a language Director does not know, where a value ends cannot be read from its punctuation (a
+    `,` or `;` may be part of it: `ciphers = A,B;C`): the value is the whole rest of the line after the
+    line's first `=` (or, without one, its first `:`), or after the key's own `=`/`:`. None -- the rule
+    cannot be applied, and lint says so -- when the line has no separator, or when the rest after a key
+    holds another `=` (`a = 1; b = 2`: where `a`'s value ends is not known)."""
+    if key is not None:
+        p = _keyed(masked, spans, key, code)
+        if p is None or _separators(masked[p:], "="):
+            return None
+        return _value_at(masked, spans, p, "", whole=True)
+    seps = _separators(masked, "=") or _separators(masked, ":")
+    if not seps:
+        return None
+    return _value_at(masked, spans, seps[0] + 1, "", whole=True)
+
+
+def _separators(masked: str, chars: str) -> list[int]:
+    """The `=` (or `:`) at depth zero that separate a key from its value (`==`, `=>`, `!=`, `<=`, `:=`
+    are operators)."""
+    out = []
+    for i in _depth_zero(masked, chars):
+        nxt, prev = masked[i + 1 : i + 2], masked[i - 1] if i > 0 else ""
+        if masked[i] == "=" and (nxt in ("=", ">") or prev in "!<>=:"):
+            continue
+        out.append(i)
+    return out
+
+
+def unknown_language(syntax: Syntax) -> bool:
+    """Whether this is the table's fallback: a fence language Director does not know."""
+    return syntax.family == "generic"

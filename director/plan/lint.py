@@ -44,7 +44,8 @@ RULES: dict[str, tuple[Severity, str]] = {
     "teardown-without-verify": (_WARN, "the Teardown has no verify block"),
     "empty-teardown": (_WARN, "the Teardown has no bash block"),
     "destructive-outside-teardown": (_WARN, "a destructive command in a section not marked 💥"),
-    "gated-verify-acts": (_ERR, "a gated section's verify changes the world: it runs before the gate"),
+    "gated-verify-acts": (_ERR, "a gated section's verify destroys or alters something before the gate"),
+    "gated-verify-writes": (_WARN, "a gated section's verify writes a file before the gate (a log, a copy)"),
     "input-not-a-choice": (_WARN, "a Provisioning Input with a single option"),
     "input-duplicate-option": (_WARN, "a Provisioning Input lists an option twice"),
     "knob-not-set": (_WARN, "§0 never assigns an input's knob"),
@@ -512,11 +513,13 @@ def _fence_attributes(plan: Plan, out: list[Finding]) -> None:
 
 # -- gated sections: what runs before their gate ------------------------------------------------------
 
-# Programs that change the world whatever their arguments (files, processes): never an observation.
-_WRITERS = frozenset(
-    {"touch", "mkdir", "cp", "mv", "rm", "rmdir", "ln", "chmod", "chown", "chgrp", "truncate", "install",
-     "shred", "kill", "pkill", "killall", "tee", "dd", "mkfifo", "mknod", "unlink"}
+# Programs that destroy or alter what exists (files, processes): never an observation, an error before a gate.
+_ALTERS = frozenset(
+    {"mv", "rm", "rmdir", "chmod", "chown", "chgrp", "truncate", "shred", "kill", "pkill", "killall", "dd",
+     "unlink"}
 )  # fmt: skip
+# Programs that create or write files: a check may keep a log or a scratch copy, so only a warning.
+_CREATES = frozenset({"touch", "mkdir", "cp", "ln", "install", "tee", "mkfifo", "mknod"})
 _QUIET_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
 
@@ -527,9 +530,11 @@ def _quiet(target: str | None) -> bool:
 
 def _gated_verify_effects(plan: Plan, out: list[Finding]) -> None:
     """A gated (🔴/💥) section's verify blocks run before its gate (observe before act) and without an
-    approval: one that lint can show to change the world -- a destructive command, a program that writes
-    or kills, a redirection into a file, `sed -i` -- is an error. Silence one line with
-    `# director-lint: disable=gated-verify-acts` when it only touches scratch files (docs/lint.md)."""
+    approval. One that lint can show to destroy or alter something -- a destructive command, a program
+    that removes, moves, truncates or kills, `sed -i` -- is an error (`gated-verify-acts`); one that only
+    creates or writes a file -- a log through `tee` or `>`, a scratch copy, a marker -- is a warning
+    (`gated-verify-writes`): real checks keep such bookkeeping, and it destroys nothing. Silence one line
+    with `# director-lint: disable=CODE` (docs/lint.md)."""
     functions = frozenset(
         n for s in plan.sections for b in s.executable_blocks for n in bash.function_names(b.text)
     )
@@ -537,29 +542,45 @@ def _gated_verify_effects(plan: Plan, out: list[Finding]) -> None:
         if not _has(s, lambda r: r.gates):
             continue
         for b in s.verify_blocks:
-            found: dict[int, str] = {}
+            alters: dict[int, str] = {}
+            writes_at: dict[int, str] = {}
             for d in bash.destructions(b.text, plan_functions=functions):
-                found.setdefault(d.row, f"`{d.what}`")
+                # a redirection that overwrites a file writes it: a log, not a removal
+                (writes_at if d.what.lstrip("&").startswith(">") else alters).setdefault(d.row, f"`{d.what}`")
             for c in bash.parse(b.text).commands:
                 writes = [r.target for r in c.redirects if r.op in (">", ">>", ">|", "&>", "&>>", "<>")]
                 writes = [t for t in writes if t is None or not _quiet(t.static)]
                 probe = (c.program == "kill" and [a.static for a in c.args[:2]] in (["-0"], ["-s", "0"])) or (
                     c.program == "kill" and bool(c.args) and c.args[0].static in ("-0", "-l", "-L")
                 )  # `kill -0 PID` only asks whether it runs
-                if c.kind == "command" and c.program in _WRITERS and not probe:
-                    found.setdefault(c.row, f"`{c.program}`")
+                if c.kind == "command" and c.program in _ALTERS and not probe:
+                    alters.setdefault(c.row, f"`{c.program}`")
                 elif c.kind == "command" and c.program == "sed" and any(
                     (a.static or "").startswith("-i") for a in c.args
                 ):
-                    found.setdefault(c.row, "`sed -i`")
+                    alters.setdefault(c.row, "`sed -i`")
+                elif c.kind == "command" and c.program in _CREATES:
+                    writes_at.setdefault(c.row, f"`{c.program}`")
                 elif writes:
-                    found.setdefault(c.row, f"`> {writes[0].text if writes[0] is not None else ''}`")
-            for row, what in sorted(found.items()):
+                    writes_at.setdefault(c.row, f"`> {writes[0].text if writes[0] is not None else ''}`")
+            for row, what in sorted(alters.items()):
                 out.append(
                     Finding(
                         b.body_start + row + 1,
                         "gated-verify-acts",
                         f"{what} in the verify block of {_where(s)} changes the world, but a verify runs "
                         "before the gate (observe before act) and without an approval: move it into the act",
+                    )
+                )
+            for row, what in sorted(writes_at.items()):
+                if row in alters:
+                    continue
+                out.append(
+                    Finding(
+                        b.body_start + row + 1,
+                        "gated-verify-writes",
+                        f"{what} in the verify block of {_where(s)} writes a file before the gate (observe "
+                        "before act) and without an approval: keep it to a scratch file or log, or move it "
+                        "into the act",
                     )
                 )

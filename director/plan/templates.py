@@ -24,9 +24,16 @@ or not read back). A knob literal is written as written, except that a bare lite
 value is quoted like it. The comment is kept byte for byte, and its column where the code's new length
 allows. Lines without rules, whole-line comments and lines inside `/* … */` are copied byte for byte.
 
-Where the file goes: the heading names it in backticks (``## 2. Bindings — `${SVC}.jsonc` ``), and the
-plan's own variables say where it lives (`export CONFIG="$PWD/${SVC}.jsonc"`): `resolve_target` at run
-time, `target_variables` statically (for `director show` and `director lint`).
+In a language Director does not know (a fence language the table in `director.plan.langs` lacks), where
+a value ends cannot be read from punctuation -- a `,` or `;` may belong to it (`ciphers = A,B;C`) -- so a
+value is the whole rest of its line after the line's first `=` (or `:`), or after its key's; a line with
+no separator, or with another `=` after the key, cannot be rewritten, and lint says so
+(`template-no-value`) before apply refuses. Never a part of a value.
+
+Where the file goes: the heading names it in backticks (``## 2. Bindings — `${SVC}.jsonc` ``), or names a
+variable that holds its whole path (``## 2. Settings — `${CONF}` ``), and the plan's own variables say
+where it lives (`export CONFIG="$PWD/${SVC}.jsonc"`, `export CONF="$APP/app.cfg"`): `resolve_target` at
+run time, `target_variables` statically (for `director show` and `director lint`).
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from director.plan.langs import (
     mask,
     split_line,
     syntax_for,
+    unknown_language,
     value_slot,
 )
 from director.plan.model import Block, BlockRole, Plan, TemplateLine, TemplateRule
@@ -160,9 +168,16 @@ def stray_rules(text: str, lang: str) -> list[int]:
     return [off for off, c in comments.items() if parse_rules(c) and off + 1 not in has_code]
 
 
+_ONE_VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+
+
 def heading_target(title: str) -> str | None:
-    """The file a template writes: the last backticked path in its heading title (`${SVC}.jsonc`)."""
-    paths = [p for p in re.findall(r"`([^`]+)`", title) if re.search(r"[./]", p) and not re.search(r"\s", p)]
+    """The file a template writes: the last backticked path in its heading title (`${SVC}.jsonc`), or a
+    backticked variable that names it whole (`` `${CONF}` ``: §0 says where it lives)."""
+    paths = [
+        p for p in re.findall(r"`([^`]+)`", title)
+        if (re.search(r"[./]", p) or _ONE_VARIABLE.fullmatch(p)) and not re.search(r"\s", p)
+    ]  # fmt: skip
     return paths[-1] if paths else None
 
 
@@ -358,15 +373,23 @@ def render_template(block: Block, env: Mapping[str, str], knobs: Mapping[str, st
 
 
 def unlocated_rules(block: Block) -> list[tuple[int, str]]:
-    """(0-based line offset, rule) of every rule whose value cannot be found on its line (for lint)."""
+    """(0-based line offset, rule) of every rule whose value cannot be found on its line (for lint): in a
+    language Director does not know, also where it cannot tell where the value ends."""
     syntax = syntax_for(block.lang)
     out: list[tuple[int, str]] = []
-    for off, _line, sp in code_lines(block.text, syntax):
-        if sp is None or not sp.comment or sp.opens_block:
-            continue
-        for rule in parse_rules(sp.text):
-            if value_slot(sp.code, syntax, rule.key) is None:
-                out.append((off, f"`{rule.key}`" if rule.key else "the annotation"))
+    for tl in block.template_lines:
+        line = block.text.split("\n")[tl.offset]
+        code = split_line(line, syntax).code
+        for rule in tl.rules:
+            if value_slot(code, syntax, rule.key) is None:
+                what = f"`{rule.key}`" if rule.key else "the annotation"
+                if unknown_language(syntax):
+                    what += (
+                        f" (Director does not know `{block.lang}`, so a value is the whole rest of its line "
+                        "after the first `=` or `:`, or after the key's; it cannot tell where the value ends "
+                        "on a line with no separator, or with another `=` after the key)"
+                    )
+                out.append((tl.offset, what))
     return out
 
 
@@ -423,6 +446,11 @@ def target_variables(plan: Plan) -> dict[tuple[str, int], tuple[str, ...]]:
             elif b.role is BlockRole.TEMPLATE and b.template_target:
                 target = _braced(b.template_target)
                 target = target[2:] if target.startswith("./") else target
+                whole = _ONE_VARIABLE.fullmatch(b.template_target)
+                if whole is not None:  # `${CONF}`: the variable is the path
+                    name = whole.group(0).strip("${}")
+                    out[(s.key, b.index)] = (name,) if name in assigned else ()
+                    continue
                 out[(s.key, b.index)] = tuple(
                     name
                     for name, values in assigned.items()

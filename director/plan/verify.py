@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from director.plan.bash import Guard, ReportLine, VerifyModel, message_regex
+from director.plan.bash.trace import via_key
 
 
 class Verdict(enum.StrEnum):
@@ -115,7 +116,7 @@ def judge(model: VerifyModel, ev: Evidence) -> Judgement:
     output = [o.rstrip() for o in ev.output]
     traced = ev.ran is not None and model.traceable
     ran: Mapping[int, int] = ev.ran if traced and ev.ran is not None else _ran_from_output(model, output)
-    lines_ran = [ln for ln in model.lines if ran.get(ln.probe, 0)]
+    lines_ran = [ln for ln in model.lines if ran.get(ln.probe, 0) and not ln.via]
     if ev.exit_code == 0 and ev.stopped is None:
         # A hard failure line is followed by an exit non-zero: in a block that exited 0 it did not run
         # (the trace cannot tell two identical `echo`s on one line apart; the exit status can).
@@ -233,6 +234,9 @@ def _labels(
     failed_lines = {p for g in failed_asserts for p in g.lines}
     for label in labels:
         mine = [ln for ln in model.lines if ln.label == label]
+        if any(ln.via for ln in mine):
+            out[label] = _called_label(model, [ln for ln in mine if ln.via], ran, skipped_lines, exit_code)
+            continue
         if _not_chosen({ln.probe for ln in mine}, model, ran):
             continue  # rule 5: the branch its lines stand in did not run, another did
         fails = [ln for ln in mine if ln.polarity == "fail" and ran.get(ln.probe, 0)]
@@ -253,3 +257,30 @@ def _labels(
         else:
             out[label] = CheckResult(Verdict.NOT_RUN, "")
     return out
+
+
+def _called_label(
+    model: VerifyModel,
+    calls: list[ReportLine],
+    ran: Mapping[int, int],
+    skipped: set[int],
+    exit_code: int | None,
+) -> CheckResult:
+    """A label passed to a function (`pruefe "1: …" cmd`): decided by the function's lines that ran during
+    the call -- a failure line fails it (inconclusive when the block went on to exit 0 and the line does
+    not end it), a pass line passes it, and a function that prints only on failure passes it silently."""
+    fails = [c for c in calls if ran.get(via_key(c.probe, "fail"), 0)]
+    if fails:
+        hard = any(
+            ln.hard for c in fails for ln in model.lines if ln.probe in c.via and ln.polarity == "fail"
+        )
+        verdict = Verdict.FAILED if (hard or exit_code != 0) else Verdict.INCONCLUSIVE
+        return CheckResult(verdict, excerpt(calls[0].message))
+    if any(ran.get(via_key(c.probe, "pass"), 0) for c in calls):
+        return CheckResult(Verdict.PASSED, excerpt(calls[0].message))
+    if all(c.probe in skipped for c in calls):
+        return CheckResult(Verdict.SKIPPED, "skipped: precondition false")
+    quiet = all(ln.polarity == "fail" for c in calls for ln in model.lines if ln.probe in c.via)
+    if quiet and any(ran.get(c.probe, 0) for c in calls):
+        return CheckResult(Verdict.PASSED, "held: its failure line did not print")
+    return CheckResult(Verdict.NOT_RUN, "")

@@ -472,7 +472,10 @@ def _ask(run: Run, section: Section, content: GateContent, own: list[ApprovalRec
         said = tuple(s for i, (_, s) in run.refused.items() if i not in before)
         said += tuple(n for n in now[0].notes if n not in was.notes)
         if now[0].complete:
-            return Arrival(now[0].counted[-1], said, said=signatures.released(now[0].counted, run.signers))
+            last = now[0].counted[-1]
+            signer = run.signers.get(last.id)
+            return Arrival(last, said, said=signatures.released(now[0].counted, run.signers),
+                           principal=signer["principal"] if signer else None)  # fmt: skip
         if len(now[0].counted) > len(was.counted):
             said += (now[0].progress(run.signers),)
         return Arrival(None, said)

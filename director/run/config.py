@@ -75,6 +75,7 @@ class RunRequest:
     screen: ScreenOptions = field(default_factory=ScreenOptions)
     jobs: int | None = None  # a family: at most N plans at once
     orphan_consumers: bool = False  # a provider's teardown despite a live consumer (audited)
+    acceptance: bool = False  # `check --acceptance`: the ✔ sections' checks run too
 
     @property
     def command(self) -> str:
@@ -103,6 +104,7 @@ class RunConfig:
     allowed_signers: Path | None = None  # in force: a gate is released only by a verified signature
     policy: Policy = field(default_factory=Policy)  # how many approvals a gate needs, from whom (run.policy)
     detail_section: str | None = None  # `plan --section N`: the gate to show in full
+    acceptance: bool = False  # `check --acceptance`: the ✔ sections' checks run too
     # the key that seals secrets in a gate's closure (`director.run.closure`; b"": this process's own)
     closure_key: bytes = field(default=b"", repr=False)
 
@@ -141,6 +143,7 @@ class RunConfig:
             allowed_signers=allowed_signers,
             policy=policy or Policy(),
             detail_section=request.screen.detail_section,
+            acceptance=request.acceptance,
             closure_key=closure_key,
         )
 

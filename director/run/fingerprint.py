@@ -28,6 +28,13 @@ def block_texts(
     }
 
 
+def seen(session: Mapping[str, str], family: Mapping[str, str]) -> Mapping[str, str]:
+    """The variables a step's fingerprint may read: the session's, and what a family passes every block
+    (`DIRECTOR_PROVIDED_*`; `Shell.family_values`): §0 reading a provider's value as its default is not in
+    sync once the provider's value changed (a resumed member would go on with the value it first saw)."""
+    return {**family, **session} if family else session
+
+
 def read_values(text: str, session: Mapping[str, str], is_secret: Callable[[str], bool]) -> dict[str, str]:
     """Values of the variables a block reads (not those it sets itself); never a secret's."""
     return {n: session[n] for n in bash.inputs(text) if n in session and not is_secret(n)}

@@ -122,6 +122,7 @@ class Arrival:
     refused: tuple[str, ...] = ()  # what to say of receipts that arrived and do not release it (yet)
     timed_out: bool = False
     said: str = ""  # whose approvals released it: `receipt 5 signed by alice@example.com with SHA256:… (…)`
+    principal: str | None = None  # the receipt's signer, when its signature verified
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,20 @@ class Preview:
                 return j.verdict, j.reason
         return seen, reason
 
+    def _acceptance(
+        self, result: RunResult, status: str, label: str, section: Section, texts: dict[int, str]
+    ) -> None:
+        """`check --acceptance`: a ✔ section's checks, judged by the worlds seen (drift when the ledger says
+        the plan is live and they do not pass; on a plan the ledger says is gone, read as `_as_recorded`)."""
+        seen, reason = self._observe(section, texts)
+        verdict, detail = ("in-sync", "acceptance checks pass") if seen is Verdict.PASSED else (
+            "drift", f"acceptance checks {seen.value}: {reason}"
+        )  # fmt: skip
+        if seen is not Verdict.PASSED and status.startswith(LEDGER_LIVE):
+            result.drift.append(f"{label} {section.title}: {detail}")
+        verdict, detail = self._as_recorded(result, status, label, section, verdict, detail, seen, reason)
+        self._verdict(section, verdict, detail)
+
     def _detail(
         self,
         result: RunResult,
@@ -190,7 +204,11 @@ class Preview:
                 self._verdict(section, "observed", "variables")
                 continue
             if knobs.is_check_section(section, self.knobs) and section.kind is not SectionKind.DISCOVERY:
-                self._verdict(section, "will-verify", "acceptance checks run on apply (they act), not here")
+                if self.cfg.mode == "check" and self.cfg.acceptance:
+                    self._acceptance(result, status, label, section, texts)  # `check --acceptance`
+                else:
+                    note = "acceptance checks run on apply (they act), not here: see `check --acceptance`"
+                    self._verdict(section, "will-verify", note)
                 continue
             try:
                 templates = (
@@ -202,7 +220,8 @@ class Preview:
                 self._verdict(section, "failed", f"file template: {exc}")
                 blocked_by = blocked_by or label
                 continue
-            fp = fingerprint.section(texts, templates, self.knobs, self.session.variables, self.is_secret)
+            variables = fingerprint.seen(self.session.variables, self.shell.family_values())
+            fp = fingerprint.section(texts, templates, self.knobs, variables, self.is_secret)
             seen, reason = self._observe(section, texts)
             holds, unobservable = seen is Verdict.PASSED, seen is Verdict.SKIPPED
             template_drift = reasons.template_drift(templates)

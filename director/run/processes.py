@@ -7,6 +7,13 @@ crash, a Ctrl-C or a failure, or retried -- what its earlier attempts left runni
 stopped (SIGTERM, then SIGKILL after the shell's grace period) and audited (`processes-stopped`), unless
 the block's fence says `processes=keep`. A teardown ends by listing the plan's processes still running:
 it is not `gone` while one runs (`still_running`).
+
+A mark lives in a process's environment, which a daemon may clear (`env -i`) or write over (a process
+title rewritten over `argv` and `environ`). So the session's bash is a child subreaper
+(`director.exec.processes.child_subreaper`): whatever a step leaves running stays its descendant while the
+run lasts, and at the step's end each one is recorded -- pid and start time, which no process can change --
+in the journal (`record_started`, event `processes-started`). Every later look (this run, a resumed one,
+`status`, a teardown) finds the plan's processes by their mark *or* by that record.
 """
 
 from __future__ import annotations
@@ -14,7 +21,8 @@ from __future__ import annotations
 import time
 
 from director.exec import marks
-from director.exec.marks import Marked
+from director.exec.marks import Marked, Recorded
+from director.exec.processes import descendants
 from director.plan.model import Block, Section
 from director.run.context import Run
 
@@ -51,13 +59,47 @@ def _names(procs: list[Marked]) -> str:
     return ", ".join(f"pid {p.pid} ({p.command})" for p in procs)
 
 
+def record_started(run: Run, section: Section, block: Block, attempt: int) -> None:
+    """At a step's end: record what the session's bash now holds (the step's orphans, its background jobs,
+    a daemon that double-forked) that no earlier step of this run recorded -- pid, start time, command
+    name (audited: `processes-started`). Cheap when nothing is left: the bash's children list is empty."""
+    plan, server = _plan(run), run.shell.server_pid
+    if plan is None or server is None:
+        return
+    found = descendants(server)
+    if not found:
+        return
+    known = {(r.pid, r.start) for r in recorded(run, run_id=run.run_id)}
+    new = [d for d in found if (d.pid, d.start) not in known]
+    if not new:
+        return
+    keep = block.fence.keeps_processes
+    step = marks.step_marks(plan, run.run_id, section.key, block.index, attempt, keep=keep)[marks.STEP_VAR]
+    run.journal.record_event(
+        run.run_id,
+        marks.STARTED,
+        {
+            "section": section.key,
+            "block": block.index,
+            "step": step,
+            "kept": keep,
+            "processes": [{"pid": d.pid, "start": d.start, "command": d.command} for d in new],
+        },
+    )
+
+
+def recorded(run: Run, run_id: int | None = None) -> list[Recorded]:
+    """The processes the journal recorded as this plan's (of one run, or of every run)."""
+    return marks.recorded_in(e.data for e in run.journal.events(run_id=run_id, kind=marks.STARTED))
+
+
 def stop_left(run: Run, section: Section, block: Block) -> None:
     """Before a step runs again: stop what its earlier attempts in this run left running (audited)."""
     plan = _plan(run)
     if plan is None or block.fence.keeps_processes:
         return
     prefix = marks.step_prefix(plan, run.run_id, section.key, block.index)
-    left = marks.marked(plan, step_prefix=prefix, exclude=_own(run))
+    left = marks.marked(plan, step_prefix=prefix, exclude=_own(run), recorded=recorded(run, run.run_id))
     if not left:
         return
     how = dict(marks.stop(left, grace_s=run.shell.kill_grace_s, clock=time.monotonic, sleeper=run.sleeper))
@@ -81,10 +123,11 @@ def still_running(run: Run, section: Section) -> str | None:
     if plan is None:
         return None
     deadline = time.monotonic() + EXIT_WAIT_S
-    left = marks.marked(plan, exclude=_own(run))
+    known = recorded(run)
+    left = marks.marked(plan, exclude=_own(run), recorded=known)
     while any(not p.kept for p in left) and time.monotonic() < deadline:
         run.sleeper(0.05)
-        left = marks.marked(plan, exclude=_own(run))
+        left = marks.marked(plan, exclude=_own(run), recorded=known)
     if not left:
         return None
     data = {"section": section.key, "block": None, "processes": _described(left)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from director.exec.shell import SessionState
@@ -19,7 +20,7 @@ from director.plan import knobs, templates
 from director.plan.contrast import Phase
 from director.plan.model import Section, SectionKind
 from director.plan.verify import CheckResult, Judgement, Verdict
-from director.run import approval, fingerprint, reasons, session, steps
+from director.run import acceptance, approval, fingerprint, reasons, session, steps
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
@@ -66,13 +67,17 @@ def write_templates(run: Run, section: Section, regenerated: Templates) -> None:
         run.bus.emit("target", op="template-written", detail=path)
 
 
+def _seen(run: Run) -> Mapping[str, str]:
+    return fingerprint.seen(run.session.variables, run.shell.family_values())
+
+
 def in_progress(run: Run, section: Section, texts: dict[int, str]) -> bool:
     """A section whose act steps already ran in this run (a crash between act and verify)."""
     if section.key in run.completed_sections:
         return False
     for b in section.act_blocks:
         done = run.done_steps.get(f"{section.key}/{b.index}")
-        fp = fingerprint.step(texts[b.index], run.knobs, run.session.variables, run.is_secret)
+        fp = fingerprint.step(texts[b.index], run.knobs, _seen(run), run.is_secret)
         if done is not None and done.fingerprint == fp:
             return True
     return False
@@ -229,7 +234,7 @@ def apply_section(run: Run, section: Section) -> None:
     run.bus.emit("section.start", section=section.key, title=section.title, label=label)
     texts = fingerprint.block_texts(section, run.knobs, run.realized)
     regenerated = _templates(run, section)
-    fp = fingerprint.section(texts, regenerated, run.knobs, run.session.variables, run.is_secret)
+    fp = fingerprint.section(texts, regenerated, run.knobs, _seen(run), run.is_secret)
     completed_here = run.completed_sections.get(section.key) == fp
     last = run.successes.last(f"{section.key}/section")
     unchanged = completed_here or (last is not None and last.fingerprint == fp)
@@ -273,6 +278,7 @@ def apply_section(run: Run, section: Section) -> None:
         if section.kind is not SectionKind.VARIABLES:
             why(drift)
             approval.gate(run, section, texts, regenerated)
+            acceptance.before_first_act(run)
             run.begin_acting()
         write_templates(run, section, regenerated)
         for b in section.act_blocks:
@@ -292,7 +298,7 @@ def apply_section(run: Run, section: Section) -> None:
             run.report(section, "in-sync", "verified earlier in this run", started)
             return
         write_templates(run, section, regenerated)
-        notes = verify(run, section, texts, memo=True, after_act=False)
+        notes = verify(run, section, texts, memo=True, after_act=acceptance.seen_before(run, section, texts))
         done(run, section, fp, None)
         realize_observed(run, section)
         run.verified.append(label)
@@ -331,6 +337,7 @@ def apply_section(run: Run, section: Section) -> None:
         why(drift, "its act steps already ran in this run (resumed)")
     before = run.session
     approval.gate(run, section, texts, regenerated)
+    acceptance.before_first_act(run)
     run.begin_acting()
     write_templates(run, section, regenerated)
     memo = not completed_here

@@ -156,16 +156,21 @@ def describe(receipt: ApprovalRecord) -> str:
 
 
 def receipt_words(receipt: ApprovalRecord, signer: Mapping[str, str] | None, at: bool = False) -> str:
-    """`receipt 5 signed by alice@example.com with SHA256:… (recorded by root@vm with approve-command)`:
-    who approved, by the verified signature; unverified (no allowed-signers file in force), what the row
-    says: `receipt 5 by root@vm (approve-command)`."""
+    """`receipt 5 by alice@example.com (signature verified, key SHA256:…; recorded by root@vm,
+    approve-command)`: who approved, by the verified signature; unverified (no allowed-signers file in
+    force), what the row says: `receipt 5 by root@vm (approve-command)`, and a signer it claims unchecked."""
     when = f" at {receipt.at.isoformat(timespec='seconds')}" if at else ""
-    if not signer:
-        return f"{describe(receipt)}{when}"
-    return (
-        f"receipt {receipt.id} signed by {signer['principal']} with {signer['fingerprint']} "
-        f"(recorded by {receipt.operator}@{receipt.host} with {receipt.how}{when})"
-    )
+    recorded = f"{receipt.operator}@{receipt.host}"
+    if signer:
+        key = signer["fingerprint"]
+        return (
+            f"receipt {receipt.id} by {signer['principal']} (signature verified, key {key}; "
+            f"recorded by {recorded}, {receipt.how}{when})"
+        )
+    if receipt.principal:
+        claims = f"claims to be signed by {receipt.principal}, not checked"
+        return f"receipt {receipt.id} by {recorded} ({receipt.how}{when}; {claims})"
+    return f"{describe(receipt)}{when}"
 
 
 def summary_words(receipt: ApprovalRecord, signer: Mapping[str, str] | None) -> str:

@@ -191,7 +191,9 @@ def step(
     """
     judged = role in ("verify", "observe")
     key = f"{section.key}/{block.index}"
-    fp = fingerprint.step(text, run.knobs, run.session.variables, run.is_secret)
+    fp = fingerprint.step(
+        text, run.knobs, fingerprint.seen(run.session.variables, run.shell.family_values()), run.is_secret
+    )
     prior = run.done_steps.get(key)
     if memo and role in ("act", "verify") and prior is not None and prior.fingerprint == fp:
         run.bus.emit(
@@ -243,6 +245,7 @@ def step(
             marks=processes.step_marks(run, section, block, sid),
         )
         waits.done()
+        processes.record_started(run, section, block, sid)  # what it left running (docs/processes.md)
         if judged:
             family = worlds_mod.family_of(section)
             j, learned = judge_block(block, text, res, run.worlds, family=family, phase=phase)

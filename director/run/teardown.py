@@ -41,7 +41,8 @@ def teardown(run: Run) -> RunResult:
         # Refused before anything ran: the run ends `failed`, the ledger is left as it was.
         run.finish(RunState.FAILED, td.key, str(exc), ledger=False)
         raise
-    fp = fingerprint.section(texts, {}, run.knobs, run.session.variables, run.is_secret)
+    variables = fingerprint.seen(run.session.variables, run.shell.family_values())
+    fp = fingerprint.section(texts, {}, run.knobs, variables, run.is_secret)
     started = time.monotonic()
     run.bus.emit("section.start", section=td.key, title=td.title, label="teardown")
     seen: Verdict | None = None

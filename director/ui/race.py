@@ -10,6 +10,7 @@ import os
 import select
 import sys
 import termios
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -17,15 +18,24 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     from director.run.gates import Arrival, Elsewhere, GateContent
+    from director.state.records import ApprovalRecord
 
 POLL_S = 0.25  # the longest a receipt's wait holds the terminal's line unread
 
 
-def race(c: Console, content: GateContent, asked: Text, hint: Text, elsewhere: Elsewhere) -> bool | Arrival:
+def race(
+    c: Console,
+    content: GateContent,
+    asked: Text,
+    hint: Text,
+    elsewhere: Elsewhere,
+    page: Callable[[], None] | None = None,
+) -> bool | Arrival:
     """Ask for the gate's confirmation word while waiting for a receipt: True only for the word typed
     exactly (and only where a typed word can approve, `elsewhere.typed`), False for any other line or end
     of input; the `Arrival` of the receipts that release the gate (or of the time running out) when that
-    comes first."""
+    comes first. With `page`, a typed `d` calls it (the diff, paged; no receipt is waited for meanwhile)
+    and asks again."""
     from director.ui.render import is_plain
 
     word = content.review.confirm or "go"
@@ -52,9 +62,15 @@ def race(c: Console, content: GateContent, asked: Text, hint: Text, elsewhere: E
                 c.print()
                 return False
             typed += chunk
-            if b"\n" in typed:  # a prompt that cannot approve: any line stops waiting
-                line = typed.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
-                return elsewhere.typed and line == word
+            if b"\n" in typed:
+                line, _, typed = typed.partition(b"\n")
+                answer = line.decode("utf-8", "replace").strip()
+                if page is not None and answer == "d" and word != "d":
+                    page()
+                    c.print(question, end="")
+                    c.file.flush()
+                    continue
+                return elsewhere.typed and answer == word  # a prompt that cannot approve: any line stops
             continue
         got = elsewhere.wait(POLL_S)
         if got.refused and not plain:
@@ -68,7 +84,51 @@ def race(c: Console, content: GateContent, asked: Text, hint: Text, elsewhere: E
             c.print()
             r = got.receipt
             if r is not None:
-                whose = got.said or f"receipt {r.id} by {r.operator}@{r.host} ({r.how})"
+                whose = got.said or f"receipt {r.id} {approver(r, got.principal)}"
                 said = f"approved from elsewhere: {whose}"
                 c.print(Text(said, style="bold green"), markup=False, highlight=False)
             return got
+
+
+def approver(r: ApprovalRecord, verified: str | None) -> str:
+    """Who a receipt says approved: the principal whose signature verified, else who recorded it (a signer it
+    claims without a check is said to be unchecked)."""
+    recorded = f"{r.operator}@{r.host}"
+    if verified:
+        return f"by {verified} (signature verified; recorded by {recorded}, {r.how})"
+    if r.principal:
+        return f"by {recorded} ({r.how}; claims to be signed by {r.principal}, not checked)"
+    return f"by {recorded} ({r.how})"
+
+
+class PolledLine:
+    """Standard input read a line at a time by polling it (the terminal keeps its own line editing): the
+    main thread runs Python between polls, so a Ctrl-C the kernel handed to another thread still raises
+    here at once (a thread blocked in `input()` would only see it at the next key)."""
+
+    POLL_S = 0.1
+
+    def __init__(self) -> None:
+        self.reading = False  # a Ctrl-C is raised here only while reading (`prompts._cancellable`)
+        self.cancelled = False  # a Ctrl-C came while the question was printed: raised when reading starts
+
+    def readline(self) -> str:
+        fd = sys.stdin.fileno()
+        got = b""
+        self.reading = True
+        try:
+            if self.cancelled:
+                raise KeyboardInterrupt
+            while not got.endswith(b"\n"):
+                ready, _, _ = select.select([fd], [], [], self.POLL_S)
+                if not ready:
+                    continue
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    if got:
+                        break
+                    raise EOFError
+                got += chunk
+        finally:
+            self.reading = False
+        return got.decode("utf-8", "replace")

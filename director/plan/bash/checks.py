@@ -14,9 +14,10 @@ from typing import Literal
 
 from tree_sitter import Node
 
+from director.plan.bash.choices import choice_lines
 from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.shape import flatten, group_exits, is_fail_exit, statements, unredirect
-from director.plan.bash.units import Unit, alternatives, check_units, choice_lines
+from director.plan.bash.units import Unit, alternatives, check_units
 from director.plan.bash.values import value_lines
 from director.plan.bash.words import Script, Word
 
@@ -55,6 +56,10 @@ class ReportLine:
     polarity: Polarity
     hard: bool
     alternative: bool = False  # the B of `cond && echo A || echo B`
+    # A label passed to a function (`pruefe "1: zone resolves" dig …` where `pruefe` prints "  ✓ $1"): the
+    # line is the call (`probe`, `message` the argument), and `via` the function's report lines, whose
+    # runs during this call decide it (`director.plan.bash.trace.executed` counts them per call).
+    via: tuple[int, ...] = ()
 
 
 GuardKind = Literal["precondition", "assertion"]
@@ -106,6 +111,10 @@ class VerifyModel:
     choices: frozenset[int] = frozenset()  # report lines whose structure cannot say pass or fail
     alternatives: tuple[tuple[frozenset[int], ...], ...] = ()  # each if/else, case: its branches' probes
     context_row: int | None = None  # rows from here on are session functions' definitions (`context`)
+    # For the command marks (`director.plan.bash.trace.unit_paths`): rows inside loops, and rows whose
+    # commands only print a message or exit (what the marks would add there, the message already says).
+    loop_rows: frozenset[int] = frozenset()
+    speaking_rows: frozenset[int] = frozenset()
 
     def line(self, probe: int) -> ReportLine | None:
         """The report line of a probe, if it is one."""
@@ -455,6 +464,50 @@ def _chain_exits(elements: list[Node], ops: list[str], k: int) -> bool:
     return False
 
 
+_POSITIONAL = re.compile(r"\$\{?([1-9])\}?")
+
+
+def _positionals(script: Script, fn: str, message: str) -> set[int]:
+    """The positional parameters a function's message prints: `$1`, `${2}`, or a name the function set
+    from one (`local label=$1`)."""
+    out = {int(m.group(1)) for m in _POSITIONAL.finditer(message)}
+    for c in script.commands:
+        if c.function != fn:
+            continue
+        for w in c.argv if c.kind == "decl" else c.argv[:1]:
+            name, eq, value = (w.static or w.pattern).partition("=")
+            m = _POSITIONAL.fullmatch(value.strip('"'))
+            if eq and m and re.search(rf"\${{?{re.escape(name)}\b", message):
+                out.add(int(m.group(1)))
+    return out
+
+
+def _labelled_calls(script: Script, lines: tuple[ReportLine, ...]) -> tuple[ReportLine, ...]:
+    """Calls of the block's functions whose argument is a contract label the function prints
+    (`pruefe "1: zone resolves" dig …`, `pruefe` printing "  ✓ $1"): one pass line per call, decided by
+    the function's lines that ran during it."""
+    by_fn: dict[str, list[ReportLine]] = {}
+    for ln in lines:
+        fn = script.commands[ln.probe].function
+        if fn is not None:
+            by_fn.setdefault(fn, []).append(ln)
+    printed = {
+        fn: {k for ln in fl for k in _positionals(script, fn, ln.message)} for fn, fl in by_fn.items()
+    }
+    out: list[ReportLine] = []
+    for c in script.commands:
+        if c.kind != "command" or c.function is not None or c.in_subst or c.name not in printed:
+            continue
+        for k in sorted(printed[c.name]):
+            arg = (c.argv[k].static or c.argv[k].pattern) if k < len(c.argv) else None
+            label = label_of(arg) if arg else None  # the label must be written out: `"1: fresh (${n}s)"`
+            if arg and label:
+                via = tuple(ln.probe for ln in by_fn[c.name])
+                out.append(ReportLine(c.id, c.row, arg.strip(), label, "pass", False, via=via))
+                break
+    return tuple(out)
+
+
 def verify_model(text: str, line_offset: int = 0, context: str = "") -> VerifyModel:
     """The checks a verify block makes, classified by structure (see `docs/verify-semantics.md`).
 
@@ -486,11 +539,12 @@ def _verify_model(block: str, line_offset: int, context: str) -> VerifyModel:
     values = value_lines(text)  # what a captured function prints is its value, not a line of the output
     lines = tuple(sorted((ln for ln in vb.lines.values() if ln.probe not in values), key=lambda ln: ln.probe))
     reported = frozenset(ln.probe for ln in lines)
+    called = _labelled_calls(script, lines)
     traceable = not re.search(r"(?m)^\s*set\s+(?:[^#\n]*\s)?(\+[a-wyzA-Z]*x|\+o\s+xtrace)", text)
     own_rows = block.count("\n") + 1 if context else None
     return VerifyModel(
         probes=probes,
-        lines=lines,
+        lines=tuple(sorted(lines + called, key=lambda ln: ln.probe)),
         guards=tuple(vb.guards),
         top=tuple(vb.top),
         trailing_guard=vb.trailing_guard,
@@ -502,4 +556,26 @@ def _verify_model(block: str, line_offset: int, context: str) -> VerifyModel:
         choices=choice_lines(root, script, b.by_node, reported),
         alternatives=alternatives(root, b.by_node),
         context_row=own_rows,
+        loop_rows=_loop_rows(root),
+        speaking_rows=_speaking_rows(script, reported),
     )
+
+
+_LOOPS = frozenset({"for_statement", "while_statement", "c_style_for_statement", "select_statement"})
+_SPEAKERS = frozenset({"exit", "return", "break", "continue"})
+
+
+def _loop_rows(root: Node) -> frozenset[int]:
+    """Rows inside a loop (its head included)."""
+    return frozenset(
+        r for n in descendants(root, _LOOPS) for r in range(n.start_point.row, n.end_point.row + 1)
+    )
+
+
+def _speaking_rows(script: Script, reported: frozenset[int]) -> frozenset[int]:
+    """Rows whose every command prints a report line or exits."""
+    rows: dict[int, bool] = {}
+    for c in script.commands:
+        speaks = c.id in reported or c.name in _SPEAKERS
+        rows[c.row] = rows.get(c.row, True) and speaks
+    return frozenset(r for r, speaks in rows.items() if speaks)

@@ -14,6 +14,13 @@ from director.plan.bash.checks import Probe, VerifyModel
 TRACE_PS4 = "\x1e${LINENO}\x1f${FUNCNAME[0]-}\x1f"
 _TRACE_ENTRY = re.compile(r"\x1e+(\d+)\x1f([^\x1f]*)\x1f")
 
+# Entries that are no command of the block: what its command marks (`director.exec.markers`) saw -- a
+# command that ended non-zero (`rest`: its status) and a command something was printed after.
+STATUS = "\x1dstatus"
+WROTE = "\x1dwrote"
+# The marks' DEBUG trap runs traced too: its commands are dropped from the trace.
+_TRAP_COMMANDS = (("builtin", "printf '\\035"),)
+
 
 @dataclass(frozen=True)
 class TraceEntry:
@@ -34,6 +41,8 @@ def parse_trace(raw: str) -> list[TraceEntry]:
         end = starts[i + 1].start() if i + 1 < len(starts) else len(raw)
         body = raw[m.end() : end].rstrip("\n")
         name, rest = _trace_name(body)
+        if any(name == n and (rest if n != "=" else body).startswith(s) for n, s in _TRAP_COMMANDS):
+            continue
         out.append(TraceEntry(int(m.group(1)), m.group(2), name, rest))
     return out
 
@@ -80,15 +89,52 @@ def _unquote_trace(rest: str) -> str:
     return "".join(out)
 
 
+_EXPANSION = re.compile(r"\$\{|\$\(|`|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!_-]")
+
+
+def _expansion_end(message: str, start: int) -> int:
+    """Where the expansion starting at `start` ends: `${…}`, `$(…)` and backquotes to their balanced close
+    (quotes and nested groups inside, `$(py -c 'print(x)')`), a name or special parameter by itself."""
+    if message.startswith("`", start):
+        end = message.find("`", start + 1)
+        return len(message) if end < 0 else end + 1
+    if not (message.startswith("${", start) or message.startswith("$(", start)):
+        m = _EXPANSION.match(message, start)
+        return m.end() if m else start + 1
+    close = "}" if message[start + 1] == "{" else ")"
+    opens = "{" if close == "}" else "("
+    depth, i, quote = 0, start + 1, ""
+    while i < len(message):
+        c = message[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c == "\\":
+            i += 1
+        elif c in "'\"":
+            quote = c
+        elif c == opens:
+            depth += 1
+        elif c == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(message)  # unbalanced (a message cut short): the rest is the expansion
+
+
 @functools.lru_cache(maxsize=4096)
 def message_regex(message: str) -> re.Pattern[str]:
-    """A message pattern as a regex: literal text, every expansion matching anything."""
+    """A message pattern as a regex: literal text, every expansion matching anything (a command
+    substitution with quotes and parentheses of its own too: `has X $(py -c 'print(x.v)')`)."""
     parts: list[str] = []
     pos = 0
-    for m in re.finditer(r"\$\{[^}]*\}|\$\([^)]*\)?|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!_-]", message):
+    while (m := _EXPANSION.search(message, pos)) is not None:
         parts.append(re.escape(message[pos : m.start()]))
         parts.append(".*?")
-        pos = m.end()
+        pos = _expansion_end(message, m.start())
     parts.append(re.escape(message[pos:]))
     return re.compile("".join(parts), re.DOTALL)
 
@@ -105,6 +151,8 @@ def _matched(model: VerifyModel, entries: list[TraceEntry]) -> Iterator[tuple[Tr
     # they were defined, not as rows here, so their commands are told apart by name and words alone.
     context_fns = {p.function for p in model.probes if p.function and ctx is not None and p.row >= ctx}
     for e in entries:
+        if e.name in (STATUS, WROTE):
+            continue  # what the marks saw: `unit_paths` reads them
         fn = e.function or None
         if fn is not None and fn not in own_functions:
             continue  # a function of an earlier block the model was not given: its lines are not this block's
@@ -112,7 +160,11 @@ def _matched(model: VerifyModel, entries: list[TraceEntry]) -> Iterator[tuple[Tr
             cands = [p for p in model.probes if p.function == fn]
         else:
             cands = [p for p in by_row.get(e.line - 1, ()) if p.function == fn]
-        named = [p for p in cands if p.name == e.name or (p.name == "" and e.name not in ("=",))]
+        # a command whose name the block computes (`"$PY" -c …`, name "") runs as whatever it expands to:
+        # it takes an entry only when no command on the row is written with the traced name
+        named = [p for p in cands if p.name == e.name] or [
+            p for p in cands if p.name == "" and e.name not in ("=",)
+        ]
         if e.name == "=":
             named = [p for p in cands if p.name in ("=", "")] or named
         if len(named) > 1:
@@ -122,27 +174,65 @@ def _matched(model: VerifyModel, entries: list[TraceEntry]) -> Iterator[tuple[Tr
         yield e, named
 
 
+def via_key(call: int, polarity: str) -> int:
+    """The key under which `executed` counts a called function's pass (or failure) lines that ran during
+    the call `call` (a labelled call, `ReportLine.via`): negative, never a probe id."""
+    return -(2 * call + (1 if polarity == "pass" else 2))
+
+
 def executed(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, int]:
-    """Probe id -> how many times the trace shows it ran."""
+    """Probe id -> how many times the trace shows it ran; for each labelled call (`ReportLine.via`), how
+    often its function's pass and failure lines ran during it (under `via_key`)."""
     counts: dict[int, int] = {}
+    calls = {ln.probe: ln for ln in model.lines if ln.via}
+    polarity = {ln.probe: ln.polarity for ln in model.lines}
+    current: int | None = None  # the labelled call whose function is running
     for e, probes in _matched(model, entries):
+        if not e.function:
+            current = next((p.id for p in probes if p.id in calls), None)
         for p in probes:
             counts[p.id] = counts.get(p.id, 0) + e.count
+            if current is not None and e.function and p.id in calls[current].via:
+                key = via_key(current, polarity[p.id])
+                counts[key] = counts.get(key, 0) + e.count
     return counts
 
 
-def unit_paths(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, tuple[int, ...]]:
-    """Check unit -> the path its run took: which of its messages and exits ran, by position.
+# A path is the ids of the messages and exits that ran, ascending; then `RICHER` and what the command marks
+# saw (`richer_element`), descending. A path learned before the marks existed has no `RICHER`: it is read
+# by its messages and exits alone (`director.plan.contrast.Baseline`).
+RICHER = -1
 
-    Never the words, and never how often: a loop that went round three times took the same path as one
-    that went round once. What a function prints counts where it was called (the unit running when the
-    function's lines ran). Units the run never reached are absent.
+
+def richer_element(row: int, status: int | None) -> int:
+    """A path element for the command(s) at `row` (0-based, in the block): it ended with `status` (1–255),
+    or (None) something was printed after it."""
+    return -(2 + row * 512 + (256 if status is None else status))
+
+
+def legacy(path: tuple[int, ...]) -> tuple[int, ...]:
+    """A path's messages and exits alone (what a path was before the command marks)."""
+    return tuple(p for p in path if p >= 0)
+
+
+def unit_paths(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, tuple[int, ...]]:
+    """Check unit -> the path its run took: which of its messages and exits ran, by position; and which of
+    its commands ended non-zero (with which status) or printed something (the command marks, when the run
+    had them), by row. Never the words, and never how often: a loop that went round three times took the
+    same path as one that went round once.
+
+    What a function prints counts where it was called (the unit running when the function's lines ran).
+    Units the run never reached are absent. The marks count outside loops only (a poll's failed tries say
+    nothing of the world), never for a line that only prints or exits (its message already counts), and in
+    a function only when one unit calls it.
     """
     row_unit: dict[int, int] = {}
     for u in model.units:
         for r in range(u.row, u.end_row + 1):
             row_unit[r] = u.index
     ran: dict[int, set[int]] = {}
+    richer: dict[int, set[int]] = {}
+    marked = False
     current: int | None = None
     for e, probes in _matched(model, entries):
         if not e.function:
@@ -153,4 +243,33 @@ def unit_paths(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, tuple
             continue
         unit = model.units[current]
         ran[current].update(p.id for p in probes if p.id in unit.probes)
-    return {u: tuple(sorted(ids)) for u, ids in ran.items()}
+    for e in entries:
+        if e.name not in (STATUS, WROTE):
+            continue
+        marked = True
+        unit_index = _marked_unit(model, e, row_unit)
+        if unit_index is None or unit_index not in ran:
+            continue
+        status = int(e.rest) if e.name == STATUS and e.rest.isdigit() else None
+        if e.name == STATUS and not 0 < (status or 0) < 256:
+            continue
+        richer.setdefault(unit_index, set()).add(richer_element(e.line - 1, status))
+    if not marked:
+        return {u: tuple(sorted(ids)) for u, ids in ran.items()}
+    return {
+        u: (*sorted(ids), RICHER, *sorted(richer.get(u, ()), reverse=True)) for u, ids in ran.items()
+    }
+
+
+def _marked_unit(model: VerifyModel, e: TraceEntry, row_unit: dict[int, int]) -> int | None:
+    """The unit a mark at this line belongs to (None: a loop, a line that only speaks, a shared function)."""
+    row = e.line - 1
+    if row in model.loop_rows or row in model.speaking_rows:
+        return None
+    if not e.function:
+        return row_unit.get(row)
+    if e.function not in model.functions or (model.context_row is not None and row >= model.context_row):
+        return None
+    fn_ids = {p.id for p in model.probes if p.function == e.function}
+    callers = [u.index for u in model.units if fn_ids & set(u.span)]
+    return callers[0] if len(callers) == 1 else None

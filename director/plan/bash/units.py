@@ -303,7 +303,7 @@ def check_units(
         or (c.name in _EXITS | _LOOP_EXITS and not c.in_subst)
         or c.id in branch_assigns
     }
-    stmts = statements(root)
+    stmts = _unguarded(statements(root), report_lines, node_cmd)
     units: list[Unit] = []
     for i, s in enumerate(stmts):
         if s.type == "function_definition":
@@ -324,7 +324,78 @@ def check_units(
         lines = tuple(p for p in probes if p in report_lines)
         span = tuple(sorted(set(mine)))
         units.append(Unit(len(units), s.start_point.row, s.end_point.row, probes, can_fail, lines, span))
+    # A tool that speaks for itself (`awk '… {print "FAIL"}'`, `tar -tzf "$B" >/dev/null`, `grep -c …`): no
+    # message or exit of the block's own, so its path is what the command marks saw -- did it fail, with
+    # which status, did it print (`director.plan.bash.trace.unit_paths`). Numbered after the checks above,
+    # so that the checks of a block seen before keep their numbers.
+    for i, s in enumerate(stmts):
+        tool = _tool(s, script, node_cmd, report_lines)
+        if tool is None:
+            continue
+        can_fail = (block_errexit and st.errexit_fails(s, pipefail)) or (
+            i == len(stmts) - 1 and st.can_fail(s)
+        )
+        span = tuple(sorted(set(_probes_under(s, node_cmd))))
+        units.append(Unit(len(units), s.start_point.row, s.end_point.row, (tool,), can_fail, (), span))
     return tuple(units)
+
+
+# Commands a tool statement is not: they print only what the block gives them, or change only the shell.
+_NOT_TOOLS = _ALWAYS_OK | _EXITS | _LOOP_EXITS | frozenset(
+    {"cd", "pushd", "popd", "source", ".", "eval", "exec", "shift", "wait", "read", "mapfile", "let", "test",
+     "[", "[[", "((", "sleep"}
+)  # fmt: skip
+
+
+def _tool(
+    node: Node, script: Script, node_cmd: Mapping[int, int], report_lines: frozenset[int]
+) -> int | None:
+    """The command of a top-level statement that is one command or pipeline running a program of its own
+    (not a message, an exit, an assignment or a shell builtin that changes only the shell): its probe."""
+    node = unredirect(node)
+    if node.type not in ("command", "pipeline"):
+        return None
+    ids = _probes_under(node, node_cmd)
+    if not ids or any(p in report_lines for p in ids):
+        return None
+    cmds = [script.commands[p] for p in ids if not script.commands[p].in_subst]
+    if not cmds or any(c.kind != "command" for c in cmds):
+        return None
+    last = max(cmds, key=lambda c: c.id)
+    name = last.name.rsplit("/", 1)[-1]
+    if not name or name in _NOT_TOOLS or last.program in _NOT_TOOLS or name in script.functions:
+        return None  # a function of the block's is a check of its own (or prints nothing)
+    return last.id
+
+
+def _unguarded(stmts: list[Node], report_lines: frozenset[int], node_cmd: Mapping[int, int]) -> list[Node]:
+    """The top-level statements, a guard around the whole script opened: a top-level `if … then … fi`
+    without `else` (`if ! (return 0 2>/dev/null); then …; fi`, "run only when not sourced") whose body holds
+    several checks (statements that print or exit and can take more than one path) is a script of its own,
+    and its statements are the units."""
+    out: list[Node] = []
+    for s in stmts:
+        if s.type == "if_statement" and not any(c.type in ("else_clause", "elif_clause") for c in s.children):
+            body = _if_parts(s)[1]
+            inner = body[0] if body else []
+            speaking = [
+                x for x in inner
+                if x.type != "function_definition" and _branches(x)
+                and any(p in report_lines or _is_exit(x, p, node_cmd) for p in _probes_under(x, node_cmd))
+            ]  # fmt: skip
+            if len(speaking) >= 2:
+                out.extend(_unguarded(inner, report_lines, node_cmd))
+                continue
+        out.append(s)
+    return out
+
+
+def _is_exit(node: Node, probe: int, node_cmd: Mapping[int, int]) -> bool:
+    """Whether `probe` (a command under `node`) is an `exit`/`return`."""
+    for n in _walk(node):
+        if node_cmd.get(n.id) == probe:
+            return simple_name(n)[0] in _EXITS
+    return False
 
 
 def _closure(st: _Statuses, node: Node) -> list[str]:
@@ -353,132 +424,6 @@ def _probes_under(node: Node, node_cmd: Mapping[int, int]) -> list[int]:
         if n.type != "function_definition":
             stack.extend(n.children)
     return ids
-
-
-def _is_ok_exit(node: Node) -> bool:
-    """`exit 0`, a bare `exit` or `return 0`: the block (or function) ends here as a success."""
-    name, args = simple_name(node)
-    return name in _EXITS and (not args or args[0] == "0")
-
-
-def _statement_lists(root: Node) -> list[list[Node]]:
-    """Every statement list under `root`: the block, groups, loop bodies, `if` branches, `case` arms."""
-    out: list[list[Node]] = []
-    for n in _walk(root):
-        if n.type in ("program", "compound_statement", "subshell", "do_group", "else_clause", "case_item"):
-            out.append(statements(n))
-        elif n.type in ("if_statement", "elif_clause"):
-            branch: list[Node] = []
-            mode = "cond"
-            for c in n.children:
-                if c.type == "then":
-                    mode = "then"
-                elif c.type in ("elif_clause", "else_clause"):
-                    break
-                elif mode == "then" and c.is_named and c.type != "comment":
-                    branch.append(c)
-            out.append(branch)
-    return out
-
-
-def choice_lines(
-    root: Node, script: Script, node_cmd: Mapping[int, int], report_lines: frozenset[int]
-) -> frozenset[int]:
-    """Report lines whose structure cannot say whether they mean success or failure.
-
-    The branches of an `if … else` or a `case` of which none ends the block failed (each prints its own
-    line: which one is the good news is said only in words), and a line an early successful exit follows
-    (`echo "… not running"; exit 0`).
-    """
-    st = _Statuses(script, node_cmd, _functions(root))
-    out: set[int] = set()
-    for n in _walk(root):
-        alternatives = (n.type == "if_statement" and any(c.type == "else_clause" for c in _walk(n))) or (
-            n.type == "case_statement"
-        )
-        if alternatives and not st.reaches_fail_exit(n):
-            # the lines branches print as statements of their own, when two or more do (`then echo A; else
-            # echo B`); a line inside an assertion of a branch (`probe && echo ok`) keeps the reading its
-            # position gives it, and a lone branch that just says which one ran (a knob's `case`) is no choice
-            branches = _branch_lists(n)
-            plain = [[s for s in b if _plain(s) and _reports(s, node_cmd, report_lines)] for b in branches]
-            fails = [bool(b) and st.can_fail(b[-1]) for b in branches]
-            # ... or when one branch prints and ends well while another's status can fail: the line is
-            # the exit-0 alternative of a check (`if [ -f F ]; then deploy; else echo "F missing"; fi`)
-            # (a branch chosen by a knob, `case "$LOG" in brief) echo "logged (brief)"`, is no alternative
-            # between worlds: the same branch runs in every world)
-            printing = sum(1 for b in plain if b)
-            lone = (
-                printing == 1
-                and any(p and not f for p, f in zip(plain, fails, strict=True))
-                and any(fails)
-                and _reads_world(_conditions(n), script)
-            )
-            if printing >= 2 or lone:
-                out.update(
-                    p for b in plain for s in b for p in _probes_under(s, node_cmd) if p in report_lines
-                )
-    for stmts in _statement_lists(root):
-        for i, s in enumerate(stmts):
-            if any(_is_ok_exit(later) for later in stmts[i + 1 :]):
-                out.update(p for p in _probes_under(s, node_cmd) if p in report_lines)
-    return frozenset(out)
-
-
-# `test`/`[`/`[[` operators that look at the file system: their answer depends on the world, not the inputs
-_FILE_TESTS = frozenset(
-    {"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w", "-x",
-     "-G", "-L", "-N", "-O", "-S", "-nt", "-ot", "-ef"}
-)  # fmt: skip
-_TESTS = frozenset({"test", "[", "[[", "true", "false", ":"})
-
-
-def _conditions(n: Node) -> list[Node]:
-    """What chooses the branch of an `if`/`elif` chain (its conditions) or of a `case` (its word)."""
-    if n.type == "case_statement":
-        value = n.child_by_field_name("value")
-        return [value] if value is not None else []
-    return _if_parts(n)[0]
-
-
-def _reads_world(conditions: list[Node], script: Script) -> bool:
-    """Whether a branch choice can differ between worlds: its conditions run a command (other than a test
-    of strings and numbers), test a file, or read a variable the block set from a command or `read`. A
-    choice made only from the plan's inputs (`case "$LOG"`, `[ "$MODE" = http ]`) is the same in every
-    world."""
-    literal = {
-        name for name, w in script.values if "$(" not in w.text and "`" not in w.text
-    }  # names set to a word; a name set twice, once from a command, is not literal
-    from_commands = {name for name, w in script.values if "$(" in w.text or "`" in w.text}
-    for cond in conditions:
-        for n in _walk(cond):
-            t = n.type
-            if t in ("command_substitution", "process_substitution"):
-                return True
-            if t == "test_operator" and (n.text or b"").decode() in _FILE_TESTS:
-                return True
-            if t == "command":
-                name, args = simple_name(n)
-                if name not in _TESTS or (name == "test" and any(a in _FILE_TESTS for a in args)):
-                    return True
-            if t == "variable_name":
-                var = (n.text or b"").decode()
-                if var in from_commands or (var in script.assigns and var not in literal):
-                    return True
-    return False
-
-
-def _reports(node: Node, node_cmd: Mapping[int, int], report_lines: frozenset[int]) -> bool:
-    return any(p in report_lines for p in _probes_under(node, node_cmd))
-
-
-def _plain(node: Node) -> bool:
-    """A statement that is one command (maybe redirected, maybe the end of a pipeline): no condition."""
-    node = unredirect(node)
-    if node.type == "pipeline":
-        parts = [c for c in node.children if c.is_named]
-        node = unredirect(parts[-1]) if parts else node
-    return node.type == "command"
 
 
 def alternatives(root: Node, node_cmd: Mapping[int, int]) -> tuple[tuple[frozenset[int], ...], ...]:

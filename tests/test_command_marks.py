@@ -1,0 +1,60 @@
+"""A traced block's command marks (`director.exec.markers`): invisible in its output, faithful to what ran."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from director.exec.markers import Marks
+from director.exec.shell import Shell
+from director.plan.bash.trace import STATUS, WROTE
+
+
+@pytest.fixture
+def shell(tmp_path: Path) -> Iterator[Shell]:
+    sh = Shell(dict(os.environ), tmp_path, interactive=False)
+    try:
+        yield sh
+    finally:
+        sh.close()
+
+
+BLOCK = """\
+echo hi there
+echo "[$_]"
+ls /nonexistent-director-marks 2>/dev/null
+grep -q never /dev/null || echo "status $?"
+x=$(false)
+awk 'BEGIN { exit 0 }'
+echo done
+"""
+
+
+def test_marks_leave_the_output_as_plain_bash_prints_it(shell: Shell, tmp_path: Path) -> None:
+    traced = shell.run(BLOCK, shell.initial_state(), trace=True)
+    plain = shell.run(BLOCK, shell.initial_state())
+    assert traced.output == plain.output == "hi there\n[there]\nstatus 1\ndone\n"
+    assert "\x1d" not in traced.output and "\x1c" not in traced.output
+
+
+def test_marks_say_which_lines_failed_and_which_printed(shell: Shell) -> None:
+    r = shell.run(BLOCK, shell.initial_state(), trace=True)
+    assert r.trace is not None
+    failed = {(e.line, e.rest) for e in r.trace if e.name == STATUS}
+    wrote = {e.line for e in r.trace if e.name == WROTE}
+    assert (3, "2") in failed  # ls of a missing file, its message sent to /dev/null: a status only
+    assert (5, "1") in failed  # the assignment from a failing substitution
+    assert 6 not in {line for line, _ in failed}  # awk ended 0
+    assert {1, 2, 4, 7} <= wrote and 3 not in wrote and 6 not in wrote
+    assert not any(e.name == "builtin" and e.rest.startswith("printf") for e in r.trace)  # the trap itself
+
+
+def test_a_mark_cut_between_two_reads_is_held() -> None:
+    m = Marks()
+    a = m.feed("out\x1d0\x1f11\x1f")
+    b = m.feed("2\x1f\x1cprinted\x1d1\x1f11\x1f3\x1f\x1c")
+    assert a + b + m.flush() == "outprinted"
+    assert m.wrote == {(2, "")} and m.failed == {(2, "", 1)}
