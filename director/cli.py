@@ -48,7 +48,6 @@ from director.cli_options import (
 from director.cli_streams import closed_std_streams_to_devnull, guard_stdout, keep_going_without_reader
 from director.error_handler import error_handler
 from director.errors import ExitCode
-from director.errors import UsageError as DirectorUsageError
 from director.targets import DEFAULT_TARGET
 
 if TYPE_CHECKING:
@@ -321,25 +320,12 @@ def approve_cmd(
       director approve plans/workflow.cloudflare.md --revoke 7 --reason "wrong change"
       director approve plans/workflow.cloudflare.md --verify
     """
-    from director.commands.approve import approve_command, revoke_command, verify_command
+    from director.commands.approve import approve_dispatch
 
-    if sum((verify, revoke is not None, section is not None)) > 1:
-        raise DirectorUsageError("SECTION, --revoke and --verify: give one of them")
-    if valid_for is not None and section is None:
-        raise DirectorUsageError("--valid-for: only with a SECTION to approve")
-    if verify:
-        return verify_command(plan, state_dir=state_dir, state_url=state_url, allowed_signers=allowed_signers)
-    if revoke is not None:
-        return revoke_command(plan, revoke, reason=reason, operator=operator, state_dir=state_dir,
-                              state_url=state_url)  # fmt: skip
-    if section is None:
-        raise DirectorUsageError("SECTION: name the gated section to approve (or pass --verify or --revoke)")
-    if reason is not None:
-        raise DirectorUsageError("--reason: only with --revoke")
-    return approve_command(
-        plan, section, operator=operator, state_dir=state_dir, yes=yes, state_url=state_url,
-        sign_with=sign_with, allowed_signers=allowed_signers, valid_for=valid_for,
-        allow_dirty_signers=allow_dirty_signers,
+    return approve_dispatch(
+        plan, section, verify=verify, revoke=revoke, reason=reason, operator=operator, state_dir=state_dir,
+        yes=yes, state_url=state_url, sign_with=sign_with, allowed_signers=allowed_signers,
+        valid_for=valid_for, allow_dirty_signers=allow_dirty_signers,
     )  # fmt: skip
 
 

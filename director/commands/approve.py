@@ -16,6 +16,33 @@ from director.run.signatures import Rule
 from director.state.store import StateStore
 
 
+def approve_dispatch(
+    plan_path: Path, section: str | None, *, verify: bool, revoke: int | None, reason: str | None,
+    operator: str | None, state_dir: Path | None, state_url: str | None, yes: bool, sign_with: Path | None,
+    allowed_signers: Path | None, valid_for: str | None, allow_dirty_signers: bool,
+) -> ExitCode:  # fmt: skip
+    """`director approve`: one of SECTION (a receipt), `--revoke RECEIPT` or `--verify`."""
+    if sum((verify, revoke is not None, section is not None)) > 1:
+        raise UsageError("SECTION, --revoke and --verify: give one of them")
+    if valid_for is not None and section is None:
+        raise UsageError("--valid-for: only with a SECTION to approve")
+    if reason is not None and revoke is None:
+        raise UsageError("--reason: only with --revoke")
+    if verify:
+        return verify_command(plan_path, state_dir=state_dir, state_url=state_url,
+                              allowed_signers=allowed_signers)  # fmt: skip
+    if revoke is not None:
+        return revoke_command(plan_path, revoke, reason=reason, operator=operator, state_dir=state_dir,
+                              state_url=state_url)  # fmt: skip
+    if section is None:
+        raise UsageError("SECTION: name the gated section to approve (or pass --verify or --revoke)")
+    return approve_command(
+        plan_path, section, operator=operator, state_dir=state_dir, yes=yes, state_url=state_url,
+        sign_with=sign_with, allowed_signers=allowed_signers, valid_for=valid_for,
+        allow_dirty_signers=allow_dirty_signers,
+    )
+
+
 def approve_command(
     plan_path: Path,
     selector: str,
