@@ -4,6 +4,7 @@ messages and exit codes."""
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 
 class ExitCode(enum.IntEnum):
@@ -27,6 +28,37 @@ class ExitCode(enum.IntEnum):
     PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
     INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)
     INTERRUPTED = 130  # Ctrl-C / SIGTERM (128 + SIGINT); the next apply resumes
+
+
+# Several plans' codes as one (a family, a fleet `check`): the most severe wins, never the largest number --
+# a member that failed (3) outranks one that completed unconfirmed (10), drift (2) outranks a plan never
+# applied here (12). Outcomes first, least severe first; then failures; an interruption outranks all.
+_SEVERITY: tuple[int, ...] = (
+    ExitCode.OK,
+    ExitCode.NOT_CREATED,
+    ExitCode.UNCONFIRMED,
+    ExitCode.FINDINGS,
+    ExitCode.CHANGES,
+    ExitCode.AWAITING_APPROVAL,
+    ExitCode.APPROVAL_REFUSED,
+    ExitCode.UPSTREAM_GUARD,
+    ExitCode.STEP_FAILED,
+    ExitCode.LEDGER_CONFLICT,
+    ExitCode.CRASH_LOOP,
+    ExitCode.LEASE_HELD,
+    ExitCode.PREREQUISITES,
+    ExitCode.STATE_UNAVAILABLE,
+    ExitCode.USAGE,
+    ExitCode.PLAN_ERROR,
+    ExitCode.INTERNAL,
+    ExitCode.INTERRUPTED,
+)
+
+
+def most_severe(codes: Iterable[int]) -> ExitCode:
+    """The one exit code of several plans' (`_SEVERITY`); OK when there are none."""
+    rank = {c: i for i, c in enumerate(_SEVERITY)}
+    return ExitCode(max(codes, key=lambda c: rank.get(c, len(rank)), default=ExitCode.OK))
 
 
 class DirectorError(Exception):

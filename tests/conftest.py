@@ -105,3 +105,17 @@ def pg_cluster() -> Iterator[Cluster]:
 def pg_url(pg_cluster: Cluster) -> str:
     """A fresh database for one test, for the non-superuser role Director connects as."""
     return pg_cluster.new_database()
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[Any]:
+    """A test's directory, its process mark and the real CLI (`tests.engine_plans.World`); whatever the
+    plan left running is killed by its mark at the end."""
+    from tests.engine_plans import World
+    from tests.faults import kill_marked
+
+    w = World(tmp_path)
+    try:
+        yield w
+    finally:
+        kill_marked(w.mark)

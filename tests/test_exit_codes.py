@@ -346,3 +346,14 @@ def test_a_director_error_is_one_error_line_and_its_code(
     assert exited.value.code == ExitCode.LEDGER_CONFLICT
     captured = capsys.readouterr()
     assert captured.err == "error: the ledger [bold]moved[/]\n" and captured.out == ""
+
+
+def test_several_plans_exit_with_the_most_severe_code_not_the_largest() -> None:
+    from director.errors import ExitCode, most_severe
+
+    assert most_severe([ExitCode.UNCONFIRMED, ExitCode.STEP_FAILED]) is ExitCode.STEP_FAILED
+    assert most_severe([ExitCode.NOT_CREATED, ExitCode.CHANGES]) is ExitCode.CHANGES
+    assert most_severe([ExitCode.OK, ExitCode.UNCONFIRMED]) is ExitCode.UNCONFIRMED
+    assert most_severe([ExitCode.STEP_FAILED, ExitCode.INTERRUPTED]) is ExitCode.INTERRUPTED
+    assert most_severe([]) is ExitCode.OK
+    assert set(ExitCode) <= set(__import__("director.errors", fromlist=["_SEVERITY"])._SEVERITY)

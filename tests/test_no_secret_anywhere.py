@@ -67,6 +67,9 @@ def test_no_secret_in_any_store_or_on_any_screen(tmp_path: Path, out: Path) -> N
     # the act again, for other content (REGION changed): exit 4, then `plan --section` and approve's diff
     (out / "acted").unlink()
     env["REGION"] = "us"
+    # §1 is in sync from here on (not re-run), and the DB_URL it derived from the token was never stored:
+    # §2 reads it, so it comes from the environment, as the refusal says (docs/secrets.md), never empty
+    env["DB_URL"] = f"postgres://app:{token}@db.internal/us"
     r = cli("apply", str(plan), "--events", str(events[1]), cwd=tmp_path, out=out, env=env)
     assert r.returncode == 4, r.stdout + r.stderr
     shown.append(r.stdout + r.stderr)

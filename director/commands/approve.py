@@ -93,7 +93,8 @@ def approve_command(
         run = history.latest_run(journal, "teardown" if section.kind.value == "teardown" else "apply")
         if run is None:
             raise UsageError(f"{plan_path}: no run has reached {selector!r} yet; run `director apply` first")
-        kn = {str(k): str(v) for k, v in (run.inputs or {}).items()}
+        # the inputs its gate was computed with (a teardown's pass over an earlier identity: that one's)
+        kn = history.inputs_at_gate(journal, run.id, {str(k): str(v) for k, v in (run.inputs or {}).items()})
         marker = knobs.gate_of(section, kn)
         if marker is None:
             given = ", ".join(f"{k}={v}" for k, v in kn.items()) or "none"
@@ -269,7 +270,8 @@ def _as_it_stands(
             f"{plan_path}: no run has reached §{section.key}'s gate yet; run `director apply` first "
             "(it stops at the gate and records what the act can read)"
         )
-    realized = history.realized_values(journal)
+    # the values this gate's identity realized since the last teardown, as the engine reads them
+    realized = history.realized_at(journal, plan, kn, approval.recorded_reach(waiting).display())
     texts = {b.index: knobs.block_text(section, b, kn, realized) for b in section.executable_blocks}
     where = approval.recorded_reach(waiting)
     content = approval.content_for(plan, section, kn, texts, where)

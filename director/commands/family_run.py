@@ -36,7 +36,7 @@ from director.commands.family import (
     shown,
 )
 from director.commands.paths import require_plan
-from director.errors import DirectorError, ExitCode, UsageError
+from director.errors import DirectorError, ExitCode, UsageError, most_severe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -486,7 +486,7 @@ class FamilyRun:
             detail = r.error or (res.message if res is not None and res.message else "")
             own = max(0.0, r.duration_s - r.waited_s)  # a human's wait is not the member's time
             rows.append(Row(label[m.path], outcome, int(r.code), own, detail, r.waited_s, name))
-        code = ExitCode(max(codes)) if codes else ExitCode.OK
+        code = most_severe(codes)
         if code == ExitCode.OK and any(isinstance(results[m.path], Skipped) for m in order):
             code = ExitCode.INTERRUPTED  # nothing failed, yet members did not run: an interruption
         return code, rows

@@ -236,6 +236,10 @@ class Shell:
         """Whether every block gets `name` from Director's own environment (not from the session)."""
         return name in self._base_env
 
+    def inherited(self, name: str) -> str | None:
+        """The value every block gets for `name` from Director's own environment, if any."""
+        return self._base_env.get(name)
+
     def family_values(self) -> dict[str, str]:
         """What a plan's family passes every block (`DIRECTOR_PROVIDED_*`, `DIRECTOR_PROVIDER_STATE_DIRS`,
         docs/plan-format.md): values a block reads as its defaults, so a step's fingerprint reads them too."""

@@ -38,6 +38,9 @@ class Facts:
     kv_templates: Mapping[str, str]
     acted: bool = True  # whether a section (not §0) acted in this run; False: an in-sync run
     results_before: Mapping[str, str] = field(default_factory=dict)  # check row -> its result at the start
+    # identities the journal says exist besides the one this run's inputs name (left by a replacement):
+    # `WORKER=orders-dev (env=dev)` -- `director teardown` removes them (run.identities)
+    also_exists: tuple[str, ...] = ()
 
 
 NO_TARGET = "none"  # the target of a run whose plan uses none (`commands.run`)
@@ -133,6 +136,11 @@ def ledger_update(
         yaml["resolved_inputs"] = ri
     if f.target != NO_TARGET:
         yaml["target"] = f.target  # a plan that uses no target has no `target:` line
+    if f.also_exists:
+        yaml["also_exists"] = [f"{what} — left by a replacement; `director teardown` removes it"
+                               for what in f.also_exists]  # fmt: skip
+    elif "also_exists" in ls.data:
+        yaml["also_exists"] = "none"
     env = dict(f.session)
     discovered = {v: env.get(v, "") for v in cells.discovered_vars(plan)}
     kv: dict[str, str] = {}

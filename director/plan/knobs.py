@@ -75,6 +75,38 @@ def resolve(
     return Resolution(values, how)
 
 
+def unresolved(
+    plan: Plan,
+    knob_values: Mapping[str, str],
+    session_vars: Mapping[str, str],
+    inherited: Callable[[str], str | None],
+) -> list[str]:
+    """After §0: each knob whose variable the blocks would not see as resolved (the session's value, or
+    the one inherited from Director's environment when §0 left it unset), in words; [] when all reach them.
+
+    `--set` and the interview are the only sources of a knob's value: a value that comes from the
+    operator's environment instead (a §0 that never assigns the knob, or assigns it only when unset) would
+    build other resources than the inputs say, so such a run is refused.
+    """
+    out: list[str] = []
+    for inp in plan.inputs:
+        want = knob_values.get(inp.knob)
+        if want is None:
+            continue
+        seen = session_vars.get(inp.knob)
+        source = "§0"
+        if seen is None:
+            seen, source = inherited(inp.knob), "the environment"
+        if seen != want:
+            got = "unset" if seen is None else f"{inp.knob}={seen} (from {source})"
+            out.append(
+                f"input {inp.number} resolved {inp.knob}={want}, but after §0 the blocks would see {got}: "
+                f"§0 must assign {inp.knob} unconditionally (`export {inp.knob}=\"{inp.default}\"`) so that "
+                "Director can set it"
+            )
+    return out
+
+
 def marker_applies(spec: MarkerSpec, knobs: Mapping[str, str]) -> bool:
     """Whether a (possibly conditional) marker holds for these knob values."""
     if spec.condition is None:

@@ -48,7 +48,7 @@ RULES: dict[str, tuple[Severity, str]] = {
     "gated-verify-writes": (_WARN, "a gated section's verify writes a file before the gate (a log, a copy)"),
     "input-not-a-choice": (_WARN, "a Provisioning Input with a single option"),
     "input-duplicate-option": (_WARN, "a Provisioning Input lists an option twice"),
-    "knob-not-set": (_WARN, "§0 never assigns an input's knob"),
+    "knob-not-set": (_ERR, "§0 never assigns an input's knob: the operator's environment would decide it"),
     "knob-default-mismatch": (_WARN, "§0 assigns a knob another value than the input's default"),
     "verify-exit-status": (_WARN, "a verify pipeline whose status cannot show a failure (`… | tail -5`)"),
     "soft-alternative": (_WARN, "a failure line whose branch exits 0 (inconclusive, exit 10)"),
@@ -295,15 +295,15 @@ def _inputs(plan: Plan, out: list[Finding]) -> None:
             out.append(
                 Finding(line, "input-duplicate-option", f"input {i.number} lists {', '.join(dups)} twice")
             )
-        if zero is None:
-            continue
         m = re.search(rf"(?<![\w$]){re.escape(i.knob)}=(\"[^\"]*\"|'[^']*'|[^\s;]*)", zero_text)
         if m is None:
+            where = "§0 never assigns" if zero is not None else "the plan has no §0 to assign"
             out.append(
                 Finding(
                     line,
                     "knob-not-set",
-                    f"§0 never assigns {i.knob}: blocks would see it only from the environment",
+                    f"{where} {i.knob}: blocks would see it only from the operator's environment, whatever "
+                    f"--set or the interview resolve (add `export {i.knob}=\"{i.default}\"` to §0)",
                 )
             )
             continue

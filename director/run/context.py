@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from director.exec.shell import SessionState, Shell
 from director.ledger import compose
@@ -25,9 +26,11 @@ from director.run import history
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import Prompter
+from director.run.identities import Identity
 from director.run.reasons import Bases
 from director.run.worlds import Worlds
 from director.state.lifecycle import RunState
+from director.state.records import StepRecord
 from director.state.store import SectionSuccesses, StateStore
 from director.targets.base import Target
 
@@ -49,6 +52,7 @@ class Done:
 
     fingerprint: str
     output: str
+    session: dict[str, Any] | None = None  # the session it left, as journaled (taken back when skipped)
 
 
 @dataclass
@@ -81,6 +85,16 @@ class Run:
     # Steps whose latest attempt in this run did not succeed (before a resume too): what it started may
     # still run, and is stopped before the step runs again (`run.processes`).
     unsettled: set[str] = field(default_factory=set)
+    # Acts whose latest attempt was running when Director died or was interrupted: they run again.
+    interrupted_acts: set[str] = field(default_factory=set)
+    carried_from: dict[str, int] = field(default_factory=dict)  # such an act -> the run `--restart` cancelled
+    # Successes, realized values and bases of runs before this one are void: a teardown acted in it (0: none).
+    forgotten_before: int = 0
+    existing: tuple[Identity, ...] = ()  # the identities the journal says exist (`run.identities`)
+    identity: dict[str, str] = field(default_factory=dict)  # what its inputs name (`WORKER=orders-dev`)
+    also_exists: tuple[str, ...] = ()  # the other identities the journal says exist (Live State lists them)
+    identity_recorded: bool = False  # this run recorded its identity as existing (before its first act)
+    zero_scratch: SessionState | None = None  # §0 run again in a scratch session (withheld values)
     recovering: bool = False
     known_secrets: set[str] = field(default_factory=set)
     # Names the journal could not keep (secret-named, or holding a secret value): a restored session lacks
@@ -114,11 +128,21 @@ class Run:
     section_started: dict[str, float] = field(default_factory=dict)  # section -> when its first step began
 
     def __post_init__(self) -> None:
-        self.bases = Bases(self.journal)
+        self.bases = Bases(self.journal, since=self.forgotten_before)
         self.successes = SectionSuccesses(self.journal)
         self.worlds = Worlds(self.journal)
         # as seen here: a published template's ✅ rows are not this machine's (ledger.evidence)
         self.results_before = dict(read_evidence(self.plan, self.journal).check_results)
+
+    def last_success(self, section_key: str) -> StepRecord | None:
+        """The section's last success, unless a teardown acted since (that memory is void)."""
+        rec = self.successes.last(f"{section_key}/section")
+        return rec if rec is not None and rec.run_id >= self.forgotten_before else None
+
+    def torn_down(self, section_key: str) -> bool:
+        """The section succeeded before the last teardown that acted."""
+        rec = self.successes.last(f"{section_key}/section")
+        return rec is not None and rec.run_id < self.forgotten_before
 
     @property
     def interruption(self) -> str:
@@ -250,6 +274,7 @@ class Run:
             kv_templates=self.kv_templates(),
             acted=self.acted,
             results_before=self.results_before,
+            also_exists=self.also_exists,
         )
         update = compose.ledger_update(
             self.plan, facts, is_secret=self.is_secret, redact=self.shell.redactor.redact

@@ -82,9 +82,12 @@ class Engine:
         """Run (or resume) the plan; `resolve_inputs(previous)` does the interview."""
         if self.cfg.mode != "run":
             return self._preview(resolve_inputs)
+        before = self.journal.latest_run(self.cfg.kind)
         resume_id, recovering = resume.open_run(self.journal, self.bus, self.cfg)
+        carried = resume.superseded(self.journal, before) if resume_id is None else None
         res = resolve_inputs(resume.previous_inputs(self.journal))
         resolved_at = self.clock().isoformat(timespec="seconds")
+        forgotten = resume.forgotten_before(self.journal)
         if resume_id is None:
             run_id = self.journal.create_run(
                 self.cfg.kind, str(self.pf.path), self.cfg.target, self.cfg.operator, res.values
@@ -107,11 +110,15 @@ class Engine:
             knobs=dict(res.values),
             resolved_at=resolved_at,
             session=self._fresh_session(),
-            realized=resume.realized_values(self.journal),
+            realized=resume.realized_values(self.journal, forgotten),
+            forgotten_before=forgotten,
             recovering=recovering,
             interrupted=self._interrupted,
             interrupted_by=self._interrupted_by,
         )
+        if carried is not None:
+            run.interrupted_acts.update(carried[1])
+            run.carried_from = {k: carried[0] for k in carried[1]}
         self._start(run, resumed=resume_id is not None, how=res.how)
         try:
             result = teardown.teardown(run) if self.cfg.kind == "teardown" else self._apply(run)
@@ -161,6 +168,7 @@ class Engine:
     def _preview(self, resolve_inputs: ResolveInputs) -> RunResult:
         """`director plan` / `director check`: observe only."""
         res = resolve_inputs(resume.previous_inputs(self.journal))
+        forgotten = resume.forgotten_before(self.journal)
         return Preview(
             plan=self.pf.plan,
             journal=self.journal,
@@ -169,6 +177,7 @@ class Engine:
             cfg=self.cfg,
             is_secret=self.is_secret,
             knobs=dict(res.values),
-            realized=resume.realized_values(self.journal),
+            realized=resume.realized_values(self.journal, forgotten),
             session=self._fresh_session(),
+            forgotten_before=forgotten,
         ).run()

@@ -12,9 +12,12 @@ Nothing here writes; every reading is of journal rows as data (never run as code
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from director.plan.model import Plan
+from director.run import identities
 from director.state.records import ApprovalRecord, RunRecord
 from director.state.signing import Claim
 from director.state.store import RunKind, StateStore
@@ -34,12 +37,44 @@ def previous_inputs(journal: StateStore) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in evs[-1].data.get("values", {}).items()} if evs else None
 
 
-def realized_values(journal: StateStore) -> dict[str, str]:
-    """The values every run so far realized, latest last."""
+TEARDOWN_ACTED = "teardown-acting"  # journaled before a teardown's first destructive block runs
+
+
+def forgotten_before(journal: StateStore) -> int:
+    """The run in which a teardown last acted (0: none): what earlier runs succeeded at or realized is no
+    longer known to hold -- memory of a success never survives a teardown (docs/promises.md)."""
+    return max((ev.run_id or 0 for ev in journal.events(kind=TEARDOWN_ACTED)), default=0)
+
+
+def realized_values(journal: StateStore, since: int = 0, identity: str | None = None) -> dict[str, str]:
+    """The values the runs since run `since` realized, latest last; with `identity` (`run.identities`:
+    `WORKER=orders-dev`), only that identity's (a value journaled without one counts for every identity)."""
     out: dict[str, str] = {}
     for ev in journal.events(kind="realized"):
-        out.update({str(k): str(v) for k, v in ev.data.get("values", {}).items()})
+        if (ev.run_id or 0) < since:
+            continue
+        of = ev.data.get("identity")
+        if identity is None or of is None or of == identity:
+            out.update({str(k): str(v) for k, v in ev.data.get("values", {}).items()})
     return out
+
+
+def realized_at(
+    journal: StateStore, plan: Plan, inputs: Mapping[str, str], variables: Mapping[str, str]
+) -> dict[str, str]:
+    """The realized values a run whose session holds `variables` substitutes into its blocks: those of the
+    identity they name (`run.identities`) since the last teardown that acted -- as the engine reads them."""
+    mine = identities.of(plan, kv_templates(journal) or {}, variables, inputs)
+    return realized_values(journal, forgotten_before(journal), identities.name_of(mine))
+
+
+def inputs_at_gate(journal: StateStore, run_id: int, resolved: Mapping[str, str]) -> dict[str, str]:
+    """The inputs a run's gate is computed with: those it resolved, or, in a teardown's pass over an
+    identity an earlier input named (`run.teardown`), that identity's."""
+    evs = journal.events(run_id, identities.PASS)
+    if not evs:
+        return dict(resolved)
+    return {**resolved, **{str(k): str(v) for k, v in dict(evs[-1].data.get("inputs", {})).items()}}
 
 
 def kv_templates(journal: StateStore) -> dict[str, str] | None:

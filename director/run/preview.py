@@ -7,15 +7,27 @@ the ledger says.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from director.errors import PlanError
 from director.exec.shell import SessionState, Shell
 from director.ledger.evidence import read_evidence
 from director.plan import knobs, markers
 from director.plan.model import Plan, Section, SectionKind, label_list, section_label
 from director.plan.verify import CheckResult, Verdict
-from director.run import approval, fingerprint, reasons, sections, session, steps
+from director.run import (
+    approval,
+    decision,
+    fingerprint,
+    identities,
+    reasons,
+    resume,
+    sections,
+    session,
+    steps,
+)
 from director.run.config import RunConfig, RunResult, SectionReport
 from director.run.events import Bus
 from director.run.gates import matches
@@ -41,6 +53,9 @@ class Preview:
     knobs: dict[str, str]
     realized: dict[str, str]
     session: SessionState
+    forgotten_before: int = 0  # successes of runs before it are void (a teardown acted in it)
+    identity: dict[str, str] = field(default_factory=dict)  # what the inputs name (`run.identities`)
+    existing: tuple[identities.Identity, ...] = ()  # the identities the journal says exist
     by_ref: dict[str, CheckResult] = field(default_factory=dict)
     reports: list[SectionReport] = field(default_factory=list)
     worlds: Worlds = field(init=False)  # read-only here: a preview learns nothing
@@ -61,7 +76,7 @@ class Preview:
         seal = approval.preview_sealer(self.cfg.closure_key, self.shell.redactor.redact, self.is_secret)
         where = approval.reach(self.shell, self.session, section, texts, templates, seal, self.shell.workdir)
         c = approval.content_for(self.plan, section, self.knobs, texts, where)
-        return None if c is None else replace(c, reach=where.to_json())
+        return None if c is None else dataclasses.replace(c, reach=where.to_json())
 
     def _gate_sha(self, section: Section, texts: dict[int, str], templates: fingerprint.Templates) -> str:
         c = self._content(section, texts, templates)
@@ -82,14 +97,17 @@ class Preview:
         return not (self.cfg.auto_approve and rule is not None and rule.auto_approvable)
 
     def _observe(self, section: Section, texts: dict[int, str]) -> tuple[Verdict, str]:
+        """The section's verify blocks as an observation, in the session document order has before the
+        section; it leaves no trace there (as apply's)."""
         seen, reason = Verdict.PASSED, ""
+        state = self.session
         for b in section.verify_blocks:
-            start = steps.block_session(self.session, b, self.session.cwd)
+            start = steps.block_session(state, b, state.cwd)
             r = self.shell.run(
                 texts[b.index], start, timeout_s=self.cfg.step_timeout_s, on_output=None, trace=True,
                 keeps_session=session.kept_by(start, texts[b.index]),
             )  # fmt: skip
-            self.session = r.state if b.cwd is None else replace(r.state, cwd=self.session.cwd)
+            state = r.state if b.cwd is None else state
             j, _ = steps.judge_block(
                 b, texts[b.index], r, self.worlds, family=family_of(section), phase="observe"
             )
@@ -176,8 +194,29 @@ class Preview:
             return "absent", f"not created here ({why})"
         return "absent", f"{LEDGER_ABSENT[word]}, as recorded ({why})"
 
+    def _settle(self) -> None:
+        """After §0, as apply: the knobs reach the blocks as resolved (or the run is refused), and what this
+        run's inputs name replaces an identity that exists (`run.identities`)."""
+        bad = knobs.unresolved(self.plan, self.knobs, self.session.variables, self.shell.inherited)
+        if bad:
+            raise PlanError("; ".join(bad) + " (apply would refuse to run)", path=self.plan.path)
+        if self.cfg.kind == "apply":
+            kv = next((dict(e.data.get("cells", {})) for e in self.journal.events(kind="kv-templates")), {})
+            self.identity = identities.of(self.plan, kv, self.session.variables, self.knobs)
+            self.existing = tuple(identities.existing(self.journal))
+
+    def _kind(self, section: Section) -> decision.Kind:
+        if section.kind is SectionKind.VARIABLES:
+            return decision.Kind.VARIABLES
+        if section.kind is SectionKind.TEARDOWN:
+            return decision.Kind.TEARDOWN
+        if knobs.is_check_section(section, self.knobs):
+            return decision.Kind.CHECK
+        return decision.Kind.OBSERVED if section.verify_blocks else decision.Kind.PLAIN
+
     def run(self) -> RunResult:
-        """Observe every section the run would visit and say what apply (or teardown) would do."""
+        """Observe every section the run would visit and say what apply (or teardown) would do: the same
+        decision (`decision.decide`) on the same facts, read from the journal instead of a run's memory."""
         plan = self.plan
         result = RunResult("check" if self.cfg.mode == "check" else "preview", None)
         blocked_by: str | None = None  # the first section that will apply
@@ -188,22 +227,25 @@ class Preview:
         status = evidence.status
         result.pristine = evidence.pristine
         todo = list(plan.executable_sections)
-        bases = reasons.Bases(self.journal)
+        bases = reasons.Bases(self.journal, since=self.forgotten_before)
         successes = SectionSuccesses(self.journal)
+        interrupted = resume.interrupted_in(self.journal, self.cfg.kind)
         if self.cfg.kind == "teardown" and plan.teardown is not None:
             todo = [s for s in todo if s.kind is SectionKind.VARIABLES] + [plan.teardown]
         for section in todo:
             label = section_label(section)
             texts = fingerprint.block_texts(section, self.knobs, self.realized)
-            if section.kind is SectionKind.VARIABLES:
+            kind = self._kind(section)
+            if kind is decision.Kind.VARIABLES:
                 for b in section.act_blocks:
                     r = self.shell.run(
                         texts[b.index], self.session, timeout_s=self.cfg.step_timeout_s, on_output=None
                     )
                     self.session = r.state
+                self._settle()
                 self._verdict(section, "observed", "variables")
                 continue
-            if knobs.is_check_section(section, self.knobs) and section.kind is not SectionKind.DISCOVERY:
+            if kind is decision.Kind.CHECK and section.kind is not SectionKind.DISCOVERY:
                 if self.cfg.mode == "check" and self.cfg.acceptance:
                     self._acceptance(result, status, label, section, texts)  # `check --acceptance`
                 else:
@@ -222,27 +264,51 @@ class Preview:
                 continue
             variables = fingerprint.seen(self.session.variables, self.shell.family_values())
             fp = fingerprint.section(texts, templates, self.knobs, variables, self.is_secret)
-            seen, reason = self._observe(section, texts)
-            holds, unobservable = seen is Verdict.PASSED, seen is Verdict.SKIPPED
-            template_drift = reasons.template_drift(templates)
-            last = successes.last(f"{section.key}/section")
-            in_sync = (
-                (holds or unobservable) and not template_drift and last is not None and last.fingerprint == fp
+            record = successes.last(f"{section.key}/section")
+            last = record if record is not None and record.run_id >= self.forgotten_before else None
+            unchanged = last is not None and last.fingerprint == fp
+            changes: tuple[str, ...] = ()
+            replaces: tuple[str, ...] = ()
+            if last is not None and not unchanged:
+                now = reasons.basis(section, texts, self.knobs, self.session.variables, templates,
+                                    self.is_secret, lambda s: s)  # fmt: skip
+                before = bases.last(section.key)
+                if before is not None:
+                    changes = tuple(reasons.changes(before, now, section))
+                    old = dict(before.get("identity") or {})
+                    replaces = identities.replaced(old, self.identity, self.existing)
+            facts = decision.Facts(
+                kind=kind,
+                fingerprint=fp,
+                last_fingerprint=None if last is None else last.fingerprint,
+                torn_down=last is None and record is not None,
+                act_interrupted=any(f"{section.key}/{b.index}" in interrupted for b in section.act_blocks),
+                template_drift=tuple(reasons.file_reason(p) for p in reasons.template_drift(templates)),
+                changes=changes,
+                replaces=replaces,
+                gated=knobs.gate_of(section, self.knobs) is not None,
+                behind=blocked_by,
+                stopped_at=stop_at,
             )
+            seen, reason = Verdict.PASSED, ""
+            if decision.must_observe(facts) or kind is decision.Kind.CHECK:
+                seen, reason = self._observe(section, texts)
+                facts = dataclasses.replace(facts, observed=seen, observed_reason=reason)
+            unblocked = decision.decide(dataclasses.replace(facts, behind=None))
+            if stop_at is None and facts.gated and unblocked.acts:
+                # apply reaches this gate once the sections before it applied: would it wait there?
+                facts = dataclasses.replace(facts, waits=self._needs_approval(section, texts, templates))
+            d = decision.decide(facts)
+            holds = seen is Verdict.PASSED
             if section.kind is SectionKind.TEARDOWN:
-                verdict = (
-                    "in-sync"
-                    if holds
-                    else "needs-approval"
-                    if self._needs_approval(section, texts, {})
-                    else "will-apply"
-                )
+                verdict = "in-sync" if not d.acts else "needs-approval" if d.waits else "will-apply"
                 detail = (
-                    "already gone" if holds
+                    d.detail if not d.acts
                     else f"would tear down (its verify does not find it gone: {reason or 'no verify block'})"
                 )  # fmt: skip
-                result.changes = result.changes or not holds
+                result.changes = result.changes or d.acts
             elif section.kind is SectionKind.DISCOVERY:
+                unobservable = seen is Verdict.SKIPPED
                 verdict = "in-sync" if holds else "skipped" if unobservable else "failed"  # as apply says
                 detail = (
                     "upstream resources present" if holds
@@ -252,35 +318,16 @@ class Preview:
                 if not (holds or unobservable):
                     result.drift.append(f"{label}: {detail}")
                     result.changes = True
-            elif in_sync:
-                verdict = "in-sync"
-                detail = (
-                    "observed; unchanged since its last success" if holds
-                    else f"unchanged since its last success; not observable ({reason})"
-                )  # fmt: skip
+            elif d.action is decision.Action.IN_SYNC:
+                verdict, detail = "in-sync", d.detail
             else:
                 result.changes = True
-                why = reasons.why_not_in_sync(
-                    last=bases.last(section.key),
-                    ever_succeeded=last is not None,
-                    unchanged=last is not None and last.fingerprint == fp,
-                    now=reasons.basis(
-                        section, texts, self.knobs, self.session.variables, templates, self.is_secret,
-                        lambda s: s,
-                    ),
-                    section=section,
-                    drift=template_drift,
-                    observed="" if holds or unobservable else f"its verify {seen.value} ({reason})",
-                )  # fmt: skip
-                detail = "; ".join(why)
-                # apply stops at the first gate without an approval: what lies behind it is blocked; a gate
-                # behind sections that will apply is reached once they did, so it needs approval all the same
-                gated = stop_at is None and self._needs_approval(section, texts, templates)
-                if stop_at is not None or (blocked_by is not None and not holds and not gated):
+                detail = "; ".join(d.reasons)
+                if d.action is decision.Action.BLOCKED:
                     verdict = "blocked"
-                    detail = f"behind {stop_at or blocked_by}; " + detail
+                    detail = f"{d.detail}; " + detail
                     ahead += [] if stop_at is not None else [label]
-                elif gated:
+                elif d.waits:
                     verdict, stop_at = "needs-approval", label
                     if ahead:
                         verb = "apply" if len(ahead) > 1 else "applies"
@@ -289,7 +336,8 @@ class Preview:
                     verdict = "will-apply"
                     blocked_by = blocked_by or label
                     ahead.append(label)
-                if status.startswith(LEDGER_LIVE) and ((not holds and not unobservable) or template_drift):
+                observed_bad = seen not in (Verdict.PASSED, Verdict.SKIPPED)
+                if status.startswith(LEDGER_LIVE) and (observed_bad or facts.template_drift):
                     result.drift.append(f"{label} {section.title}: {detail}")
             if self.cfg.mode == "check" and section.kind is SectionKind.NUMBERED:
                 verdict, detail = self._as_recorded(

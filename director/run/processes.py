@@ -93,13 +93,15 @@ def recorded(run: Run, run_id: int | None = None) -> list[Recorded]:
     return marks.recorded_in(e.data for e in run.journal.events(run_id=run_id, kind=marks.STARTED))
 
 
-def stop_left(run: Run, section: Section, block: Block) -> None:
-    """Before a step runs again: stop what its earlier attempts in this run left running (audited)."""
+def stop_left(run: Run, section: Section, block: Block, run_id: int | None = None) -> None:
+    """Before a step runs again: stop what its earlier attempts in this run (or in the run `run_id`, which
+    `--restart` cancelled while it ran) left running (audited)."""
     plan = _plan(run)
     if plan is None or block.fence.keeps_processes:
         return
-    prefix = marks.step_prefix(plan, run.run_id, section.key, block.index)
-    left = marks.marked(plan, step_prefix=prefix, exclude=_own(run), recorded=recorded(run, run.run_id))
+    rid = run.run_id if run_id is None else run_id
+    prefix = marks.step_prefix(plan, rid, section.key, block.index)
+    left = marks.marked(plan, step_prefix=prefix, exclude=_own(run), recorded=recorded(run, rid))
     if not left:
         return
     how = dict(marks.stop(left, grace_s=run.shell.kill_grace_s, clock=time.monotonic, sleeper=run.sleeper))

@@ -33,8 +33,10 @@ def basis(
     templates: Templates,
     is_secret: Callable[[str], bool],
     redact: Callable[[str], str],
+    identity: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """What a section's success rested on (journaled; compared with the next time it is not in sync)."""
+    """What a section's success rested on (journaled; compared with the next time it is not in sync), and
+    the identity its run's inputs named (`run.identities`: a later run of another one replaces it)."""
     read: dict[str, str] = {}
     for text in texts.values():
         read.update(read_values(text, session_vars, is_secret))
@@ -46,6 +48,7 @@ def basis(
         "blocks": {str(i): _digest(t) for i, t in sorted(texts.items())},
         "vars": {k: redact(v) for k, v in sorted(read.items())},
         "templates": {p: _digest(c) for p, c in templates.values()},
+        "identity": dict(identity or {}),
     }
 
 
@@ -62,8 +65,9 @@ class Bases:
     """The latest basis of every section: read from the journal once, then kept as the run records more
     (asking the journal for each section would read every basis each time: quadratic in the plan)."""
 
-    def __init__(self, journal: StateStore) -> None:
+    def __init__(self, journal: StateStore, since: int = 0) -> None:
         self._journal = journal
+        self._since = since  # bases of runs before it are void (a teardown acted in it)
         self._by_section: dict[str, dict[str, Any]] | None = None
 
     def last(self, section_key: str) -> dict[str, Any] | None:
@@ -71,7 +75,8 @@ class Bases:
         if self._by_section is None:
             self._by_section = {}
             for ev in self._journal.events(kind=KIND):
-                self._by_section[str(ev.data.get("section"))] = dict(ev.data)
+                if (ev.run_id or 0) >= self._since:
+                    self._by_section[str(ev.data.get("section"))] = dict(ev.data)
         found = self._by_section.get(section_key)
         return None if found is None else dict(found)
 
@@ -124,7 +129,7 @@ def template_drift(templates: Templates) -> list[str]:
     return out
 
 
-def _file_reason(path: str) -> str:
+def file_reason(path: str) -> str:
     """Why a regenerated file will be written: it differs on disk, or it is not there yet."""
     if not Path(path).exists():
         return f"{Path(path).name} will be created ({path})"
@@ -149,7 +154,7 @@ def why_not_in_sync(
         found = changes(last, now, section) if last is not None else []
         why.extend(found or ["changed since its last success"])
     for path in drift:
-        why.append(_file_reason(path))
+        why.append(file_reason(path))
     if observed:
         why.append(f"observed: {observed}")
     return why

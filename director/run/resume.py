@@ -9,13 +9,13 @@ one story is ever resumable.
 from __future__ import annotations
 
 from director.errors import CrashLoop
-from director.exec.shell import SessionState
-from director.run import history, session
+from director.run import history
 from director.run.config import RunConfig
 from director.run.context import Done, Run
 from director.run.events import Bus
 from director.state.lifecycle import RESUMABLE, RunState, StepState
-from director.state.store import StateStore
+from director.state.records import RunRecord
+from director.state.store import RunKind, StateStore
 
 
 def _mark_dead(journal: StateStore, run_id: int) -> None:
@@ -65,21 +65,48 @@ def open_run(journal: StateStore, bus: Bus, cfg: RunConfig) -> tuple[int | None,
     return None, False
 
 
+def superseded(journal: StateStore, before: RunRecord | None) -> tuple[int, set[str]] | None:
+    """The run a `--restart` just cancelled (`before`, the latest run as it was before `open_run`) and the
+    acts that were interrupted in it (None: none was): they run again in the new run, what they started
+    stopped first -- a restart is no way around an interrupted act."""
+    if before is None or before.state not in {RunState.RUNNING.value, *(s.value for s in RESUMABLE)}:
+        return None
+    if journal.run(before.id).state != RunState.CANCELLED.value:
+        return None
+    acts: dict[str, str] = {}
+    for step in journal.steps(before.id):
+        if step.role == "act":
+            acts[step.step_key] = str(step.state)
+    return before.id, {k for k, state in acts.items() if state == StepState.INTERRUPTED.value}
+
+
 def previous_inputs(journal: StateStore) -> dict[str, str] | None:
     """The most recent resolution of the inputs (a later run reuses it unless a knob is set)."""
     return history.previous_inputs(journal)
 
 
-def realized_values(journal: StateStore) -> dict[str, str]:
-    """The values every run so far realized, latest last."""
-    return history.realized_values(journal)
+TEARDOWN_ACTED = history.TEARDOWN_ACTED
+
+
+def forgotten_before(journal: StateStore) -> int:
+    """The run in which a teardown last acted (0: none): `history.forgotten_before`."""
+    return history.forgotten_before(journal)
+
+
+def realized_values(journal: StateStore, since: int = 0) -> dict[str, str]:
+    """The values the runs since run `since` realized, latest last."""
+    return history.realized_values(journal, since)
 
 
 def replay(run: Run) -> None:
-    """A resumed run: its finished steps, completed sections and the session they left.
+    """A resumed run: its finished steps (with the session each left), its completed sections, and the
+    acts that were running when it stopped.
 
-    A step is re-run after a crash (flagged `rerun_after_crash`) only if its latest attempt is one a dead
-    process was running: not one that finished since (a later re-run that succeeded), nor a Ctrl-C.
+    The session is not taken from where the run stopped: each section takes back, in document order, what
+    it left (`sections.adopt_last`, a skipped step's `Done.session`), so a block never sees what a later
+    section set. A step is re-run after a crash (flagged `rerun_after_crash`) only if its latest attempt is
+    one a dead process was running: not one that finished since (a later re-run that succeeded), nor a
+    Ctrl-C -- though an act stopped by a Ctrl-C runs again too (`interrupted_acts`).
     """
     died = {int(i) for ev in run.journal.events(run.run_id, "steps-died") for i in ev.data.get("steps", [])}
     latest: dict[str, tuple[int, str]] = {}
@@ -88,8 +115,8 @@ def replay(run: Run) -> None:
         if step.state == StepState.SUCCEEDED.value:
             if step.role == "section":
                 run.completed_sections[step.section_key] = step.fingerprint
-            else:
-                run.done_steps[step.step_key] = Done(step.fingerprint, step.output or "")
+            elif step.role != "observe":
+                run.done_steps[step.step_key] = Done(step.fingerprint, step.output or "", step.session)
         if step.role != "section":
             latest[step.step_key] = (step.id, step.state)
             if step.role == "act":
@@ -98,17 +125,22 @@ def replay(run: Run) -> None:
         key for key, (sid, state) in latest.items() if state == StepState.INTERRUPTED.value and sid in died
     )
     run.unsettled.update(k for k, (_sid, state) in acts.items() if state != StepState.SUCCEEDED.value)
-    saved = run.journal.last_session(run.run_id)
-    if saved is not None:
-        run.session = SessionState.from_json(saved)
-        session.withhold(run, saved)
-        # a section that succeeded after that step (found in sync: its change adopted, not re-run) left
-        # its change in its own row: apply it too, or the resumed session lacks what it set
-        steps = run.journal.steps(run.run_id)
-        base = max((s.id for s in steps if s.role != "section" and s.state == StepState.SUCCEEDED.value
-                    and s.session is not None), default=0)  # fmt: skip
-        for s in steps:
-            if s.id > base and s.role == "section" and s.state == StepState.SUCCEEDED.value and s.session:
-                session.adopt(run, s.session)
+    stopped = StepState.INTERRUPTED.value
+    run.interrupted_acts.update(k for k, (_sid, state) in acts.items() if state == stopped)
     run.done_before_resume = set(run.completed_sections)
-    session.recompute_withheld(run)
+
+
+def interrupted_in(journal: StateStore, kind: RunKind) -> set[str]:
+    """The acts the next run of `kind` will run again because they were interrupted (read only, for
+    `plan`/`check`): those of the run it would resume whose latest attempt was interrupted or unfinished."""
+    latest = journal.latest_run(kind)
+    if latest is None:  # (with --restart too: the new run carries them: `superseded`)
+        return set()
+    if latest.state != RunState.RUNNING.value and latest.state not in {s.value for s in RESUMABLE}:
+        return set()
+    acts: dict[str, str] = {}
+    for step in journal.steps(latest.id):
+        if step.role == "act":
+            acts[step.step_key] = str(step.state)
+    unfinished = (StepState.INTERRUPTED.value, StepState.STARTED.value)
+    return {k for k, state in acts.items() if state in unfinished}

@@ -8,11 +8,13 @@ verify. ✔ sections always run; a section without a verify block is memoized by
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from director.errors import PlanError
 from director.exec.shell import SessionState
 from director.files import remove_stale_temps, write_atomic
 from director.ledger import cells
@@ -20,7 +22,17 @@ from director.plan import knobs, templates
 from director.plan.contrast import Phase
 from director.plan.model import Section, SectionKind
 from director.plan.verify import CheckResult, Judgement, Verdict
-from director.run import acceptance, approval, fingerprint, reasons, session, steps
+from director.run import (
+    acceptance,
+    approval,
+    decision,
+    fingerprint,
+    history,
+    identities,
+    reasons,
+    session,
+    steps,
+)
 from director.run.config import Stop
 from director.run.context import Run
 from director.run.fingerprint import Templates
@@ -83,6 +95,11 @@ def in_progress(run: Run, section: Section, texts: dict[int, str]) -> bool:
     return False
 
 
+def act_interrupted(run: Run, section: Section) -> bool:
+    """An attempt of the section's act was running when Director died or was interrupted (it runs again)."""
+    return any(f"{section.key}/{b.index}" in run.interrupted_acts for b in section.act_blocks)
+
+
 def record(run: Run, section: Section, j: Judgement, observation: bool = False) -> None:
     """What the rows fed by this section will say: what the run saw last, a failed observation too (a row
     it saw failing is never left ✅; the verify after an act overwrites it). A skipped observation is no
@@ -95,11 +112,18 @@ def record(run: Run, section: Section, j: Judgement, observation: bool = False) 
 
 
 def observe(run: Run, section: Section, texts: dict[int, str]) -> Verdict:
-    """The section's verify blocks as an observation: the first verdict that is not a pass, or pass."""
+    """The section's verify blocks as an observation: the first verdict that is not a pass, or pass.
+
+    A check's extra run: it runs in the session as document order has it before the section (`run.session`,
+    the state the blocks before it left) and leaves no trace there (DESIGN: "A check leaves the session as
+    plain bash would"); its verify blocks see each other's changes, as they would after the act.
+    """
     seen = Verdict.PASSED
     run.observed_reason = ""
+    state = run.session
     for b in section.verify_blocks:
-        res, j = steps.step(run, section, b, texts[b.index], "observe", memo=False)
+        res, j = steps.step(run, section, b, texts[b.index], "observe", memo=False, start=state)
+        state = res.state if b.cwd is None else state
         assert j is not None
         if res.signal is not None and not (res.timed_out or res.waited_for_input or res.interrupted):
             # Killed from outside (OOM killer, an operator): no evidence either way. Re-applying on it
@@ -169,7 +193,8 @@ def realize_observed(run: Run, section: Section) -> None:
     }
     if found:
         run.realized.update(found)
-        run.journal.record_event(run.run_id, "realized", {"section": section.key, "values": found})
+        data = {"section": section.key, "values": found, "identity": identities.name_of(run.identity)}
+        run.journal.record_event(run.run_id, "realized", data)
 
 
 def realize_from_output(run: Run, section: Section, output: str) -> None:
@@ -189,33 +214,35 @@ def realize_from_output(run: Run, section: Section, output: str) -> None:
             found[key] = url
     if found:
         run.realized.update(found)
-        run.journal.record_event(run.run_id, "realized", {"section": section.key, "values": found})
+        data = {"section": section.key, "values": found, "identity": identities.name_of(run.identity)}
+        run.journal.record_event(run.run_id, "realized", data)
 
 
 def done(
     run: Run,
     section: Section,
     fp: str,
-    before: SessionState | None,
+    change: SessionState | None,
     *,
     journal: bool = True,
     basis: dict[str, object] | None = None,
 ) -> None:
     """The section succeeded: its rows are realized, its approval spent, its session change journaled
-    (with `basis`, what this success rested on, so that the next change can be named: `reasons`)."""
+    (`change`: what its act then its verify, run once, changed in the session -- adopted instead of
+    re-running them when it is later in sync -- or None when nothing is known of it); with `basis`, what
+    this success rested on, so that the next change can be named (`reasons`)."""
     run.completed_sections[section.key] = fp
     if run.plan.live_state is not None:
         run.realized_rows.update(cells.keys_named(_hints(section), run.plan.live_state.kv_rows))
     approval.approval_used(run, section)
     if journal:
-        change = session.delta(before, run.session)
         # One commit for the section row, the recovery reset and the basis.
         run.journal.section_succeeded(
             run.run_id,
             f"{section.key}/section",
             section.key,
             fp,
-            session.as_journaled(run, change),
+            None if change is None else session.as_journaled(run, change),
             None if basis is None else (reasons.KIND, basis),
         )
         run.successes.recorded(f"{section.key}/section")
@@ -223,8 +250,57 @@ def done(
             run.bases.recorded(basis)
 
 
-def _observed_words(verdict: Verdict, reason: str) -> str:
-    return f"its verify {verdict.value}" + (f" ({reason})" if reason else "")
+def _kind(run: Run, section: Section) -> decision.Kind:
+    if section.kind is SectionKind.VARIABLES:
+        return decision.Kind.VARIABLES
+    if section.kind is SectionKind.TEARDOWN:
+        return decision.Kind.TEARDOWN
+    if knobs.is_check_section(section, run.knobs):
+        return decision.Kind.CHECK
+    return decision.Kind.OBSERVED if section.verify_blocks else decision.Kind.PLAIN
+
+
+def facts(
+    run: Run, section: Section, texts: dict[int, str], regenerated: Templates, fp: str
+) -> decision.Facts:
+    """What the run knows of a section when it reaches it (before any observation)."""
+    last = run.last_success(section.key)
+    completed_here = run.completed_sections.get(section.key) == fp
+    unchanged = completed_here or (last is not None and last.fingerprint == fp)
+    changes: tuple[str, ...] = ()
+    replaces: tuple[str, ...] = ()
+    if last is not None and not unchanged:
+        vars_now, redact = run.session.variables, run.shell.redactor.redact
+        now = reasons.basis(section, texts, run.knobs, vars_now, regenerated, run.is_secret, redact)
+        before = run.bases.last(section.key)
+        if before is not None:
+            changes = tuple(reasons.changes(before, now, section))
+            old = dict(before.get("identity") or {})
+            replaces = identities.replaced(old, run.identity, run.existing)
+    return decision.Facts(
+        kind=_kind(run, section),
+        fingerprint=fp,
+        completed_here=completed_here,
+        last_fingerprint=None if last is None else last.fingerprint,
+        torn_down=last is None and run.torn_down(section.key),
+        act_interrupted=act_interrupted(run, section),
+        acts_done_here=in_progress(run, section, texts),
+        template_drift=tuple(reasons.file_reason(p) for p in reasons.template_drift(regenerated)),
+        changes=changes,
+        replaces=replaces,
+        gated=knobs.gate_of(section, run.knobs) is not None,
+    )
+
+
+def adopt_last(run: Run, section: Section) -> SessionState | None:
+    """In sync: the session change its last success journaled (its act then its verify, run once) is
+    applied instead of re-running them; returns that change (journaled again with this success)."""
+    last = run.last_success(section.key)
+    if last is None or last.session is None:
+        return None
+    change = SessionState.from_json(last.session)
+    session.adopt(run, last.session)
+    return change
 
 
 def apply_section(run: Run, section: Section) -> None:
@@ -235,71 +311,35 @@ def apply_section(run: Run, section: Section) -> None:
     texts = fingerprint.block_texts(section, run.knobs, run.realized)
     regenerated = _templates(run, section)
     fp = fingerprint.section(texts, regenerated, run.knobs, _seen(run), run.is_secret)
-    completed_here = run.completed_sections.get(section.key) == fp
-    last = run.successes.last(f"{section.key}/section")
-    unchanged = completed_here or (last is not None and last.fingerprint == fp)
     vars_now, redact = run.session.variables, run.shell.redactor.redact
-    now_basis = reasons.basis(section, texts, run.knobs, vars_now, regenerated, run.is_secret, redact)
+    now_basis = reasons.basis(
+        section, texts, run.knobs, vars_now, regenerated, run.is_secret, redact, run.identity
+    )
+    known = facts(run, section, texts, regenerated, fp)
+    if decision.must_observe(known):
+        seen = observe(run, section, texts)
+        known = dataclasses.replace(known, observed=seen, observed_reason=run.observed_reason)
+    d = decision.decide(known)
 
-    def adopt_last() -> None:
-        """In sync from an earlier run: apply the session change it journaled instead of re-running."""
-        if not completed_here and last is not None and last.session is not None:
-            session.adopt(run, last.session)
-
-    def why(drift: list[str], observed: str = "") -> list[str]:
-        found = reasons.why_not_in_sync(
-            # the earlier basis names what changed; read only then (the first read loads every section's)
-            last=run.bases.last(section.key) if last is not None and not unchanged else None,
-            ever_succeeded=last is not None,
-            unchanged=unchanged,
-            now=now_basis,
-            section=section,
-            drift=drift,
-            observed=observed,
-        )
-        run.why[section.key] = found
-        return found
-
-    def applied_detail(notes: list[str]) -> str:
-        """Why it (re-)applied -- said only when it had succeeded before --, whose receipt, its notes."""
-        parts = [w for w in run.why.get(section.key, []) if last is not None]
-        if section.key in run.approved_with:
-            parts.append(run.approved_with.pop(section.key))
-        return "; ".join([*parts, *notes])
-
-    if section.kind is SectionKind.VARIABLES or not section.verify_blocks:
-        # Nothing to observe: memoized by fingerprint (within the run; §0 re-runs in a new run).
-        drift = reasons.template_drift(regenerated)
-        if completed_here or (section.kind is not SectionKind.VARIABLES and unchanged and not drift):
-            adopt_last()
-            run.report(section, "in-sync", "unchanged since its last success", started)
-            return
-        before = run.session
-        if section.kind is not SectionKind.VARIABLES:
-            why(drift)
-            approval.gate(run, section, texts, regenerated)
-            acceptance.before_first_act(run)
-            run.begin_acting()
-        write_templates(run, section, regenerated)
-        for b in section.act_blocks:
-            steps.step(run, section, b, texts[b.index], "act")
-        variables_unchanged = section.kind is SectionKind.VARIABLES and unchanged
-        done(run, section, fp, before, basis=None if variables_unchanged else now_basis)
-        if variables_unchanged:
-            # §0 runs in every run (its values feed the others); it changes nothing outside the session
-            run.report(section, "in-sync", "variables set; unchanged since its last success", started)
-            return
-        run.applied.append(label)
-        run.report(section, "applied", applied_detail([]), started)
+    if d.action is decision.Action.IN_SYNC:
+        change = adopt_last(run, section)
+        if known.kind is decision.Kind.VARIABLES:
+            settle_variables(run)
+        if known.kind is decision.Kind.PLAIN and not known.completed_here:
+            # its success in this run carries the change it adopted (a resumed run adopts it in turn)
+            done(run, section, fp, change)
+        if known.kind is decision.Kind.OBSERVED:
+            done(run, section, fp, change, journal=not known.completed_here)
+            realize_observed(run, section)
+            run.write_ledger(status="applying")
+        run.report(section, "in-sync", d.detail, started)
         return
 
-    if knobs.is_check_section(section, run.knobs):
-        if completed_here:
-            run.report(section, "in-sync", "verified earlier in this run", started)
-            return
+    pre = run.session  # the session document order has before the section
+    if d.action is decision.Action.VERIFY_ONLY:
         write_templates(run, section, regenerated)
         notes = verify(run, section, texts, memo=True, after_act=acceptance.seen_before(run, section, texts))
-        done(run, section, fp, None)
+        done(run, section, fp, session.delta(pre, run.session))
         realize_observed(run, section)
         run.verified.append(label)
         run.write_ledger(status="applying")
@@ -308,45 +348,71 @@ def apply_section(run: Run, section: Section) -> None:
         run.report(section, verdict, "; ".join(notes), started)
         return
 
-    rerun: str | None = None  # why a section that succeeded before runs its act again
-    drift = reasons.template_drift(regenerated)
-    if not in_progress(run, section, texts):
-        seen = observe(run, section, texts)
-        # A pass is evidence; a skipped observation is none, so only the journal can say the section is
-        # unchanged since it last succeeded (as for a section without a verify block). A file template
-        # that differs on disk is a change whatever the observation says.
-        if unchanged and seen in (Verdict.PASSED, Verdict.SKIPPED) and not drift:
-            adopt_last()
-            done(run, section, fp, None, journal=not completed_here)
-            realize_observed(run, section)
-            run.write_ledger(status="applying")
-            detail = (
-                "observed; unchanged since its last success"
-                if seen is Verdict.PASSED
-                else "its verify was skipped (precondition false); unchanged since its last success"
-            )
-            run.report(section, "in-sync", detail, started)
-            return
-        if completed_here or last is not None:
-            rerun = "observed-missing" if unchanged else "changed"
-        observed = (
-            "" if seen in (Verdict.PASSED, Verdict.SKIPPED) else _observed_words(seen, run.observed_reason)
-        )
-        why(drift, observed)
-    else:
-        why(drift, "its act steps already ran in this run (resumed)")
-    before = run.session
-    approval.gate(run, section, texts, regenerated)
-    acceptance.before_first_act(run)
-    run.begin_acting()
+    # act (behind its gate, if one applies), then the verify
+    if known.kind is not decision.Kind.VARIABLES:
+        run.why[section.key] = list(d.reasons)
+        approval.gate(run, section, texts, regenerated)
+        acceptance.before_first_act(run)
+        record_identity(run)
+        run.begin_acting()
     write_templates(run, section, regenerated)
-    memo = not completed_here
-    outputs = [steps.step(run, section, b, texts[b.index], "act", memo=memo, rerun=rerun)[0].output
+    memo = not known.completed_here
+    outputs = [steps.step(run, section, b, texts[b.index], "act", memo=memo, rerun=d.rerun)[0].output
                for b in section.act_blocks]  # fmt: skip
+    if known.kind is decision.Kind.VARIABLES:
+        done(run, section, fp, session.delta(pre, run.session), basis=None if d.quiet else now_basis)
+        settle_variables(run)
+        if d.quiet:
+            # §0 runs in every run (its values feed the others); it changes nothing outside the session
+            run.report(section, "in-sync", d.detail, started)
+            return
+        run.applied.append(label)
+        run.report(section, "applied", "", started)
+        return
+    if known.kind is decision.Kind.PLAIN:
+        done(run, section, fp, session.delta(pre, run.session), basis=now_basis)
+        run.applied.append(label)
+        run.report(section, "applied", _applied_detail(run, section, d, known), started)
+        return
     realize_from_output(run, section, "\n".join(outputs))
     notes = verify(run, section, texts, memo=False, after_act=True)
-    done(run, section, fp, before, basis=now_basis)
+    done(run, section, fp, session.delta(pre, run.session), basis=now_basis)
     realize_observed(run, section)
     run.applied.append(label)
     run.write_ledger(status="applying")
-    run.report(section, "applied" if not notes else "unconfirmed", applied_detail(notes), started)
+    verdict = "applied" if not notes else "unconfirmed"
+    said = "; ".join(x for x in (_applied_detail(run, section, d, known), *notes) if x)
+    run.report(section, verdict, said, started)
+
+
+def _applied_detail(run: Run, section: Section, d: decision.Decision, known: decision.Facts) -> str:
+    """Why it (re-)applied -- said only when it had succeeded before, or its act was interrupted --, and
+    whose receipt let it act."""
+    parts = [w for w in d.reasons if known.ever_succeeded or w == decision.INTERRUPTED]
+    if section.key in run.approved_with:
+        parts.append(run.approved_with.pop(section.key))
+    return "; ".join(parts)
+
+
+def settle_variables(run: Run) -> None:
+    """After §0: every knob reaches the blocks as resolved, or the run is refused (`knobs.unresolved`);
+    then what this run's inputs name (its identity), what it replaces, and the values it realized."""
+    bad = knobs.unresolved(run.plan, run.knobs, run.session.variables, run.shell.inherited)
+    if bad:
+        raise PlanError("; ".join(bad) + " (nothing past §0 was run)", path=str(run.pf.path))
+    kv = run.kv_templates() if run.plan.live_state is not None else {}
+    run.identity = identities.of(run.plan, kv, run.session.variables, run.knobs)
+    run.existing = tuple(identities.existing(run.journal))
+    mine = identities.name_of(run.identity)
+    run.also_exists = tuple(i.describe() for i in run.existing if i.name != mine)
+    if run.cfg.kind == "apply":
+        mine = identities.name_of(run.identity)
+        run.realized = history.realized_values(run.journal, run.forgotten_before, mine)
+
+
+def record_identity(run: Run) -> None:
+    """Before an apply's first act: its identity exists from here (maybe partly), with its inputs."""
+    if run.identity_recorded or run.cfg.kind != "apply":
+        return
+    run.identity_recorded = True
+    run.journal.record_event(run.run_id, identities.EXISTS, {"keys": run.identity, "inputs": run.knobs})

@@ -30,7 +30,9 @@ def delta(before: SessionState | None, after: SessionState) -> SessionState:
     functions = after.functions if after.functions != before.functions else ""
     cwd = after.cwd if after.cwd != before.cwd else ""
     arrays = {k: v for k, v in after.arrays.items() if before.arrays.get(k) != v}
-    return SessionState(variables, exported, functions, cwd, {}, arrays)
+    # a changed variable keeps its attributes (`readonly`, `-i`): the session after the section has them
+    attributes = {k: v for k, v in after.attributes.items() if k in variables or k in arrays}
+    return SessionState(variables, exported, functions, cwd, attributes, arrays)
 
 
 def apply_delta(cur: SessionState, change: SessionState) -> SessionState:
@@ -40,7 +42,7 @@ def apply_delta(cur: SessionState, change: SessionState) -> SessionState:
         cur.exported | change.exported,
         change.functions or cur.functions,
         change.cwd or cur.cwd,
-        cur.attributes,
+        {**cur.attributes, **change.attributes},
         {**cur.arrays, **change.arrays},
     )
 
@@ -106,25 +108,31 @@ def withhold(run: Run, session_json: dict[str, Any]) -> None:
 
 
 def adopt(run: Run, session_json: dict[str, Any]) -> None:
-    """Apply a section's journaled change to the session (the section is in sync, not re-run)."""
+    """Apply a journaled change to the session (a section in sync, a step that finished earlier in this
+    run: not re-run); what the journal could not keep is recomputed from §0, or withheld."""
     run.session = apply_delta(run.session, SessionState.from_json(session_json))
     withhold(run, session_json)
+    recompute_withheld(run)
 
 
 def recompute_withheld(run: Run) -> None:
-    """§0 is pure: run it again in a scratch session and take back the withheld values (scalars and arrays)
-    it defines."""
+    """§0 is pure: run it again in a scratch session (once per run) and take back the withheld values
+    (scalars and arrays) it defines."""
     if not run.withheld:
         return
-    scratch = SessionState(variables={}, exported=frozenset(), functions="", cwd=str(run.workdir))
-    for section in run.plan.executable_sections:
-        if section.kind is SectionKind.VARIABLES:
-            for b in section.act_blocks:
-                text = knobs.block_text(section, b, run.knobs, run.realized)
-                r = run.shell.run(text, scratch, timeout_s=run.cfg.step_timeout_s, on_output=None)
-                if not r.ok:
-                    return
-                scratch = r.state
+    if run.zero_scratch is None:
+        scratch = SessionState(variables={}, exported=frozenset(), functions="", cwd=str(run.workdir))
+        for section in run.plan.executable_sections:
+            if section.kind is SectionKind.VARIABLES:
+                for b in section.act_blocks:
+                    text = knobs.block_text(section, b, run.knobs, run.realized)
+                    r = run.shell.run(text, scratch, timeout_s=run.cfg.step_timeout_s, on_output=None)
+                    if not r.ok:
+                        run.zero_scratch = SessionState()
+                        return
+                    scratch = r.state
+        run.zero_scratch = scratch
+    scratch = run.zero_scratch
     back = {n: scratch.variables[n] for n in run.withheld if n in scratch.variables}
     back_arrays = {n: scratch.arrays[n] for n in run.withheld if n in scratch.arrays}
     if back or back_arrays:
@@ -141,7 +149,7 @@ def recompute_withheld(run: Run) -> None:
         run.withheld_arrays -= set(back_arrays)
 
 
-def unless_unlearned(run: Run, text: str, res: BlockResult) -> BlockResult:
+def unless_unlearned(run: Run, text: str, res: BlockResult, begin: SessionState) -> BlockResult:
     """`res`, or `res` without its output when the block sets a secret whose value Director never learned.
 
     A block that mints a secret (`export DB_PASSWORD=$(…)`) and prints it is redacted once its session
@@ -151,7 +159,7 @@ def unless_unlearned(run: Run, text: str, res: BlockResult) -> BlockResult:
     if res.ok:
         return res
     secret = sorted(n for n in bash.assigns(text) if run.is_secret(n))
-    if not secret or (res.state is not run.session and all(n in res.state.variables for n in secret)):
+    if not secret or (res.state is not begin and all(n in res.state.variables for n in secret)):
         return res
     note = (
         f"[director] output not stored: the block sets {', '.join(secret)} and ended before Director "
@@ -160,9 +168,9 @@ def unless_unlearned(run: Run, text: str, res: BlockResult) -> BlockResult:
     return dataclasses.replace(res, output=note)
 
 
-def learn_secrets(run: Run) -> None:
+def learn_secrets(run: Run, state: SessionState) -> None:
     """Values a block put in secret-named variables are redacted from then on (screen, journal, file)."""
-    new = [v for v in run.session.secret_values(run.is_secret) if v not in run.known_secrets]
+    new = [v for v in state.secret_values(run.is_secret) if v not in run.known_secrets]
     if new:
         run.known_secrets.update(new)
         run.shell.redactor = run.shell.redactor.extended(new)

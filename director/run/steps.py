@@ -123,6 +123,9 @@ def drain_target(run: Run) -> None:
 def _memo(
     run: Run, block: Block, text: str, prior: Done, judged: bool
 ) -> tuple[BlockResult, Judgement | None]:
+    """A step that finished earlier in this run is not run again: the session takes back what it left."""
+    if prior.session is not None:
+        session.adopt(run, prior.session)
     res = BlockResult(0, prior.output or "", 0.0, run.session)
     return res, (judge_block(block, text, res)[0] if judged else None)
 
@@ -132,7 +135,7 @@ def _refuse_withheld(run: Run, section: Section, block: Block, text: str) -> Non
     a scalar, an array, or a function whose text held one."""
     if not (run.withheld or run.withheld_functions):
         return
-    read = bash.reads(text)
+    read = bash.inputs(text)  # a name the block sets itself is not one it needs from before
     missing = [n for n in read if n in run.withheld and n not in run.withheld_arrays]
     arrays = [n for n in read if n in run.withheld_arrays]
     functions = sorted(f for f in run.withheld_functions if bash.calls(text, f))
@@ -181,8 +184,14 @@ def step(
     memo: bool = True,
     rerun: str | None = None,
     phase: Phase = "observe",
+    start: SessionState | None = None,
 ) -> tuple[BlockResult, Judgement | None]:
     """Run one block as a durable step (journaled before and after), with its retry policy.
+
+    Every attempt starts in the session document order has at this point (`run.session`), and the session
+    is what the last attempt left. `start`: a check's extra run (the observation before an act) runs in
+    that session instead and leaves no trace: `run.session` is untouched and the result's `state` is what
+    it would have left.
 
     Verify and observe blocks are traced and judged by their structure: the step succeeded unless the
     judgement is a failure (a false precondition's exit 1 is not one). `rerun` says why a section that
@@ -191,8 +200,10 @@ def step(
     """
     judged = role in ("verify", "observe")
     key = f"{section.key}/{block.index}"
+    counted = start is None  # its effect on the session is kept
+    begin = run.session if start is None else start
     fp = fingerprint.step(
-        text, run.knobs, fingerprint.seen(run.session.variables, run.shell.family_values()), run.is_secret
+        text, run.knobs, fingerprint.seen(begin.variables, run.shell.family_values()), run.is_secret
     )
     prior = run.done_steps.get(key)
     if memo and role in ("act", "verify") and prior is not None and prior.fingerprint == fp:
@@ -220,6 +231,8 @@ def step(
             break
         if again or (role == "act" and attempt > 1):
             processes.stop_left(run, section, block)
+        if role == "act" and attempt == 1 and key in run.carried_from:
+            processes.stop_left(run, section, block, run.carried_from.pop(key))
         sid = run.journal.step_started(run.run_id, key, section.key, block.index, role, fp, attempt, flags)
         if role == "act":
             run.unsettled.add(key)
@@ -236,12 +249,12 @@ def step(
         waits = _Waits(run, section.key, block.index)
         res = run.shell.run(
             text,
-            block_session(run.session, block, run.workdir),
+            block_session(begin, block, run.workdir),
             timeout_s=timeout,
             trace=judged,
             on_output=waits.output,
             on_waiting=waits.wait,
-            keeps_session=session.kept_by(run.session, text),
+            keeps_session=session.kept_by(begin, text),
             marks=processes.step_marks(run, section, block, sid),
         )
         waits.done()
@@ -254,16 +267,22 @@ def step(
                 run.worlds.learn(run.run_id, contrast.block_key(text), family, learned)
         else:
             ok = res.ok
-        res = session.unless_unlearned(run, text, res)  # what is stored and said from here on
+        res = session.unless_unlearned(run, text, res, begin)  # what is stored and said from here on
         state = (
             StepState.SUCCEEDED if ok else (StepState.INTERRUPTED if run.interrupted else StepState.FAILED)
         )
-        run.session = res.state if block.cwd is None else replace(res.state, cwd=run.session.cwd)
-        run.withheld -= set(run.session.variables) | set(run.session.arrays)
-        run.withheld_arrays &= run.withheld
-        if run.withheld_functions:
-            run.withheld_functions -= set(split_functions(run.session.functions))
-        session.learn_secrets(run)
+        after = res.state if block.cwd is None else replace(res.state, cwd=begin.cwd)
+        if counted:
+            run.session = after
+            run.withheld -= set(after.variables) | set(after.arrays)
+            run.withheld_arrays &= run.withheld
+            if run.withheld_functions:
+                run.withheld_functions -= set(split_functions(after.functions))
+        else:
+            res = replace(res, state=after)
+        session.learn_secrets(run, after)
+        # what the step left in the session (an observation: the session it ran in, which it left as it was)
+        kept = session.as_journaled(run, after if counted else begin)
         run.journal.step_finished(
             sid,
             state,
@@ -271,7 +290,7 @@ def step(
             res.duration_s,
             # a secret the block itself minted is known only now: mask it in what is stored
             run.shell.redactor.redact(res.output),
-            session.as_journaled(run, run.session),
+            kept,
         )
         run.bus.emit(
             "step.end",
@@ -287,7 +306,9 @@ def step(
         drain_target(run)
         if ok:
             run.unsettled.discard(key)
-            run.done_steps[key] = Done(fp, res.output)
+            run.interrupted_acts.discard(key)
+            if counted:
+                run.done_steps[key] = Done(fp, res.output, kept)
             if run.recovering and role == "act":
                 # Real progress since the last recovery: the crash-loop count restarts.
                 run.journal.reset_recoveries(run.run_id)

@@ -2,18 +2,31 @@
 
 Only a passing observation says "already gone" (nothing runs); a skipped or inconclusive one is no
 evidence of absence, so the teardown runs behind its gate. It is one section, journaled step by step like
-any other, so a SIGKILLed teardown resumes where it stopped.
+any other, so a SIGKILLed teardown resumes where it stopped. It acts on every identity the journal says
+exists (`run.identities`: what earlier inputs named too), one pass each, not on today's inputs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 
 from director.errors import UpstreamGuard, UsageError
+from director.exec.shell import SessionState
 from director.plan.model import Section, SectionKind
-from director.plan.verify import Verdict
-from director.run import approval, fingerprint, processes, sections, steps, upstream
+from director.run import (
+    approval,
+    decision,
+    fingerprint,
+    history,
+    identities,
+    processes,
+    resume,
+    sections,
+    steps,
+    upstream,
+)
 from director.run.config import RunResult
 from director.run.context import Run
 from director.state.lifecycle import RunState
@@ -26,11 +39,47 @@ def _first_tick(cell: str) -> str:
 
 
 def teardown(run: Run) -> RunResult:
-    """Run the plan's Teardown section (§0 first, for its variables)."""
-    plan = run.plan
-    td = plan.teardown
+    """Run the plan's Teardown section once per identity the journal says exists (§0 first, with that
+    identity's inputs; `run.identities`), until each is gone; with none recorded, once, with the inputs
+    resolved now."""
+    td = run.plan.teardown
     if td is None:
         raise UsageError(f"{run.pf.path}: the plan has no `## Teardown` section")
+    resolved = dict(run.knobs)
+    exist = identities.existing(run.journal)
+    said: list[str] = []
+    passes: list[identities.Identity | None] = list(exist) or [None]
+    for ident in passes:
+        if ident is not None:
+            _enter(run, ident, resolved, several=len(exist) > 1)
+        said.append(_one(run, td))
+        if ident is not None:
+            gone = {"keys": ident.keys, "inputs": ident.inputs}
+            run.journal.record_event(run.run_id, identities.GONE, gone)
+    run.also_exists = tuple(i.describe() for i in identities.existing(run.journal))
+    run.teardown_message = "; ".join(said)
+    return _end(run, td)
+
+
+def _enter(run: Run, ident: identities.Identity, resolved: dict[str, str], *, several: bool) -> None:
+    """The next teardown pass acts on `ident`: its inputs (the plan's own knobs only), the values it
+    realized, and a session that starts afresh, as a run of its own would."""
+    run.knobs = {**resolved, **{k: v for k, v in ident.inputs.items() if k in resolved}}
+    run.realized = history.realized_values(run.journal, run.forgotten_before, ident.name)
+    run.session = SessionState(cwd=str(run.workdir))
+    run.zero_scratch = None
+    run.withheld, run.withheld_arrays, run.withheld_functions = set(), set(), set()
+    run.completed_sections.pop(run.plan.teardown.key if run.plan.teardown else "", None)
+    run.journal.record_event(run.run_id, identities.PASS, {"keys": ident.keys, "inputs": run.knobs})
+    if several or run.knobs != resolved:
+        how = {k: ("previous" if k in ident.inputs else "flag") for k in run.knobs}
+        run.bus.emit("inputs", values=run.knobs, how=how, operator=run.cfg.operator)
+
+
+def _one(run: Run, td: Section) -> str:
+    """One teardown pass: §0, then observe first, the 💥 gate, the destructive blocks, verify; what it did,
+    in words (raises `Stop` when the run must end here)."""
+    plan = run.plan
     for section in plan.executable_sections:
         if section.kind is SectionKind.VARIABLES:
             sections.apply_section(run, section)
@@ -45,18 +94,26 @@ def teardown(run: Run) -> RunResult:
     fp = fingerprint.section(texts, {}, run.knobs, variables, run.is_secret)
     started = time.monotonic()
     run.bus.emit("section.start", section=td.key, title=td.title, label="teardown")
-    seen: Verdict | None = None
-    if not sections.in_progress(run, td, texts):
-        seen = sections.observe(run, td, texts) if td.verify_blocks else None
-        if seen is Verdict.PASSED:
-            sections.done(run, td, fp, None)
-            run.report(td, "in-sync", "already gone: nothing to delete", started)
-            run.teardown_message = "observed already gone; no destructive command ran"
-            return _end(run, td)
-    if seen is not None and seen is not Verdict.PASSED:
-        run.why[td.key] = [f"observed: its verify {seen.value} ({run.observed_reason or 'not gone'})"]
+    known = decision.Facts(
+        kind=decision.Kind.TEARDOWN,
+        fingerprint=fp,
+        acts_done_here=sections.in_progress(run, td, texts),
+        gated=True,
+    )
+    if decision.must_observe(known) and td.verify_blocks:
+        seen = sections.observe(run, td, texts)
+        known = dataclasses.replace(known, observed=seen, observed_reason=run.observed_reason)
+    d = decision.decide(known)
+    which = identities.name_of(run.identity)
+    if d.action is decision.Action.IN_SYNC:
+        sections.done(run, td, fp, None)
+        run.report(td, "in-sync", d.detail + (f" ({which})" if which else ""), started)
+        return "observed already gone" + (f" ({which})" if which else "") + "; no destructive command ran"
+    run.why[td.key] = list(d.reasons) + ([f"tears down {which}"] if which else [])
     approval.gate(run, td, texts, {})
     run.acted = True  # (the ledger is written when the teardown ends: a refused one leaves it as it was)
+    # From here what the plan made may be gone: no apply trusts a success or a value realized before it.
+    run.journal.record_event(run.run_id, resume.TEARDOWN_ACTED, {"inputs": run.knobs})
     present = upstream.observe(run)
     for b in td.act_blocks:
         steps.step(run, td, b, texts[b.index], "act")
@@ -65,18 +122,22 @@ def teardown(run: Run) -> RunResult:
     notes = sections.verify(run, td, texts, memo=False, after_act=True)
     sections.done(run, td, fp, None)
     verdict, detail = ("applied", "torn down") if not notes else ("unconfirmed", "; ".join(notes))
+    if which:
+        detail += f" ({which})"
     whose = run.approved_with.pop(td.key, "")
     run.report(td, verdict, f"{detail}; {whose}" if whose else detail, started)
     bound = {r.key for r in upstream.upstream_rows(plan)}
-    existed = [
-        f"{r.key}={_first_tick(r.value)}"
-        for r in (plan.live_state.kv_rows if plan.live_state else ())
-        if _first_tick(r.value) not in ("", "—") and "$" not in _first_tick(r.value) and r.key not in bound
-    ]
-    run.teardown_message = "torn down " + (", ".join(existed) if existed else "what the plan created")
+    rows = plan.live_state.kv_rows if plan.live_state else ()
+    values = {r.key: _first_tick(r.value) for r in rows if r.key not in bound}
+    values = {k: v for k, v in values.items() if v not in ("", "—") and "$" not in v}
+    if any(values.get(k) != v for k, v in run.identity.items()):
+        # an identity the ledger no longer shows (a replacement left it): its own values
+        values = {k: v for k, v in run.identity.items() if k not in bound}
+    existed = [f"{k}={v}" for k, v in values.items()]
+    message = "torn down " + (", ".join(existed) if existed else "what the plan created")
     if notes:
-        run.teardown_message += " (unconfirmed: " + "; ".join(notes) + ")"
-    return _end(run, td)
+        message += " (unconfirmed: " + "; ".join(notes) + ")"
+    return message
 
 
 def _end(run: Run, td: Section) -> RunResult:

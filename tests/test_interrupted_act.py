@@ -1,0 +1,157 @@
+"""Issue 32 item 1: an act that was running when Director died runs again (what it started stopped first),
+and memory of a success never survives a teardown; realized values follow the run that realized them.
+
+Through the real CLI; the world (which port answers, which server still runs) is read directly.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from director.plan.parse import parse_file
+from tests.engine_plans import HEAD, World, answers, listening, pid_alive, said, serve
+
+pytestmark = pytest.mark.slow
+
+# Kills the Director process running the block (its nearest ancestor running `-m director`) when the test
+# armed it (`$KILL_ARM` exists): the block is "running when Director died".
+_KILL_IF_ARMED = (
+    'if [ -e "$KILL_ARM" ]; then rm -f "$KILL_ARM"; p=$PPID; '
+    'while [ "$p" -gt 1 ] && ! tr "\\0" " " < /proc/$p/cmdline | grep -q -- "-m director"; '
+    'do p=$(ps -o ppid= -p "$p" | tr -d " "); done; [ "$p" -gt 1 ] && kill -9 "$p"; sleep 5; fi'
+)
+
+PLAN = f"""\
+## 0. Variables
+
+```bash
+export WORK="$WORK_DIR"
+```
+
+## 1. Write the site  🟢
+
+```bash
+mkdir -p "$WORK"
+echo "<h1>hello</h1>" > "$WORK/index.html"
+```
+```bash
+# ✔ the site is written
+grep -q hello "$WORK/index.html" && echo "site written" || {{ echo "site missing"; exit 1; }}
+```
+
+## 2. Serve it  🟢
+
+```bash
+{serve("$WORK")}{_KILL_IF_ARMED}
+```
+```bash
+# ✔ the site answers
+PORT="$(cat "$WORK/port")"
+URL="http://127.0.0.1:$PORT/"
+curl -fsS "$URL" | grep -q hello && echo "site up at $URL" || {{ echo "site down"; exit 1; }}
+```
+> → Live State: URL
+
+## Live State
+
+```yaml
+status: not-created
+last_action: —
+```
+
+| key | value (filled on apply) |
+|-----|-------------------------|
+| URL | `—` (the site) |
+
+## Teardown (observe-first, resumable)  💥
+
+```bash
+[ -f "$WORK/pid" ] && kill "$(cat "$WORK/pid")" 2>/dev/null
+rm -rf "$WORK"
+```
+```bash
+# ✔ nothing left
+[ ! -e "$WORK" ] && echo "site gone" || {{ echo "site still there"; exit 1; }}
+```
+"""
+
+
+def _url(plan: Path) -> str:
+    ls = parse_file(str(plan)).live_state
+    assert ls is not None
+    return next(r.value for r in ls.kv_rows if r.key == "URL")
+
+
+def test_apply_teardown_apply_killed_in_an_act_then_apply_runs_that_act_again(world: World) -> None:
+    plan = world.root / "site.md"
+    plan.write_text(HEAD.format(title="A site") + "\n" + PLAN)
+    work, arm = world.root / "work", world.root / "arm"
+    world.env.update({"WORK_DIR": str(work), "KILL_ARM": str(arm)})
+    assert world.director("apply", str(plan)).returncode == 0
+    first = int((work / "port").read_text())
+    assert answers(first, "hello")
+    r = world.director("teardown", str(plan), "--approve", "teardown")
+    assert r.returncode == 0, said(r)
+    assert not work.exists() and not listening(first)
+
+    arm.touch()
+    r = world.director("apply", str(plan))
+    assert r.returncode == -signal.SIGKILL, said(r)  # Director died in §2's act, after its server started
+    killed_port, killed_pid = int((work / "port").read_text()), int((work / "pid").read_text())
+    assert answers(killed_port, "hello")  # what the interrupted act started runs (nobody knows its URL)
+
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0, said(r)
+    assert "unchanged since its last success" not in r.stdout.split("§2 Serve it")[-1], r.stdout
+    port = int((work / "port").read_text())
+    assert answers(port, "hello")
+    # the interrupted attempt's server was stopped before the act ran again
+    assert not pid_alive(killed_pid) and (port == killed_port or not listening(killed_port))
+    # Live State and `output` say what exists: the URL of the server that runs now
+    assert _url(plan).startswith(f"`http://127.0.0.1:{port}/`"), _url(plan)
+    out = world.director("output", str(plan), "URL", "--raw")
+    assert out.returncode == 0 and out.stdout == f"http://127.0.0.1:{port}/", said(out)
+
+
+def test_a_teardown_voids_the_memory_of_successes_before_it(world: World) -> None:
+    plan = world.root / "site.md"
+    plan.write_text(HEAD.format(title="A site") + "\n" + PLAN)
+    work = world.root / "work"
+    world.env.update({"WORK_DIR": str(work), "KILL_ARM": str(world.root / "arm")})
+    assert world.director("apply", str(plan)).returncode == 0
+    assert world.director("teardown", str(plan), "--approve", "teardown").returncode == 0
+    # the world comes back out of band, as it was before the teardown: the observation passes, but the
+    # journal's success is from before the teardown, so no section is "unchanged since its last success"
+    work.mkdir()
+    (work / "index.html").write_text("<h1>hello</h1>\n")
+    r = world.director("plan", str(plan))
+    assert "§1" in r.stdout and "torn down since its last success" in r.stdout, said(r)
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0, said(r)
+    assert "unchanged since its last success" not in r.stdout.split("── §1")[-1].split("── §2")[0], r.stdout
+    port = int((work / "port").read_text())
+    assert answers(port, "hello") and _url(plan).startswith(f"`http://127.0.0.1:{port}/`")
+
+
+def test_a_restart_is_no_way_around_an_interrupted_act(world: World) -> None:
+    plan = world.root / "site.md"
+    plan.write_text(HEAD.format(title="A site") + "\n" + PLAN)
+    work, arm = world.root / "work", world.root / "arm"
+    world.env.update({"WORK_DIR": str(work), "KILL_ARM": str(arm)})
+    assert world.director("apply", str(plan)).returncode == 0
+    import os
+
+    os.kill(int((work / "pid").read_text()), signal.SIGKILL)  # the server dies out of band
+    arm.touch()
+    r = world.director("apply", str(plan))
+    assert r.returncode == -signal.SIGKILL, said(r)  # §2 acts again and Director dies in it
+    killed_pid = int((work / "pid").read_text())
+    assert answers(int((work / "port").read_text()), "hello")
+    r = world.director("apply", str(plan), "--restart")  # a new run, not a resumed one
+    assert r.returncode == 0, said(r)
+    port = int((work / "port").read_text())
+    assert answers(port, "hello") and not pid_alive(killed_pid)
+    assert _url(plan).startswith(f"`http://127.0.0.1:{port}/`"), _url(plan)
