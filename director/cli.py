@@ -310,7 +310,7 @@ def approve_cmd(
     reason: ReasonOpt = None,
     allow_dirty_signers: AllowDirtySignersOpt = False,
 ) -> int:
-    """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm). Exits 13
+    """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm). Exits 14
     when a run would not release the gate on it (the allowed signers or the approval policy refuse it).
 
     \b
@@ -477,7 +477,8 @@ def docs(
 
 state_app = typer.Typer(
     name="state",
-    help="A plan's local state: move its journal between SQLite and PostgreSQL, or forget it (reset).",
+    help="A plan's local state: move its journal between SQLite and PostgreSQL, adopt one recorded for a "
+    "plan elsewhere, or forget it (reset).",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -530,6 +531,18 @@ def state_pull(
     from director.commands.state import transfer_command
 
     return transfer_command(plan, "pull", state_dir=state_dir, state_url=state_url, replace=replace)
+
+
+@_state_command("adopt")
+def state_adopt(plan: PlanArg, state_url: StateUrlOpt = None, state_dir: StateDirOpt = None) -> int:
+    """Make a journal recorded for a plan elsewhere this plan's: the plan was moved or copied with its
+    `.director/`, or (PostgreSQL) another repository's plan shares its key. Until then apply refuses it.
+
+    Example: director state adopt plans/workflow.cloudflare.md
+    """
+    from director.commands.state import adopt_command
+
+    return adopt_command(plan, state_dir=state_dir, state_url=state_url)
 
 
 @_state_command("forget")

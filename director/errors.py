@@ -23,7 +23,8 @@ class ExitCode(enum.IntEnum):
     UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
     STATE_UNAVAILABLE = 11  # the state database (--state-url) was unreachable or lost mid-run; apply resumes
     NOT_CREATED = 12  # check: the plan was never applied here (its Live State is the published template's)
-    APPROVAL_REFUSED = 13  # approve: no run will release the gate on the receipt (its signers or policy)
+    JOURNAL_TAMPERED = 13  # the journal's hash chain is broken: a row was edited, deleted or added by hand
+    APPROVAL_REFUSED = 14  # approve: no run will release the gate on the receipt (its signers or policy)
     USAGE = 64  # a bad option or argument (sysexits EX_USAGE)
     PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
     INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)
@@ -51,6 +52,7 @@ _SEVERITY: tuple[int, ...] = (
     ExitCode.USAGE,
     ExitCode.PLAN_ERROR,
     ExitCode.INTERNAL,
+    ExitCode.JOURNAL_TAMPERED,  # an alarm: a journal edited by hand outranks every failure
     ExitCode.INTERRUPTED,
 )
 
@@ -150,6 +152,13 @@ class StateUnavailable(DirectorError):
     unlock that broke this run's lease). Nothing is retried: the next apply resumes from the journal."""
 
     exit_code = ExitCode.STATE_UNAVAILABLE
+
+
+class JournalTampered(DirectorError):
+    """The journal is not as Director wrote it: a row that bears on a gate was edited, deleted, added or
+    moved (its hash chain is broken, `director.state.chain`). No gate is released across a break."""
+
+    exit_code = ExitCode.JOURNAL_TAMPERED
 
 
 class LedgerWriteError(DirectorError):

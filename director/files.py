@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator
 
-from director.exec.processes import pid_alive
+from director.proc import pid_alive
 
 __all__ = [
     "DEFAULT_MODE",

@@ -1,7 +1,7 @@
 """Gate policy and what `approve` tells CI (issue 36, items 3, 4, 5 and 7), through the real CLI with real
 `ssh-keygen` keys and real allowed-signers and policy files:
 
-- `director approve` exits 13 when its receipt will not release the gate (unsigned, unknown, expired or
+- `director approve` exits 14 when its receipt will not release the gate (unsigned, unknown, expired or
   removed key, a key not allowed to sign this kind of gate, the run's own operator): the gate stays shut;
 - a typed `go` that cannot count (no key, a key not in the file) is said once, and the prompt waits;
 - a gate may need two approvals from different people, refuse its run's operator; receipts expire and
@@ -92,7 +92,7 @@ def _git(*args: str, cwd: Path) -> None:
 # ------------------------------------------------------------------------------ item 3: approve's exit code
 
 
-def test_approve_exits_13_when_its_receipt_will_not_release_the_gate_and_the_gate_stays_shut(
+def test_approve_exits_14_when_its_receipt_will_not_release_the_gate_and_the_gate_stays_shut(
     tmp_path: Path, out: Path, keys: dict[str, Path]
 ) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=BOOM)]))
@@ -107,7 +107,7 @@ def test_approve_exits_13_when_its_receipt_will_not_release_the_gate_and_the_gat
     ]
     for k, why in cases:
         r = approve(plan, out, "2", k)
-        assert r.returncode == 13, r.stdout + r.stderr
+        assert r.returncode == 14, r.stdout + r.stderr
         assert "refused: a run checking" in r.stdout and "will not release §2 on this receipt" in r.stdout, r.stdout
         assert why in r.stdout, r.stdout
         assert "Traceback" not in r.stderr
@@ -183,7 +183,7 @@ def test_two_approvals_from_different_people_release_a_gate_one_person_twice_doe
     r = apply(plan, out)
     assert r.returncode == 4 and "1 of 2 approvals (alice@example.com (receipt 1)); 1 more needed" in r.stdout, r.stdout
     r = approve(plan, out, "2", keys["alice"], "--operator", "someone-else")  # the same key: the same person
-    assert r.returncode == 13 and "does not count again: receipt 1 is by the same person" in r.stdout, r.stdout
+    assert r.returncode == 14 and "does not count again: receipt 1 is by the same person" in r.stdout, r.stdout
     assert apply(plan, out).returncode == 4 and acts(out) == ["s1"]
     r = approve(plan, out, "2", keys["bob"])
     assert r.returncode == 0 and "2 of 2 approvals" in r.stdout, r.stdout
@@ -287,7 +287,7 @@ def test_a_gate_may_refuse_its_own_runs_operator(tmp_path: Path, out: Path, keys
     r = apply(plan, out, *as_alice, "--approve", "2", "--sign-with", str(keys["alice"]))
     assert r.returncode == 4 and "refused: the run's own approval, and the gate needs 1 approval, not from the run's own operator" in r.stdout, r.stdout
     r = approve(plan, out, "2", keys["alice"])
-    assert r.returncode == 13 and "its approver is the run's own operator" in r.stdout, r.stdout
+    assert r.returncode == 14 and "its approver is the run's own operator" in r.stdout, r.stdout
     assert apply(plan, out, *as_alice).returncode == 4 and acts(out) == ["s1"]
     assert approve(plan, out, "2", keys["bob"]).returncode == 0
     r = apply(plan, out, *as_alice)

@@ -102,7 +102,7 @@ def test_once_signatures_were_required_a_missing_or_broken_signers_file_stops_th
     signers.write_text(signer_line("alice@example.com", keys["alice"]) + "\n")
     r = cli("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 4 and "approvals must be signed" in r.stdout, r.stdout
-    assert cli("approve", str(plan), "2", "--yes", cwd=tmp_path, out=out).returncode == 13  # unsigned: refused
+    assert cli("approve", str(plan), "2", "--yes", cwd=tmp_path, out=out).returncode == 14  # unsigned: refused
     _broken(kind)(signers)
     r = cli("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 64, r.stdout + r.stderr

@@ -79,10 +79,10 @@ def run(plan: Path, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def approve(
     plan: Path, out: Path, section: str, key: Path | None = None, refused: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """`director approve --yes`: exit 0, or 13 when the receipt is one a run will refuse (`refused`)."""
+    """`director approve --yes`: exit 0, or 14 when the receipt is one a run will refuse (`refused`)."""
     signed = ("--sign-with", str(key)) if key is not None else ()
     r = run(plan, out, "approve", str(plan), section, "--yes", *signed)
-    assert r.returncode == (13 if refused else 0), r.stdout + r.stderr
+    assert r.returncode == (14 if refused else 0), r.stdout + r.stderr
     return r
 
 
@@ -225,7 +225,8 @@ def test_replayed_receipts_are_refused_spent_from_another_plan_or_for_other_cont
     # another plan's act reads another session (its workspace, its closure key): never this content
     assert r.returncode == 4 and "needs a human go" in r.stdout, r.stdout
     v = director("approve", str(other), "--verify", cwd=other_dir, out=out)
-    assert v.returncode == 1 and "✗ replayed: signed for another plan (path:" in v.stdout, v.stdout
+    # a receipt row copied in by hand from another journal: the journal was tampered with (the alarm, exit 13)
+    assert v.returncode == 13 and "✗ tampered: was added outside Director" in v.stdout, v.stdout
     od.close()
     # 3. a receipt for this content, its sha256 set to other content's (the plan's command was changed)
     approve(plan, out, "2", keys["alice"])
@@ -298,18 +299,19 @@ def test_approve_verify_rechecks_every_stored_receipt(tmp_path: Path, out: Path,
     approve(plan, out, "2", keys["alice"])
     assert run(plan, out, "apply", str(plan)).returncode == 0
     r = run(plan, out, "approve", str(plan), "--verify")
-    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr  # a receipt refused when offered is history, not an alarm
     lines = r.stdout.splitlines()
     assert re.match(r"receipt 1 by \S+ \(approve-command\) §2 at \S+: ✗ unsigned$", lines[0]), lines
     assert re.match(rf"receipt 2 by \S+ \(approve-command\) §2 at \S+ \(spent\): ✓ alice@example.com {re.escape(fingerprint(keys['alice']))}$", lines[1])
-    assert lines[2] == f"1 of 2 receipts verified against {tmp_path / SIGNERS}"
+    assert lines[2] == f"1 of 2 receipts verified against {tmp_path / SIGNERS}; 1 refused (history, not an alarm)"
     db = journal(plan)
     content = json.loads(db.execute("SELECT content_json FROM approvals WHERE id = 2").fetchone()[0])
     content["commands"][0] = "rm -rf \"$OUT\"\n"
     db.execute("UPDATE approvals SET content_json = ? WHERE id = 2", (json.dumps(content),))
     db.close()
     r = run(plan, out, "approve", str(plan), "--verify")
-    assert r.returncode == 1 and "receipt 2 " in r.stdout and "✗ edited: its content does not hash to its sha256" in r.stdout
+    assert r.returncode == 13 and "receipt 2 " in r.stdout, r.stdout  # the journal edited by hand: the alarm
+    assert "✗ tampered: was edited: its content_json changed since it was written" in r.stdout
 
 
 def test_bad_signing_options_are_one_error_line_and_nothing_is_created(
@@ -440,7 +442,7 @@ def test_approve_signed_on_machine_b_releases_machine_a_at_its_prompt_and_a_tamp
     t = Term(["apply", str(a), "--set", "mode=a", "--wait-for-approval", "60"], a.parent, out, env_a)
     try:
         t.wait("press Enter to stop waiting")  # no key here: this prompt cannot approve, it waits
-        on_b("approve", str(b), "2", "--yes", code=13)  # unsigned: refused on machine A, which keeps asking
+        on_b("approve", str(b), "2", "--yes", code=14)  # unsigned: refused on machine A, which keeps asking
         t.wait("refused: unsigned")
         on_b("approve", str(b), "2", "--yes", "--sign-with", str(keys["bob"]))
         t.wait("approved from elsewhere")

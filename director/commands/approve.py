@@ -63,7 +63,7 @@ def approve_command(
     for 💥 what the panel asks), or at once with `--yes`. Without a terminal `--yes` is required.
     With `--sign-with` the receipt is signed (docs/approvals.md). It is then judged as a run will judge it
     at release (the allowed signers and the gate's approval policy in force): one a run would refuse, or
-    one that adds nothing to a gate needing several people's approvals, exits 13 (the gate stays shut).
+    one that adds nothing to a gate needing several people's approvals, exits 14 (the gate stays shut).
     """
     import sys
 
@@ -177,9 +177,13 @@ def verify_command(
     plan_path: Path, *, state_dir: Path | None, state_url: str | None, allowed_signers: Path | None
 ) -> ExitCode:
     """`approve --verify`: every stored receipt checked against the allowed signers now -- its signature,
-    its row against what was signed, its content against its sha256, its nonce; exit 1 if one fails."""
+    its row against what was signed, its content against its sha256, its nonce -- and the journal's hash
+    chain. A receipt refused (unsigned, unknown or expired key, replayed) is history: exit 0. A journal
+    edited by hand (a chain break, a row that differs from its signed claim) is the alarm: exit 13, with
+    the same breaks `director audit` shows."""
     from director.commands import trust
     from director.run import approval, history
+    from director.state import chain
     from director.ui.render import clean
 
     signers = trust.allowed_signers(plan_path, allowed_signers)
@@ -193,10 +197,13 @@ def verify_command(
     if journal is None:
         print(f"{plan_path}: no receipt recorded yet")
         return ExitCode.OK
-    bad = 0
+    ok = tampered = 0
     try:
-        found = history.receipts(journal)
+        found, breaks = history.receipts(journal), journal.chain_breaks()
+        on_receipt = chain.on(breaks, "approvals")
         identity = signatures.plan_identity(plan_path, plan)
+        for b in breaks:
+            print(clean(f"tampered: {b}"))
         for r in found.all:
             c = r.content
             v = signatures.check_receipt(
@@ -204,16 +211,28 @@ def verify_command(
                 sha256=r.sha256, inputs=dict(c.get("inputs", {})), nonces=found.nonces,
             )  # fmt: skip
             if v.ok and hashlib.sha256(approval.canonical(c)).hexdigest() != r.sha256:
-                v = dataclasses.replace(v, ok=False, reason="edited: its content does not hash to its sha256")
-            bad += not v.ok
-            verdict = f"✓ {v.principal} {v.fingerprint}" if v.ok else f"✗ {v.reason}"
+                why = "edited: its content does not hash to its sha256"
+                v = dataclasses.replace(v, ok=False, code="edited", reason=why)
+            broken = on_receipt.get(str(r.id))
+            if broken is not None or v.code == "edited":
+                verdict = f"✗ tampered: {broken.detail if broken is not None else v.reason}"
+                tampered += 1
+            else:
+                verdict = f"✓ {v.principal} {v.fingerprint}" if v.ok else f"✗ {v.reason}"
+                ok += v.ok
             spent = " (spent)" if r.id in found.spent else ""
+            spent += " (revoked)" if r.id in found.revoked else ""
             at = f"{r.at:%Y-%m-%dT%H:%M:%S}"
             print(clean(f"{signatures.describe(r)} §{r.section_key} at {at}{spent}: {verdict}"))
     finally:
         journal.close()
-    print(f"{len(found.all) - bad} of {len(found.all)} receipts verified against {signers}")
-    return ExitCode.FINDINGS if bad else ExitCode.OK
+    refused = len(found.all) - ok - tampered
+    said = f"; {refused} refused (history, not an alarm)" if refused else ""
+    print(f"{ok} of {len(found.all)} receipts verified against {signers}{said}")
+    if breaks or tampered:
+        print(f"the journal was tampered with: {len(breaks)} break(s) in its chain, {tampered} receipt(s)")
+        return ExitCode.JOURNAL_TAMPERED
+    return ExitCode.OK
 
 
 def revoke_command(

@@ -179,7 +179,7 @@ def backend_for(
 
     if not state_url:
         p = paths_for(plan_path, state_dir, None)
-        return SqliteBackend(p.journal, p.lock)
+        return SqliteBackend(p.journal, p.lock, plan_path.resolve())
     if plan is None:
         plan = load_plan(plan_path)
     plan_id = plan.live_state.data.get("plan_id") if plan.live_state is not None else None

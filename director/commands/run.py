@@ -256,16 +256,15 @@ def _check_approvals(plan: Plan, approve: list[str]) -> None:
 def _open_journal(
     backend: StateBackend, p: Paths, is_secret: Callable[[str], bool], created: list[Path]
 ) -> StateStore:
-    """The plan's state store; if it cannot be opened, what this start created is removed again."""
-    new = backend.name == "sqlite" and not p.journal.exists()
+    """The plan's state store; if it cannot be opened, the directories this start created are removed
+    again (if empty). A journal is never removed: it is created whole or not at all (`state.schema`), and
+    one that exists may be another process's, made a moment ago."""
     try:
         store = backend.open(is_secret=is_secret)
         assert store is not None  # create=True always gives a store
         return store
     except DirectorError:
-        if new:  # a journal this start began (an empty file, its -wal/-shm) is not left half-made
-            files = [p.journal.with_name(p.journal.name + end) for end in ("", "-wal", "-shm")]
-            remove_created([*created, *files])
+        remove_created(created)
         raise
 
 
@@ -359,6 +358,7 @@ def _lease(
     cm: Any = backend.acquire(journal, run_kind=kind, plan=str(pf.path)) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:
+            pf.catch_up()  # Live State the previous holder wrote since the plan was read is the baseline
             dead = {lease.previous_pid} if lease.previous_pid is not None else set()
             remove_stale_temps(pf.path, dead_pids=dead)
             remove_stale_temps(ignore_file(p), dead_pids=dead)  # written at start, before the lease

@@ -354,6 +354,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
     the act starts in."""
     if knobs.gate_of(section, run.knobs) is None:
         return
+    run.journal.commit()  # nothing held open while a gate deliberates (a signing key may ask its passphrase)
     where = reach(run.shell, run.session, section, texts, templates, sealer(run), run.workdir)
     content = content_for(run.plan, section, run.knobs, texts, where)
     if content is None:
@@ -393,6 +394,7 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         found = _await_receipts(run, section, content, own, found)  # the same unless `--wait-for-approval`
         if not found.complete:
             _wait(run, section, content, _needs(run, section, "needs a human go", content, found))
+    run.journal.require_intact()  # never released across a break in the journal's chain (exit 13)
     _release(run, section, content, found, own)
 
 

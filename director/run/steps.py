@@ -230,6 +230,7 @@ def step(
         if run.interrupted:
             break
         if again or (role == "act" and attempt > 1):
+            run.journal.commit()  # nothing held open while it waits for what is left to stop
             processes.stop_left(run, section, block)
         if role == "act" and attempt == 1 and key in run.carried_from:
             processes.stop_left(run, section, block, run.carried_from.pop(key))
@@ -318,6 +319,7 @@ def step(
             break
         delay = backoff(policy.delay_s if policy else 1.0, policy.backoff if policy else "constant", attempt)
         run.bus.emit("step.retry", section=section.key, block=block.index, attempt=attempt, delay_s=delay)
+        run.journal.commit()  # the failed attempt is durable before the wait
         run.sleeper(delay)
     if run.interrupted:
         run.report(section, "interrupted", run.interrupted_by)

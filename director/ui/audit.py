@@ -16,7 +16,13 @@ def _cut(text: Any, n: int = 60) -> str:
 
 
 def render_audit(c: Console, data: dict[str, Any]) -> None:
-    """Runs with their transitions, steps, approvals and events, oldest first."""
+    """Runs with their transitions, steps, approvals and events, oldest first; the chain's breaks first."""
+    breaks = (data.get("chain") or {}).get("breaks", [])
+    if breaks:
+        c.print(f"✗ the journal was tampered with: {len(breaks)} break(s) in its hash chain", markup=False,
+                highlight=False)  # fmt: skip
+        for b in breaks:
+            c.print(f"  ✗ {b['row']} {b['detail']}", markup=False, highlight=False)
     runs = data.get("runs", [])
     if not runs:
         c.print("no runs recorded")
@@ -57,9 +63,14 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
                       a["sha256"][:16] + "…")  # fmt: skip
         c.print(t)
         checked = _signatures(data.get("events", []))
+        broken = {b["id"]: b for b in breaks if b["table"] == "approvals"}
         for a in approvals:
             signed = f"signed by {a['principal']} (not checked yet)" if a.get("principal") else ""
             said = checked.get(a["id"]) or signed
+            if str(a["id"]) in broken:
+                said = f"✗ tampered: {broken[str(a['id'])]['detail']}"
+            elif breaks and said.startswith("✓"):  # what a gate once said is no evidence once tampered with
+                said = "✗ not trusted: " + said.removeprefix("✓ ") + " (the journal was tampered with)"
             if said:
                 c.print(f"  receipt {a['id']}: {said}", markup=False, highlight=False)
     other = [e for e in data.get("events", []) if e.get("run_id") is None]
