@@ -296,20 +296,12 @@ def check(plans: PlansArg, request: "RunRequest") -> int:
 
 @_command("approve")
 def approve_cmd(
-    plan: PlanArg,
-    section: GateSectionArg = None,
-    operator: OperatorOpt = None,
-    state_dir: StateDirOpt = None,
-    yes: YesOpt = False,
-    state_url: StateUrlOpt = None,
-    sign_with: SignWithOpt = None,
-    allowed_signers: AllowedSignersOpt = None,
-    verify: VerifyReceiptsOpt = False,
-    valid_for: ValidForOpt = None,
-    revoke: RevokeOpt = None,
-    reason: ReasonOpt = None,
-    allow_dirty_signers: AllowDirtySignersOpt = False,
-) -> int:
+    plan: PlanArg, section: GateSectionArg = None, operator: OperatorOpt = None,
+    state_dir: StateDirOpt = None, yes: YesOpt = False, state_url: StateUrlOpt = None,
+    sign_with: SignWithOpt = None, allowed_signers: AllowedSignersOpt = None,
+    verify: VerifyReceiptsOpt = False, valid_for: ValidForOpt = None, revoke: RevokeOpt = None,
+    reason: ReasonOpt = None, allow_dirty_signers: AllowDirtySignersOpt = False,
+) -> int:  # fmt: skip
     """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm). Exits 14
     when a run would not release the gate on it (the allowed signers or the approval policy refuse it).
 

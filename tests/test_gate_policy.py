@@ -328,7 +328,7 @@ def test_a_receipt_expires_inside_its_signed_claim(tmp_path: Path, out: Path, ke
         time.sleep(0.1)
     r = apply(plan, out)
     assert r.returncode == 4 and f"refused: it expired at {claim.expires}" in r.stdout, r.stdout
-    # the expiry is signed: extending it in the journal breaks the signature
+    # the expiry is signed: extended in the journal, the signature no longer holds
     db = sqlite3.connect(tmp_path / ".director" / plan.name / "journal.sqlite3", isolation_level=None)
     later = claim.expires.replace(claim.expires[:4], "2099")
     db.execute("UPDATE approvals SET signed_payload = ?", (receipt["signed_payload"].replace(claim.expires, later),))
@@ -341,10 +341,12 @@ def test_a_receipt_expires_inside_its_signed_claim(tmp_path: Path, out: Path, ke
     # a default receipt counts for 24 h at most, or the policy's bound if shorter
     r = approve(plan, out, "2", keys["alice"])
     [_, last] = audit(plan, out)["approvals"]
-    claim = Claim.parse(last["signed_payload"])
-    assert claim.expires is not None
-    assert (datetime.fromisoformat(claim.expires) - datetime.fromisoformat(claim.at)).total_seconds() == 7200
-    assert apply(plan, out).returncode == 0 and acts(out) == ["s1", "s2"]
+    second = Claim.parse(last["signed_payload"])
+    assert second.expires is not None
+    assert (datetime.fromisoformat(second.expires) - datetime.fromisoformat(second.at)).total_seconds() == 7200
+    # ... and releases nothing here: the journal's chain shows the edit, no gate is released across it
+    r = apply(plan, out)
+    assert r.returncode == 13 and "receipt 1 (§2) was edited" in r.stderr and acts(out) == ["s1"], r.stderr
 
 
 def test_a_revoked_receipt_never_releases_a_gate(tmp_path: Path, out: Path, keys: dict[str, Path]) -> None:

@@ -10,18 +10,15 @@ A signature is checked from a file in a private temp directory, removed before r
 from __future__ import annotations
 
 import base64
-import fnmatch
+import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from director.errors import PrerequisiteError, UsageError
-from director.state.signing import key_fingerprint, load_allowed_signers
 
 TIMEOUT_S = 120.0  # a passphrase or an agent's confirmation may take a human a while
 
@@ -93,18 +90,20 @@ class Check:
     fingerprint: str = ""  # SHA256:… of the signing key (known whenever the signature is well formed)
     key_type: str = ""  # ED25519, RSA…
     reason: str = ""  # why it is not accepted
-    code: str = ""  # bad-signature | expired | namespace | unknown-key | principal | refused
+    code: str = ""  # bad-signature | refused (`director.state.signing.refusal_code` tells which refusal)
+    said: str = ""  # ssh-keygen's last words when it refused (for the operator, never for a verdict)
+    listed: tuple[str, ...] = ()  # `-Y find-principals`: whom the file lists for the signing key
 
 
 def verify(allowed: Path, principal: str, namespace: str, signature: str, data: bytes) -> Check:
     """`ssh-keygen -Y verify` of `signature` over `data` for `principal` under `namespace`, now, against
-    the allowed-signers file. Whether it is accepted is ssh-keygen's exit status; why not is read from
-    data, never from its words: the signature's own key and namespace (`parse_signature`), whether it
-    verifies over `data` at all (`-Y check-novalidate`), and the file's line for that key -- its
-    principals, `namespaces=`, `valid-after`/`valid-before` (`-Y find-principals` for a certified key).
-    ssh-keygen's last words are kept in the reason, for the operator."""
+    the allowed-signers file. Whether it is accepted is ssh-keygen's exit status; what is known of why not
+    is data, never its words: the signature's own key and namespace (`parse_signature`), whether it
+    verifies over `data` at all (`-Y check-novalidate`: `bad-signature` when not), and whom the file lists
+    for the key (`-Y find-principals`). Which refusal it is (`refused`) is the file's line for that key
+    to say (`director.state.signing.refusal_code`)."""
     sig = parse_signature(signature)
-    fingerprint = key_fingerprint(sig.key) if sig is not None else ""
+    fingerprint = _fingerprint(sig.key) if sig is not None else ""
     key_type = _KEY_TYPES.get(sig.key_type, sig.key_type.upper()) if sig is not None else ""
     with tempfile.TemporaryDirectory(prefix="director-sig-") as tmp:
         path = Path(tmp) / "receipt.sig"
@@ -121,28 +120,13 @@ def verify(allowed: Path, principal: str, namespace: str, signature: str, data: 
             return Check(True, fingerprint, key_type)
         said = _said(done.stderr)
         found = _run(["-Y", "find-principals", "-f", str(allowed), "-s", str(path)])
-    key = f"key {fingerprint}" if fingerprint else "the key"
-    lines = [ln for ln in load_allowed_signers(allowed) if "cert-authority" not in ln.options]
-    mine = [ln for ln in lines if ln.fingerprint == fingerprint]
-    names = [p for ln in mine for p in ln.principals]
-    if not mine:  # a certified key: its CA's line says whom it may sign for
-        names = found.stdout.decode("utf-8", "replace").split() if found.returncode == 0 else []
-    if not names:
-        return Check(
-            False, fingerprint, key_type,
-            f"{key} is not in {allowed} (an unknown key, or one removed from the file)", "unknown-key",
-        )  # fmt: skip
-    line = next((ln for ln in mine if any(fnmatch.fnmatchcase(principal, p) for p in ln.principals)), None)
-    if line is None and (mine or principal not in names):
-        why = f"{key} is listed for {', '.join(names)}, not {principal}"
-        return Check(False, fingerprint, key_type, why, "principal")
-    if line is not None:
-        allowed_ns = [n.strip() for n in line.options.get("namespaces", "*").split(",")]
-        if not any(fnmatch.fnmatchcase(namespace, n) for n in allowed_ns):
-            return Check(False, fingerprint, key_type, f"{key} may not sign this gate: {said}", "namespace")
-        if not _valid_now(line.options):
-            return Check(False, fingerprint, key_type, f"{key} is out of its validity: {said}", "expired")
-    return Check(False, fingerprint, key_type, f"refused by {allowed}: {said}", "refused")
+    listed = tuple(found.stdout.decode("utf-8", "replace").split()) if found.returncode == 0 else ()
+    return Check(False, fingerprint, key_type, f"refused by {allowed}: {said}", "refused", said, listed)
+
+
+def _fingerprint(blob: str) -> str:
+    """`SHA256:…` of a public key blob (base64), as `ssh-keygen -l` prints it."""
+    return "SHA256:" + base64.b64encode(hashlib.sha256(base64.b64decode(blob)).digest()).decode().rstrip("=")
 
 
 @dataclass(frozen=True)
@@ -184,28 +168,6 @@ _KEY_TYPES = {
     "ecdsa-sha2-nistp384": "ECDSA", "ecdsa-sha2-nistp521": "ECDSA",
     "sk-ssh-ed25519@openssh.com": "ED25519-SK", "sk-ecdsa-sha2-nistp256@openssh.com": "ECDSA-SK",
 }  # fmt: skip
-_WHEN = re.compile(r"^(\d{8})(\d{4}(\d{2})?)?(Z)?$")
-
-
-def _valid_now(options: dict[str, str]) -> bool:
-    """Whether now is inside a line's `valid-after`/`valid-before` (ssh-keygen(1): YYYYMMDD[HHMM[SS]], local
-    time unless it ends in Z); a value that is not such a time counts as out of validity."""
-    now = datetime.now(UTC)
-    for name in ("valid-after", "valid-before"):
-        value = options.get(name)
-        if value is None:
-            continue
-        m = _WHEN.match(value)
-        if m is None:
-            return False
-        digits = (m.group(1) + (m.group(2) or "0000")).ljust(14, "0")
-        when = datetime.strptime(digits, "%Y%m%d%H%M%S")
-        at = when.replace(tzinfo=UTC) if m.group(4) else when.astimezone(UTC)
-        if (now < at) if name == "valid-after" else (now >= at):
-            return False
-    return True
-
-
 def readable_key(key: Path) -> Path:
     """The `--sign-with` file: it must exist and be readable (UsageError naming it otherwise)."""
     if not key.is_file() or not os.access(key, os.R_OK):

@@ -18,10 +18,11 @@ same way; and the receipts that count toward a gate's approvals are one per pers
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from director.state.signing import (
     namespace,
     new_nonce,
     principal_for,
+    refusal_code,
     row_mismatch,
 )
 from director.state.store import ApprovalHow, StateStore
@@ -146,8 +148,26 @@ def check_receipt(
         why = f"replayed: its signature's nonce was already carried or spent by receipt {first}"
         return Verdict(False, claim.principal, reason=why, code="replayed")
     payload = receipt.signed_payload.encode()
-    c = sshsig.verify(allowed, claim.principal, namespace(marker), receipt.signature, payload)
+    c = verify(allowed, claim.principal, namespace(marker), receipt.signature, payload)
     return Verdict(c.ok, claim.principal, c.fingerprint, c.reason, c.code)
+
+
+def verify(allowed: Path, principal: str, ns: str, signature: str, data: bytes) -> sshsig.Check:
+    """`ssh-keygen -Y verify` (`sshsig.verify`), and when the file refused a well-formed signature, which
+    refusal it is, read from the file's line for the key (`signing.refusal_code`), never from words."""
+    c = sshsig.verify(allowed, principal, ns, signature, data)
+    if c.ok or c.code != "refused":
+        return c
+    code, names = refusal_code(load_allowed_signers(allowed), c.fingerprint, principal, ns, c.listed,
+                               datetime.now(UTC))  # fmt: skip
+    key = f"key {c.fingerprint}" if c.fingerprint else "the key"
+    reason = {
+        "unknown-key": f"{key} is not in {allowed} (an unknown key, or one removed from the file)",
+        "principal": f"{key} is listed for {', '.join(names)}, not {principal}",
+        "namespace": f"{key} may not sign this gate: {c.said}",
+        "expired": f"{key} is out of its validity: {c.said}",
+    }.get(code, c.reason)
+    return dataclasses.replace(c, code=code, reason=reason)
 
 
 def describe(receipt: ApprovalRecord) -> str:

@@ -16,11 +16,14 @@ refused), and has `ssh-keygen -Y verify` check the signature over the stored tex
 from __future__ import annotations
 
 import base64
+import fnmatch
 import hashlib
 import json
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -262,3 +265,49 @@ def principal_for(signers: list[AllowedSigner], key_type: str, key: str, operato
     if operator in literal:
         return operator
     return literal[0] if literal else None
+
+
+def refusal_code(
+    signers: list[AllowedSigner], fingerprint: str, principal: str, namespace: str, listed: tuple[str, ...],
+    now: datetime,
+) -> tuple[str, tuple[str, ...]]:  # fmt: skip
+    """Why the file refuses a well-formed signature by the key `fingerprint` for `principal` under
+    `namespace` (ssh-keygen refused it), read from the file's line for that key, and whom the file lists
+    for it: `unknown-key` (no line: never listed, or removed), `principal` (listed for others),
+    `namespace` (its `namespaces=` do not include this one), `expired` (now is outside its
+    `valid-after`/`valid-before`), else `refused`. `listed`: `-Y find-principals` (a certified key)."""
+    mine = [s for s in signers if "cert-authority" not in s.options and s.fingerprint == fingerprint]
+    names = tuple(p for s in mine for p in s.principals) or listed
+    if not names:
+        return "unknown-key", ()
+    line = next((s for s in mine if any(fnmatch.fnmatchcase(principal, p) for p in s.principals)), None)
+    if line is None and (mine or principal not in names):
+        return "principal", names
+    if line is not None:
+        spaces = [n.strip() for n in line.options.get("namespaces", "*").split(",")]
+        if not any(fnmatch.fnmatchcase(namespace, n) for n in spaces):
+            return "namespace", names
+        if not valid_at(line.options, now):
+            return "expired", names
+    return "refused", names
+
+
+_WHEN = re.compile(r"^(\d{8})(\d{4}(\d{2})?)?(Z)?$")
+
+
+def valid_at(options: Mapping[str, str], now: datetime) -> bool:
+    """Whether `now` is inside a line's `valid-after`/`valid-before` (ssh-keygen(1): YYYYMMDD[HHMM[SS]],
+    local time unless it ends in Z); a value that is not such a time counts as outside."""
+    for name in ("valid-after", "valid-before"):
+        value = options.get(name)
+        if value is None:
+            continue
+        m = _WHEN.match(value)
+        if m is None:
+            return False
+        digits = (m.group(1) + (m.group(2) or "0000")).ljust(14, "0")
+        when = datetime.strptime(digits, "%Y%m%d%H%M%S")
+        at = when.replace(tzinfo=UTC) if m.group(4) else when.astimezone(UTC)
+        if (now < at) if name == "valid-after" else (now >= at):
+            return False
+    return True
