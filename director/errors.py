@@ -31,6 +31,18 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130  # Ctrl-C / SIGTERM (128 + SIGINT); the next apply resumes
 
 
+# What str.splitlines() (and a terminal) may break a line on: shown escaped wherever a message quotes a
+# path or a plan's text, so that a one-line message stays one line (`director.error_handler`, `lint`).
+_LINE_BREAKS = str.maketrans(
+    {c: c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+)
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks shown escaped (`\\n`): one line, whatever a path or a plan holds."""
+    return text.translate(_LINE_BREAKS)
+
+
 # Several plans' codes as one (a family, a fleet `check`): the most severe wins, never the largest number --
 # a member that failed (3) outranks one that completed unconfirmed (10), drift (2) outranks a plan never
 # applied here (12). Outcomes first, least severe first; then failures; an interruption outranks all.
@@ -152,6 +164,13 @@ class StateUnavailable(DirectorError):
     unlock that broke this run's lease). Nothing is retried: the next apply resumes from the journal."""
 
     exit_code = ExitCode.STATE_UNAVAILABLE
+
+
+class SessionTooLarge(DirectorError):
+    """A block left more session (variables, arrays, functions) than Director carries between blocks
+    (`director.exec.session.SESSION_MAX_BYTES`, docs/limits.md): the run stops there, `failed`."""
+
+    exit_code = ExitCode.STEP_FAILED
 
 
 class JournalTampered(DirectorError):

@@ -137,7 +137,11 @@ def run_command(
     with ExitStack() as closing:
         bus, live = run_screen.views(console, pf.plan, kind, interactive, screen.plain, family)
         if family is None:
-            run_screen.event_sinks(bus, screen.events, closing)
+            try:
+                run_screen.event_sinks(bus, screen.events, closing)
+            except UsageError:
+                remove_created(site.created)  # refused before anything ran: nothing of this run is left
+                raise
         elif family.events is not None:
             bus.subscribe(family.events)
         if family is not None:

@@ -23,6 +23,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from director.plan.source import has_surrogate
+
 RETRY_KEYS = ("retries", "backoff", "delay", "timeout")
 PROCESS_KEYS = ("processes",)
 RUNME_KEYS = ("name", "cwd", "interactive", "excludeFromRunAll", "id")
@@ -104,9 +106,15 @@ def parse_attributes(info_rest: str) -> FenceAttributes | None:
     if re.match(r"\{\s*\"", text):
         try:
             obj = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: arrays nested thousands deep
             raise FenceAttributeError(f"bad fence attributes {text!r}: {exc}") from None
+        if not isinstance(obj, dict):
+            raise FenceAttributeError(f"bad fence attributes {text!r}: expected a JSON object")
         items = [(str(k), _json_value(v)) for k, v in obj.items()]
+        if any(has_surrogate(k + v) for k, v in items):
+            raise FenceAttributeError(
+                f"bad fence attributes {text!r}: a \\u escape decodes to a lone surrogate, no character"
+            )
     else:
         try:
             words = shlex.split(text[1:-1].replace(",", " "))
