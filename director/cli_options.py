@@ -131,6 +131,7 @@ AcceptanceOpt = Annotated[
         "may exercise what the plan built -- send it a request, trigger a job, write a test record -- "
         "as they do on every apply: use this where that is acceptable. A check that took the path it took "
         "when it did not hold, or one never seen, is drift.",
+        envvar="DIRECTOR_ACCEPTANCE",
     ),
 ]
 LintStrictOpt = Annotated[
