@@ -19,16 +19,10 @@ from typing import NoReturn
 import typer
 
 from director.cli_streams import OutputClosed
-from director.errors import DirectorError, ExitCode
+from director.errors import DirectorError, ExitCode, one_line
 
 # click's UsageError, reached through typer (click is typer's dependency, not ours).
 ClickUsageError: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
-
-
-# What str.splitlines() (and a terminal) may break a line on: shown escaped, so an error stays one line.
-_LINE_BREAKS = str.maketrans(
-    {c: c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
-)
 
 
 def _say_error(message: str) -> None:
@@ -38,7 +32,7 @@ def _say_error(message: str) -> None:
     from rich.text import Text
 
     err = Console(stderr=True, highlight=False)
-    err.print(Text.assemble(("error:", "bold red"), " ", message.translate(_LINE_BREAKS)), soft_wrap=True)
+    err.print(Text.assemble(("error:", "bold red"), " ", one_line(message)), soft_wrap=True)
 
 
 @contextmanager
@@ -62,6 +56,11 @@ def error_handler() -> Iterator[None]:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(int(ExitCode.INTERRUPTED)) from None
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            # A path the system cannot even look up (a PLAN, --state-dir, --events… over its limits): a
+            # bad argument, said in one line (`init` and `require_plan` name the argument themselves).
+            _say_error(_os_error(exc))
+            raise SystemExit(int(ExitCode.USAGE)) from None
         if exc.errno not in _ENVIRONMENT_FAULTS:
             _bug(exc)
         # Disk full, read-only file system, no permission: the machine's state, not a bug (no traceback).

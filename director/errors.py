@@ -23,10 +23,24 @@ class ExitCode(enum.IntEnum):
     UNCONFIRMED = 10  # completed, but a check after an act was inconclusive (docs/verify-semantics.md)
     STATE_UNAVAILABLE = 11  # the state database (--state-url) was unreachable or lost mid-run; apply resumes
     NOT_CREATED = 12  # check: the plan was never applied here (its Live State is the published template's)
+    JOURNAL_TAMPERED = 13  # the journal's hash chain is broken: a row was edited, deleted or added by hand
+    APPROVAL_REFUSED = 14  # approve: no run will release the gate on the receipt (its signers or policy)
     USAGE = 64  # a bad option or argument (sysexits EX_USAGE)
     PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
     INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)
     INTERRUPTED = 130  # Ctrl-C / SIGTERM (128 + SIGINT); the next apply resumes
+
+
+# What str.splitlines() (and a terminal) may break a line on: shown escaped wherever a message quotes a
+# path or a plan's text, so that a one-line message stays one line (`director.error_handler`, `lint`).
+_LINE_BREAKS = str.maketrans(
+    {c: c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+)
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks shown escaped (`\\n`): one line, whatever a path or a plan holds."""
+    return text.translate(_LINE_BREAKS)
 
 
 # Several plans' codes as one (a family, a fleet `check`): the most severe wins, never the largest number --
@@ -39,6 +53,7 @@ _SEVERITY: tuple[int, ...] = (
     ExitCode.FINDINGS,
     ExitCode.CHANGES,
     ExitCode.AWAITING_APPROVAL,
+    ExitCode.APPROVAL_REFUSED,
     ExitCode.UPSTREAM_GUARD,
     ExitCode.STEP_FAILED,
     ExitCode.LEDGER_CONFLICT,
@@ -49,6 +64,7 @@ _SEVERITY: tuple[int, ...] = (
     ExitCode.USAGE,
     ExitCode.PLAN_ERROR,
     ExitCode.INTERNAL,
+    ExitCode.JOURNAL_TAMPERED,  # an alarm: a journal edited by hand outranks every failure
     ExitCode.INTERRUPTED,
 )
 
@@ -148,6 +164,20 @@ class StateUnavailable(DirectorError):
     unlock that broke this run's lease). Nothing is retried: the next apply resumes from the journal."""
 
     exit_code = ExitCode.STATE_UNAVAILABLE
+
+
+class SessionTooLarge(DirectorError):
+    """A block left more session (variables, arrays, functions) than Director carries between blocks
+    (`director.exec.session.SESSION_MAX_BYTES`, docs/limits.md): the run stops there, `failed`."""
+
+    exit_code = ExitCode.STEP_FAILED
+
+
+class JournalTampered(DirectorError):
+    """The journal is not as Director wrote it: a row that bears on a gate was edited, deleted, added or
+    moved (its hash chain is broken, `director.state.chain`). No gate is released across a break."""
+
+    exit_code = ExitCode.JOURNAL_TAMPERED
 
 
 class LedgerWriteError(DirectorError):

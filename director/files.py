@@ -15,13 +15,14 @@ over, so a dead owner's temp goes at once, whatever its age.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator
 
-from director.exec.processes import pid_alive
+from director.proc import pid_alive
 
 __all__ = [
     "DEFAULT_MODE",
@@ -51,8 +52,20 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+_NAME_MAX = 255  # bytes in one file name (Linux, macOS)
+_TEMP_ROOM = 40  # what a temp name adds to its prefix: pid, mkstemp's random part, TEMP_SUFFIX
+
+
 def _temp_prefix(target: str) -> str:
-    return f".{os.path.basename(target)}."
+    """`.NAME.` -- a long NAME (near the 255-byte limit of a file name) cut and told apart by a digest of
+    itself, so that the temp name beside it still fits; the same for the same target (stale temps are
+    found by it)."""
+    name = os.path.basename(target)
+    raw = os.fsencode(name)
+    if len(raw) + 2 + _TEMP_ROOM > _NAME_MAX:
+        digest = hashlib.sha256(raw).hexdigest()[:16]
+        name = os.fsdecode(raw[: _NAME_MAX - _TEMP_ROOM - 2 - 17]) + "~" + digest  # the bytes as they are
+    return f".{name}."
 
 
 CHUNK = 1 << 20  # text is encoded and files are compared this much at a time

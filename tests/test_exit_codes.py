@@ -9,6 +9,7 @@ import importlib.util
 import os
 import pkgutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -94,6 +95,15 @@ def _step_failed(tmp: Path, out: Path) -> list[Result]:
 def _awaiting_approval(tmp: Path, out: Path) -> list[Result]:
     plan = write_plan(tmp, CounterPlan([Step(marker="🔴")]))
     return [run_director("apply", str(plan), cwd=tmp, out=out)]
+
+
+def _approval_refused(tmp: Path, out: Path) -> list[Result]:
+    from tests.approvalplans import SIGNERS, key, signer_line
+
+    plan = write_plan(tmp, CounterPlan([Step(marker="🔴")]))
+    (tmp / SIGNERS).write_text(signer_line("alice@example.com", key(tmp, "alice")) + "\n")
+    assert run_director("apply", str(plan), cwd=tmp, out=out).returncode == 4
+    return [run_director("approve", str(plan), "1", "--yes", cwd=tmp, out=out)]  # unsigned: it will be refused
 
 
 def _lease_held(tmp: Path, out: Path) -> list[Result]:
@@ -187,6 +197,21 @@ def _state_unavailable(tmp: Path, out: Path) -> list[Result]:
     return [run_director(cmd, str(plan), "--state-url", url, cwd=tmp, out=out) for cmd in ("apply", "status")]
 
 
+def _journal_tampered(tmp: Path, out: Path) -> list[Result]:
+    # the receipt a section spent is made to look unspent (its `approval-used` row deleted by hand), and the
+    # world drifts so the gate is asked again: the gate refuses to release across the break
+    plan = write_plan(tmp, CounterPlan([Step(marker="🔴")]))
+    assert run_director("apply", str(plan), cwd=tmp, out=out).returncode == 4
+    assert run_director("approve", str(plan), "1", "--yes", cwd=tmp, out=out).returncode == 0
+    assert run_director("apply", str(plan), cwd=tmp, out=out).returncode == 0
+    db = sqlite3.connect(tmp / ".director" / plan.name / "journal.sqlite3")
+    with db:
+        db.execute("DELETE FROM events WHERE kind = 'approval-used'")
+    db.close()
+    (out / "s1").unlink()
+    return [run_director("apply", str(plan), cwd=tmp, out=out)]
+
+
 def _interrupted(tmp: Path, out: Path) -> list[Result]:
     plan = write_plan(tmp, CounterPlan([Step(extra="sleep 60")]))
     p = _until_acting(["apply", str(plan)], tmp, out, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -229,6 +254,8 @@ SCENARIOS: dict[ExitCode, Callable[[Path, Path], list[Result]]] = {
     ExitCode.INTERNAL: _internal,
     ExitCode.STATE_UNAVAILABLE: _state_unavailable,
     ExitCode.NOT_CREATED: _not_created,
+    ExitCode.JOURNAL_TAMPERED: _journal_tampered,
+    ExitCode.APPROVAL_REFUSED: _approval_refused,
     ExitCode.INTERRUPTED: _interrupted,
 }
 SLOW = {ExitCode.LEASE_HELD, ExitCode.CRASH_LOOP}  # a 30 s block held open; several SIGKILLed runs
@@ -291,7 +318,7 @@ def _exit_calls(tree: ast.AST) -> Iterator[ast.Call]:
 
 
 def test_no_exit_with_a_bare_number_and_1_only_from_lint_and_diff() -> None:
-    """Exits name their `ExitCode`; `FINDINGS` is returned by `lint`, `diff` and `approve --verify` only."""
+    """Exits name their `ExitCode`; `FINDINGS` is returned by `lint` and `diff` only."""
     for name in _modules():
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.origin is not None
@@ -302,7 +329,7 @@ def test_no_exit_with_a_bare_number_and_1_only_from_lint_and_diff() -> None:
                 assert not isinstance(arg, ast.Constant), f"{name}:{call.lineno}: exit with a bare number"
         if "ExitCode.FINDINGS" in source:
             assert name in (
-                "director.errors", "director.commands.lint", "director.commands.diff", "director.commands.approve"
+                "director.errors", "director.commands.lint", "director.commands.diff"
             ), name
 
 

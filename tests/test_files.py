@@ -115,3 +115,17 @@ def test_sweep_removes_dead_owners_temps_under_a_state_directory_but_not_in_skip
         p.write_text("partial")
     assert sweep_stale_temps(tmp_path, skip={str(tmp_path / "workspace")}) == 2
     assert [p.exists() for p in gone + kept] == [False, False, True, True, True]
+
+
+def test_a_file_whose_name_is_near_the_limit_is_written_atomically(tmp_path: Path) -> None:
+    """A plan named with ~250 bytes (é is two): its temp file beside it must still fit in 255 bytes."""
+
+
+    for name in ("p" * 240 + ".md", "é" * 124 + ".md"):
+        target = tmp_path / name
+        assert write_atomic(target, "one\n")
+        assert write_atomic(target, "two\n")
+        assert target.read_text() == "two\n"
+        assert [p.name for p in tmp_path.iterdir()] == [name]
+        assert remove_stale_temps(target) == 0
+        target.unlink()

@@ -340,3 +340,17 @@ def test_plan_teardown_says_what_its_exit_status_is(tmp_path: Path, out: Path) -
     r = director("plan", str(plan), "--teardown", cwd=tmp_path, out=out)
     assert r.returncode == 2
     assert "would tear down (its verify does not find it gone: exit 1)" in r.stdout, r.stdout
+
+
+def test_a_version_probe_killed_by_a_signal_is_asked_again(tmp_path: Path) -> None:
+    """A probe another process killed (a soak's SIGKILL, the OOM killer) says nothing about the version."""
+    from director.commands.prereqs import bash_version
+
+    fake = tmp_path / "bash"
+    once = tmp_path / "killed-once"
+    fake.write_text(
+        f'#!/bin/sh\nif [ ! -e "{once}" ]; then : > "{once}"; kill -9 $$; fi\nprintf "5 2"\n', encoding="utf-8"
+    )
+    fake.chmod(0o755)
+    assert bash_version(str(fake)) == (5, 2)
+    assert once.exists()

@@ -1,50 +1,32 @@
-"""The SQLite journal on real files in temp dirs."""
+"""The journal's contract, run on both backends (an SQLite file in a temp dir, a real PostgreSQL server),
+and what only the SQLite file has (its settings, its refusals)."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from director.errors import JournalError, TransitionError
-from director.exec.capture import excerpt
+from director.errors import JournalError, StateUnavailable, TransitionError
+from director.excerpt import excerpt
 from director.state.journal import SCHEMA_VERSION, Journal
 from director.state.lifecycle import RunState, StepState
+from director.state.pgjournal import PgJournal
 from director.state.records import ExportFormat
-
-
-class FakeClock:
-    """A clock that advances one second per reading."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Iterator[Journal]:
-    with Journal.open(tmp_path / "state" / "plan.db", clock=FakeClock()) as j:
-        yield j
+from tests.journals import FakeClock, Raw, reopen
+from tests.journals import journal as journal  # the fixture: both backends
 
 
 def new_run(j: Journal) -> int:
     return j.create_run("apply", "plan.md", "local", "alice", {"TRIGGER": "http"})
 
 
-def test_open_creates_parent_and_sets_durability_pragmas(journal: Journal, tmp_path: Path) -> None:
-    assert (tmp_path / "state" / "plan.db").exists()
-    assert journal.pragma("journal_mode") == "wal"
-    assert journal.pragma("synchronous") == 2  # FULL
-    assert journal.pragma("busy_timeout") >= 5000
-    assert journal.pragma("user_version") == SCHEMA_VERSION
-    assert journal.integrity_check() == "ok"
+# ------------------------------------------------------------------------------ the contract, both backends
 
 
 def test_create_run_is_pending_and_journaled(journal: Journal) -> None:
@@ -52,7 +34,7 @@ def test_create_run_is_pending_and_journaled(journal: Journal) -> None:
     run = journal.run(rid)
     assert run.state is RunState.PENDING
     assert run.inputs == {"TRIGGER": "http"} and run.kind == "apply" and run.recoveries == 0
-    assert run.created_at.tzinfo is not None
+    assert run.created_at.tzinfo is not None and run.created_at.year == 2025
     [t] = journal.transitions(rid)
     assert t.frm is None and t.to is RunState.PENDING
     assert [e.kind for e in journal.events(rid)] == ["run-created"]
@@ -90,6 +72,7 @@ def test_invalid_transition_raises_and_changes_nothing(journal: Journal) -> None
     assert journal.events(rid, kind="transition") == []
     with pytest.raises(JournalError, match="no run 99"):
         journal.transition(99, RunState.RUNNING)
+    assert journal.chain_breaks() == []
 
 
 def test_steps_started_finished_and_memo(journal: Journal) -> None:
@@ -111,6 +94,8 @@ def test_steps_started_finished_and_memo(journal: Journal) -> None:
         journal.step_finished(sid, StepState.FAILED, 1, 0.1, "", None)
     with pytest.raises(TransitionError, match="not a final"):
         journal.step_finished(sid, StepState.STARTED, 1, 0.1, "", None)
+    with pytest.raises(JournalError, match="no step 999"):
+        journal.step_finished(999, StepState.FAILED, 1, 0.1, "", None)
 
     # A later failure does not replace the memo; a later success does, across runs.
     sid2 = journal.step_started(rid, "3/0", "3", 0, "act", "f2", attempt=2, flags={"rerun_after_crash": True})
@@ -139,22 +124,24 @@ def test_output_is_bounded(journal: Journal) -> None:
     assert len(out) < 70000
 
 
-def test_secret_names_never_reach_the_file(tmp_path: Path) -> None:
-    path = tmp_path / "p.db"
-    with Journal.open(path) as j:
-        rid = new_run(j)
-        sid = j.step_started(rid, "0/0", "0", 0, "act", "f")
-        session = {
-            "variables": {"API_TOKEN": "tok-zzzz-1234", "WF": "flow"},
-            "exported": ["API_TOKEN", "WF"],
-            "functions": "",
-            "cwd": "/",
-        }
-        j.step_finished(sid, StepState.SUCCEEDED, 0, 0.1, "", session)
-        saved = j.step(sid).session
-        assert saved is not None and saved["variables"] == {"WF": "flow"} and saved["exported"] == ["WF"]
-    data = b"".join(p.read_bytes() for p in tmp_path.iterdir())
-    assert b"tok-zzzz-1234" not in data and b"API_TOKEN" not in data
+def test_secret_names_never_reach_the_store(journal: Journal, tmp_path: Path) -> None:
+    rid = new_run(journal)
+    sid = journal.step_started(rid, "0/0", "0", 0, "act", "f")
+    session = {
+        "variables": {"API_TOKEN": "tok-zzzz-1234", "WF": "flow"},
+        "exported": ["API_TOKEN", "WF"],
+        "functions": "",
+        "cwd": "/",
+    }
+    journal.step_finished(sid, StepState.SUCCEEDED, 0, 0.1, "", session)
+    journal.section_succeeded(rid, "0/section", "0", "f", session)
+    saved = journal.step(sid).session
+    assert saved is not None and saved["variables"] == {"WF": "flow"} and saved["exported"] == ["WF"]
+    assert "tok-zzzz-1234" not in journal.export("json") and "API_TOKEN" not in journal.export("json")
+    if not isinstance(journal, PgJournal):
+        journal.close()
+        data = b"".join(p.read_bytes() for p in journal.path.parent.iterdir())
+        assert b"tok-zzzz-1234" not in data and b"API_TOKEN" not in data
 
 
 def test_approvals(journal: Journal) -> None:
@@ -168,6 +155,7 @@ def test_approvals(journal: Journal) -> None:
     )
     assert journal.find_approval("4", "other") is None
     assert [a.section_key for a in journal.approvals()] == ["4", "5"]
+    assert [a.section_key for a in journal.approvals(rid)] == ["5"]
     assert len(journal.events(kind="approval")) == 2
     with pytest.raises(ValueError):
         journal.record_approval(rid, "5", "x", "a", "telepathy")  # type: ignore[arg-type]
@@ -179,6 +167,7 @@ def test_events_and_recoveries(journal: Journal) -> None:
     journal.record_event(None, "shim", {"cmd": "deploy"})
     assert [e.kind for e in journal.events(rid)] == ["run-created", "input-resolved"]
     assert [e.kind for e in journal.events()][-1] == "shim"
+    assert [e.kind for e in journal.events(rid, kind="input-resolved")] == ["input-resolved"]
     assert journal.bump_recoveries(rid) == 1
     assert journal.bump_recoveries(rid) == 2
     journal.reset_recoveries(rid)
@@ -189,12 +178,6 @@ def test_events_and_recoveries(journal: Journal) -> None:
     assert run.recoveries == 0 and run.current_section == "3"
 
 
-def test_timestamps_come_from_the_clock(journal: Journal) -> None:
-    rid = new_run(journal)
-    run = journal.run(rid)
-    assert run.created_at.year == 2025 and run.created_at.utcoffset() == timedelta(0)
-
-
 def test_export_json_and_jsonl(journal: Journal) -> None:
     rid = new_run(journal)
     journal.transition(rid, RunState.RUNNING)
@@ -202,12 +185,13 @@ def test_export_json_and_jsonl(journal: Journal) -> None:
     journal.step_finished(sid, StepState.SUCCEEDED, 0, 0.1, "out", {"variables": {}, "cwd": "/"})
     journal.record_approval(rid, "1", "s", "op", "flag")
     data = json.loads(journal.export("json"))
-    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["schema_version"] >= 1 and data["chain_head"].split()[0] == "6"
     assert data["runs"][0]["inputs"] == {"TRIGGER": "http"}
     assert data["steps"][0]["session"] == {"variables": {}, "cwd": "/"}
     assert len(data["transitions"]) == 2 and len(data["approvals"]) == 1
+    assert "plan_key" not in data["runs"][0]
     lines = [json.loads(x) for x in journal.export("jsonl").splitlines()]
-    assert lines[0] == {"record": "journal", "schema_version": SCHEMA_VERSION}
+    assert lines[0]["record"] == "journal"
     assert {x["record"] for x in lines[1:]} == {"run", "transition", "step", "approval", "event"}
     sid2 = journal.step_started(rid, "1/1", "1", 1, "act", "f")
     journal.step_finished(sid2, StepState.SUCCEEDED, 0, 0.1, "", {"variables": {"B": "\udcff é"}})
@@ -221,12 +205,134 @@ def test_export_json_and_jsonl(journal: Journal) -> None:
         journal.export("xml")  # type: ignore[arg-type]
 
 
-def test_reopen_keeps_data(tmp_path: Path) -> None:
-    path = tmp_path / "p.db"
-    with Journal.open(path) as j:
-        rid = new_run(j)
-    with Journal.open(path) as j:
-        assert j.run(rid).plan_path == "plan.md"
+def test_two_connections_see_each_other_and_reopen_keeps_data(journal: Journal) -> None:
+    rid = new_run(journal)
+    with reopen(journal) as other:
+        other.transition(rid, RunState.RUNNING)
+        assert journal.run(rid).state is RunState.RUNNING
+        assert other.run(rid).plan_path == "plan.md"
+        assert other.record_event(rid, "x") > journal.events()[-2].id
+    assert journal.chain_breaks() == []
+
+
+# ------------------------------------------------------------------- batches and their commit points
+
+
+def _seen(other: Journal) -> list[str]:
+    return [f"{s.step_key}:{s.state.value}" for s in other.steps(1)]
+
+
+def test_a_batch_commits_at_each_intent_and_at_its_end(journal: Journal) -> None:
+    """Inside a batch, a block's outcome is durable with the next block's intent (before it runs), the
+    section's success with the batch's end; another process sees nothing in between."""
+    rid = new_run(journal)
+    with reopen(journal) as other:
+        with journal.batch():
+            a = journal.step_started(rid, "1/0", "1", 0, "act", "f")
+            assert _seen(other) == ["1/0:started"]  # the intent is committed before the block runs
+            journal.step_finished(a, StepState.SUCCEEDED, 0, 0.1, "", None)
+            journal.record_event(rid, "target", {"op": "deploy"})
+            assert _seen(other) == ["1/0:started"] and other.events(kind="target") == []
+            b = journal.step_started(rid, "1/1", "1", 1, "verify", "f")
+            assert _seen(other) == ["1/0:succeeded", "1/1:started"] and len(other.events(kind="target")) == 1
+            journal.step_finished(b, StepState.SUCCEEDED, 0, 0.1, "", None)
+            journal.section_succeeded(rid, "1/section", "1", "fp", None, ("section-basis", {"x": 1}))
+            assert _seen(other) == ["1/0:succeeded", "1/1:started"]
+            assert journal.last_success("1/section") is not None  # the writer reads its own writes
+        assert _seen(other) == ["1/0:succeeded", "1/1:succeeded", "1/section:succeeded"]
+        assert other.chain_breaks() == []
+
+
+def test_a_batch_keeps_what_was_written_however_it_ends(journal: Journal) -> None:
+    rid = new_run(journal)
+    with pytest.raises(RuntimeError), journal.batch():
+        journal.record_event(rid, "before-the-error")
+        raise RuntimeError("a block's error, not the journal's")
+    with journal.batch():
+        journal.record_event(rid, "kept")
+        with pytest.raises(TransitionError):
+            journal.transition(rid, RunState.COMPLETED)  # refused: nothing written, the batch goes on
+        journal.record_event(rid, "after-the-refusal")
+    with reopen(journal) as other:
+        assert [e.kind for e in other.events(rid)][1:] == ["before-the-error", "kept", "after-the-refusal"]
+
+
+def test_transitions_and_waits_are_commit_points(journal: Journal) -> None:
+    rid = new_run(journal)
+    with reopen(journal) as other, journal.batch():
+        journal.record_event(rid, "gate-waiting")
+        journal.transition(rid, RunState.RUNNING)
+        assert [e.kind for e in other.events(rid, kind="gate-waiting")] == ["gate-waiting"]
+        journal.record_event(rid, "approval-asked")
+        assert journal.wait_for_approval("2", "abc", 0, 0.01) is None  # nothing is held while it waits
+        assert len(other.events(rid, kind="approval-asked")) == 1
+        journal.record_event(rid, "pending")
+        journal.commit()
+        assert len(other.events(rid, kind="pending")) == 1
+
+
+def test_a_failed_write_ends_the_batch_without_keeping_it(journal: Journal, monkeypatch: Any) -> None:
+    """A fault of the database inside a batch: what the batch wrote since its last commit is dropped, as
+    a crash would drop it, and the error says so; the journal goes on."""
+    rid = new_run(journal)
+    real = journal._d.execute
+    broken = sqlite3.OperationalError("disk I/O error")
+    if isinstance(journal, PgJournal):
+        import psycopg
+
+        broken = psycopg.OperationalError("server closed the connection unexpectedly")  # type: ignore[assignment]
+
+    def execute(sql: str, params: Any) -> Any:
+        if "INSERT INTO" in sql and "events" in sql and params.get("kind") == "boom":
+            raise broken
+        return real(sql, params)
+
+    monkeypatch.setattr(journal._d, "execute", execute)
+    with pytest.raises((JournalError, StateUnavailable)), journal.batch():
+        journal.record_event(rid, "lost")
+        journal.record_event(rid, "boom")
+    monkeypatch.undo()
+    if isinstance(journal, PgJournal):
+        return  # the connection is gone (StateUnavailable): nothing more from this process
+    assert [e.kind for e in journal.events(rid)] == ["run-created"]
+    journal.record_event(rid, "afterwards")
+    assert [e.kind for e in journal.events(rid)] == ["run-created", "afterwards"]
+    assert journal.chain_breaks() == []
+
+
+def test_a_signal_during_a_write_lands_after_it(journal: Journal, monkeypatch: Any) -> None:
+    """Ctrl-C while a write runs (between its statements) is delivered when the write is done: the
+    write is whole (its row and its audit event), never half."""
+    rid = new_run(journal)
+    real = journal._d.execute
+    sent: list[bool] = []
+
+    def execute(sql: str, params: Any) -> Any:
+        if "INSERT INTO" in sql and "approvals" in sql and not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGINT)  # arrives between the receipt's row and its event
+        return real(sql, params)
+
+    monkeypatch.setattr(journal._d, "execute", execute)
+    with pytest.raises(KeyboardInterrupt):
+        journal.record_approval(rid, "2", "abc", "bob", "flag")
+    monkeypatch.undo()
+    assert sent and [a.section_key for a in journal.approvals()] == ["2"]
+    assert [e.kind for e in journal.events(kind="approval")] == ["approval"]
+
+
+# ------------------------------------------------------------------------------------ SQLite only
+
+
+def test_open_creates_parent_and_sets_durability_pragmas(tmp_path: Path) -> None:
+    with Journal.open(tmp_path / "state" / "plan.db", clock=FakeClock()) as journal:
+        assert (tmp_path / "state" / "plan.db").exists()
+        assert journal.pragma("journal_mode") == "wal"
+        assert journal.pragma("synchronous") == 2  # FULL
+        assert journal.pragma("busy_timeout") >= 5000
+        assert journal.pragma("user_version") == SCHEMA_VERSION
+        assert journal.integrity_check() == "ok"
+    assert [p.name for p in (tmp_path / "state").iterdir()] == ["plan.db"]  # no temp left from creating it
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:
@@ -253,9 +359,11 @@ def test_foreign_database_and_garbage_are_refused(tmp_path: Path) -> None:
         Journal.open(garbage)
 
 
-def test_two_connections_see_each_other(tmp_path: Path) -> None:
-    path = tmp_path / "p.db"
-    with Journal.open(path) as a, Journal.open(path) as b:
-        rid = new_run(a)
-        b.transition(rid, RunState.RUNNING)
-        assert a.run(rid).state is RunState.RUNNING
+def test_raw_sql_sees_the_same_rows(journal: Journal) -> None:
+    """(The tests' `Raw` reads what an operator's sqlite3/psql would: the plan's rows.)"""
+    rid = new_run(journal)
+    raw = Raw(journal)
+    try:
+        assert raw("SELECT kind FROM events WHERE run_id = ?", rid) == [("run-created",)]
+    finally:
+        raw.close()

@@ -71,7 +71,9 @@ def test_a_plan_with_lint_errors_is_refused_before_anything_runs(
         f"error: {plan}:3: missing-verify: §1 is 🟢 but has no verify block "
         "(a bash block whose first line is `# ✔ …`)"
     )
-    assert lines[-1].startswith(f"error: {plan}: 1 lint error (above): nothing was run") and len(lines) == 2
+    # …and its cause (issue 39): the act's fence is not closed before the verify's opens
+    assert lines[1].startswith(f"error: {plan}:5: unclosed-fence: this fence is not closed before line 7")
+    assert lines[-1].startswith(f"error: {plan}: 2 lint errors (above): nothing was run") and len(lines) == 3
     assert "--ignore-lint-errors" in lines[-1] and "Traceback" not in r.stderr
     assert not (out / "acts").exists() and not (tmp_path / ".director").exists()
     assert plan.read_bytes() == before
@@ -82,7 +84,7 @@ def test_ignore_lint_errors_runs_it_and_says_so(tmp_path: Path, out: Path) -> No
     plan.write_text(SWALLOWED, encoding="utf-8")
     r = director("apply", str(plan), "--ignore-lint-errors", cwd=tmp_path, env={"OUT": str(out)}, out=out)
     assert r.stderr.splitlines()[0] == (
-        f"warning: {plan}: running despite 1 lint error (missing-verify): --ignore-lint-errors"
+        f"warning: {plan}: running despite 2 lint errors (missing-verify, unclosed-fence): --ignore-lint-errors"
     )
     # What lint warned of: the merged block ran its act's line, then met the fence and the verify's text.
     assert r.returncode == 3 and "unexpected EOF" in r.stdout, r.stdout + r.stderr

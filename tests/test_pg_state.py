@@ -153,12 +153,14 @@ def test_export_import_keeps_every_row_and_id(store: StateStore, tmp_path: Path,
         assert other.import_data(data) == sum(len(v) for v in history.values())
         back = other.export_data()
         assert {k: v for k, v in back.items() if k in history} == history
+        assert back["chain_head"] == data["chain_head"] and other.chain_breaks() == []  # the chain goes along
         with pytest.raises(JournalError, match="already has history"):
             other.import_data(data)
         assert other.import_data(data, replace=True) > 0  # replace: the same history again, not twice
         assert len(other.export_data()["runs"]) == 1
         nxt = other.create_run("apply", "plan.md", "local", "carol", {})
         assert nxt > max(r["id"] for r in data["runs"])  # new ids never collide with copied ones
+        assert other.chain_breaks() == []  # and the chain goes on from the copied head
 
 
 # ------------------------------------------------------------------------------- PostgreSQL only

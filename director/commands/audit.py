@@ -1,4 +1,5 @@
-"""`director audit`: the journal's history as a table, one JSON document, or JSON lines."""
+"""`director audit`: the journal's history as a table, one JSON document, or JSON lines, with the check of
+its hash chain (every break named: `chain`)."""
 
 from __future__ import annotations
 
@@ -31,14 +32,18 @@ def audit_command(
     journal = open_journal(plan_path, state_dir, state_url)
     tables: dict[str, Any] = {t: [] for t in TABLES}
     where: str | None = None
+    breaks: list[dict[str, str]] = []
     if journal is not None:
         try:
             exported = journal.export_data()
+            breaks = [b.to_json() for b in journal.chain_breaks()]
         finally:
             journal.close()
-        tables.update({k: v for k, v in exported.items() if k in TABLES})
+        tables.update({k: [_unchained(r) for r in v] for k, v in exported.items() if k in TABLES})
         where = str(exported.get("path")) if exported.get("path") else None
+    chain = {"intact": not breaks, "breaks": breaks}  # the hash chain's check (`director.state.chain`)
     data: dict[str, Any] = {"schema": SCHEMA, "plan": str(plan_path), "journal": where, **tables}
+    data["chain"] = chain
     data = _clean(data)  # what blocks printed may carry colours and other control sequences
     for ev in data.get("events", []):
         if ev.get("kind") == "plan-before-run":
@@ -54,11 +59,19 @@ def audit_command(
             for row in data[table]:
                 line = {"schema": SCHEMA, "record": record, **row}
                 print(json.dumps(line, ensure_ascii=False, default=str))
+        print(json.dumps({"schema": SCHEMA, "record": "chain", **data["chain"]}, ensure_ascii=False))
         return ExitCode.OK
     from director.ui.audit import render_audit
 
     render_audit(make_console(False), data)
     return ExitCode.OK
+
+
+def _unchained(row: dict[str, Any]) -> dict[str, Any]:
+    """A row without its chain columns (the chain is checked, and its breaks shown, as a whole)."""
+    from director.state.chain import CHAIN_COLUMNS
+
+    return {k: v for k, v in row.items() if k not in CHAIN_COLUMNS}
 
 
 def _clean(value: Any) -> Any:

@@ -303,14 +303,14 @@ class FamilyRun:
 
     def _events(self, closing: ExitStack) -> Bus:
         """The family's event stream (`--events`), which every member writes to as well."""
-        from director.run.events import Bus, JsonlWriter
+        from director.run.events import Bus, JsonlWriter, open_sink
 
         events = self.request.screen.events
         if events == "-":
             self._sink = JsonlWriter(sys.stdout)
         elif events:
             try:
-                handle = closing.enter_context(open(events, "a", encoding="utf-8"))  # noqa: SIM115
+                handle = closing.enter_context(open_sink(events))
             except OSError as exc:
                 raise UsageError(f"--events: cannot write {events}: {exc.strerror or exc}") from None
             self._sink = JsonlWriter(handle)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from director.commands.paths import require_plan
-from director.errors import ExitCode, PlanError
+from director.errors import ExitCode, PlanError, one_line
 
 Format = Literal["text", "json", "github"]
 SCHEMA = "director.lint/1"
@@ -89,9 +89,9 @@ def _summary_line(results: list[_FileResult]) -> str:
 def _text(results: list[_FileResult]) -> None:
     for r in results:
         if r.plan_error is not None:
-            print(f"error: {r.plan_error}", file=sys.stderr)
+            print(f"error: {one_line(str(r.plan_error))}", file=sys.stderr)
         for f in r.findings:
-            print(f.format(r.path))
+            print(one_line(f.format(r.path)))  # one finding a line, whatever the path holds
     print(_summary_line(results))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from director.errors import PlanError
+from director.errors import PlanError, one_line
 from director.plan.model import Plan
 
 __all__ = ["refuse_lint_errors"]
@@ -30,11 +30,14 @@ def refuse_lint_errors(plan: Plan, path: Path, *, ignore: bool) -> None:
     n = f"{len(errors)} lint error{'s' if len(errors) > 1 else ''}"
     if ignore:
         codes = ", ".join(sorted({f.code for f in errors}))
-        print(f"warning: {path}: running despite {n} ({codes}): --ignore-lint-errors", file=sys.stderr)
+        print(
+            f"warning: {one_line(str(path))}: running despite {n} ({codes}): --ignore-lint-errors",
+            file=sys.stderr,
+        )
         return
     for f in errors:
         message = " ".join(f.message.split())  # one line each
-        print(f"error: {path}:{f.line}: {f.code}: {message}", file=sys.stderr)
+        print(f"error: {one_line(str(path))}:{f.line}: {f.code}: {message}", file=sys.stderr)
     raise PlanError(
         f"{n} (above): nothing was run; fix the plan (`director lint` explains each code), or run it anyway "
         "with --ignore-lint-errors",

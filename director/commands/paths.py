@@ -133,8 +133,12 @@ def site_for(
 
 def require_plan(plan_path: Path) -> Path:
     """The PLAN argument: an existing, readable file (a usage error naming it otherwise)."""
-    if not plan_path.exists():
-        raise UsageError(f"PLAN: no such file: {plan_path}")
+    try:
+        os.stat(plan_path)
+    except FileNotFoundError:
+        raise UsageError(f"PLAN: no such file: {plan_path}") from None
+    except OSError as exc:  # a name too long for the system, a loop of links, a path through a file
+        raise UsageError(f"PLAN: {plan_path}: {exc.strerror or exc}") from None
     if plan_path.is_dir():
         raise UsageError(f"PLAN: {plan_path} is a directory, not a plan file")
     if not plan_path.is_file():
@@ -179,7 +183,7 @@ def backend_for(
 
     if not state_url:
         p = paths_for(plan_path, state_dir, None)
-        return SqliteBackend(p.journal, p.lock)
+        return SqliteBackend(p.journal, p.lock, plan_path.resolve())
     if plan is None:
         plan = load_plan(plan_path)
     plan_id = plan.live_state.data.get("plan_id") if plan.live_state is not None else None

@@ -43,14 +43,19 @@ def check_engine(path: str | None = None) -> None:
 
 
 def bash_version(bash: str) -> tuple[int, int] | None:
-    """(major, minor) of that bash, from its own `BASH_VERSINFO`; None when it does not say."""
-    try:
-        r = subprocess.run(
-            [bash, "--noprofile", "--norc", "-c", _VERSION],
-            capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
+    """(major, minor) of that bash, from its own `BASH_VERSINFO`; None when it does not say. A probe killed
+    by a signal (another process's kill, the OOM killer) said nothing either way: it is asked again, at most
+    three times."""
+    for _ in range(3):
+        try:
+            r = subprocess.run(
+                [bash, "--noprofile", "--norc", "-c", _VERSION],
+                capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if r.returncode >= 0:
+            break
     parts = r.stdout.split()
     if r.returncode != 0 or len(parts) != 2 or not all(p.isdigit() for p in parts):
         return None

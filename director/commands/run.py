@@ -112,8 +112,14 @@ def run_command(
     pf = plan_file if plan_file is not None else open_plan(request, plan_path)
     key = trust.signing_key(approval.sign_with) if mode == "run" else None
     signers = trust.allowed_signers(plan_path, approval.allowed_signers) if mode == "run" else None
+    policy = trust.approval_policy(plan_path, signers) if mode == "run" else None
+    dirty: list[str] = []
     if mode == "run":
         refuse_lint_errors(pf.plan, plan_path, ignore=st.ignore_lint_errors)
+        assert policy is not None
+        trust.require_identities(pf.plan, policy, signers)
+        files = [signers] if signers is not None else []
+        dirty = trust.uncommitted([*files, *map(Path, policy.files)], approval.allow_dirty_signers)
     # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
     # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
     given = _preflight(pf.plan, pf.path, kind, mode, list(approval.approve), list(st.sets))
@@ -131,7 +137,11 @@ def run_command(
     with ExitStack() as closing:
         bus, live = run_screen.views(console, pf.plan, kind, interactive, screen.plain, family)
         if family is None:
-            run_screen.event_sinks(bus, screen.events, closing)
+            try:
+                run_screen.event_sinks(bus, screen.events, closing)
+            except UsageError:
+                remove_created(site.created)  # refused before anything ran: nothing of this run is left
+                raise
         elif family.events is not None:
             bus.subscribe(family.events)
         if family is not None:
@@ -151,9 +161,12 @@ def run_command(
             signing_key=key,
             allowed_signers=signers,
             closure_key=load_key(p.state),
+            policy=policy,
         )
         if signers is not None:
             console.print(f"approvals must be signed by a key in {signers}", markup=False, highlight=False)
+        for said in dirty:  # said, and journaled below (`director audit`): never honoured silently
+            console.print(said, markup=False, highlight=False)
         engine = Engine(
             plan_file=pf,
             journal=journal,
@@ -171,6 +184,11 @@ def run_command(
                 if mode == "run":
                     trust.require_signers(journal, signers, plan_path)  # fail closed (docs/approvals.md)
                     trust.record_signers(journal, signers)
+                    assert policy is not None
+                    trust.require_policy(journal, policy, plan_path)
+                    trust.record_policy(journal, policy)
+                    for said in dirty:
+                        journal.record_event(None, "trust-uncommitted", {"warning": said})
                     record_template(pf.plan, journal)  # once, before the plan's first run here
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 latest = journal.latest_run() if kind == "apply" and mode == "run" else None
@@ -242,16 +260,15 @@ def _check_approvals(plan: Plan, approve: list[str]) -> None:
 def _open_journal(
     backend: StateBackend, p: Paths, is_secret: Callable[[str], bool], created: list[Path]
 ) -> StateStore:
-    """The plan's state store; if it cannot be opened, what this start created is removed again."""
-    new = backend.name == "sqlite" and not p.journal.exists()
+    """The plan's state store; if it cannot be opened, the directories this start created are removed
+    again (if empty). A journal is never removed: it is created whole or not at all (`state.schema`), and
+    one that exists may be another process's, made a moment ago."""
     try:
         store = backend.open(is_secret=is_secret)
         assert store is not None  # create=True always gives a store
         return store
     except DirectorError:
-        if new:  # a journal this start began (an empty file, its -wal/-shm) is not left half-made
-            files = [p.journal.with_name(p.journal.name + end) for end in ("", "-wal", "-shm")]
-            remove_created([*created, *files])
+        remove_created(created)
         raise
 
 
@@ -345,6 +362,7 @@ def _lease(
     cm: Any = backend.acquire(journal, run_kind=kind, plan=str(pf.path)) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:
+            pf.catch_up()  # Live State the previous holder wrote since the plan was read is the baseline
             dead = {lease.previous_pid} if lease.previous_pid is not None else set()
             remove_stale_temps(pf.path, dead_pids=dead)
             remove_stale_temps(ignore_file(p), dead_pids=dead)  # written at start, before the lease

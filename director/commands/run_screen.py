@@ -65,7 +65,7 @@ def views(
 
 def event_sinks(bus: Bus, events: str | None, closing: ExitStack) -> None:
     """`--events FILE|-`: JSONL events to a file (closed with `closing`) or to stdout."""
-    from director.run.events import JsonlWriter
+    from director.run.events import JsonlWriter, open_sink
 
     if not events:
         return
@@ -73,7 +73,7 @@ def event_sinks(bus: Bus, events: str | None, closing: ExitStack) -> None:
         bus.subscribe(JsonlWriter(sys.stdout))
         return
     try:
-        sink = closing.enter_context(open(events, "a", encoding="utf-8"))  # noqa: SIM115
+        sink = closing.enter_context(open_sink(events))
     except OSError as exc:
         raise UsageError(f"--events: cannot write {events}: {exc.strerror or exc}") from None
     bus.subscribe(JsonlWriter(sink))

@@ -1,4 +1,5 @@
-"""`director state push|pull`: move a plan's journal between SQLite and PostgreSQL.
+"""`director state push|pull`: move a plan's journal between SQLite and PostgreSQL; `director state adopt`:
+make a journal recorded for a plan elsewhere this plan's (`director.state.location`).
 
 push/pull copy every run, transition, step, approval and event with their ids, in one transaction on the
 destination, while both sides' leases are held (no run can write either during the copy), then check
@@ -13,10 +14,13 @@ import os
 import shutil
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from director.commands.paths import backend_for, load_plan, paths_for, prepare_dirs
 from director.errors import ExitCode, JournalError, UsageError
+
+if TYPE_CHECKING:
+    from director.state.store import StateStore
 
 
 def transfer_command(
@@ -75,6 +79,55 @@ def transfer_command(
         f" (plan key {pg.describe()['key']}); the source is kept"
     )
     return ExitCode.OK
+
+
+def adopt_command(plan_path: Path, *, state_dir: Path | None, state_url: str | None) -> ExitCode:
+    """`director state adopt PLAN`: the journal found for the plan (beside it, or its key's rows in
+    PostgreSQL) was recorded for a plan elsewhere -- the plan was moved or copied, or another repository
+    shares its key --; make that history this plan's, under the plan's lease, audited
+    (`journal-adopted`, from and to)."""
+    from director.state import location
+    from director.ui.render import make_console
+
+    plan = load_plan(plan_path)
+    backend = backend_for(plan_path, state_dir, state_url, plan)
+    here = backend.here()
+    store = backend.open(create=False)
+    if store is None:
+        where = backend.describe()["where"]
+        raise UsageError(f"{plan_path}: no journal to adopt in {where}; nothing was recorded for it")
+    console = make_console(False)
+    with store, backend.acquire(store, run_kind="adopt", plan=str(plan_path)):
+        before = store.recorded_location()
+        if here is None or (before is not None and before.get("identity") == here.identity):
+            where = here.where if here is not None else f"plan key {backend.describe()['key']}"
+            console.print(f"{store.location} already belongs to {where}: nothing to adopt", markup=False)
+            return ExitCode.OK
+        location.check(store, here, plan=str(plan_path), adopt=True)
+        cancelled = _cancel_unfinished(store, f"the journal was adopted by {here.where}")
+    was = before.get("where") if before else "no recorded place"
+    for rid in cancelled:  # its session held the old place's paths: the next apply starts a new run
+        console.print(f"run {rid} cancelled: it was not finished, and its session held the old place's paths")
+    console.print(
+        f"adopted {store.location}: its history now belongs to {here.where} (it belonged to {was}); "
+        "the next apply goes on from it here",
+        markup=False,
+        highlight=False,
+    )
+    return ExitCode.OK
+
+
+def _cancel_unfinished(store: StateStore, why: str) -> list[int]:
+    """Cancel the latest apply and teardown runs that were not finished (they would resume)."""
+    from director.state.lifecycle import TERMINAL, RunState
+
+    out = []
+    for kind in ("apply", "teardown"):
+        run = store.latest_run(kind)
+        if run is not None and run.state not in TERMINAL:
+            store.transition(run.id, RunState.CANCELLED, why)
+            out.append(run.id)
+    return out
 
 
 def _history(data: dict[str, Any]) -> dict[str, Any]:

@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from director.errors import SessionTooLarge
 from director.exec.capture import OutputCapture, TraceReader
 from director.exec.markers import Marks
+from director.exec.marks import STEP_VAR
 from director.exec.processes import job_members, kill_job, waiting_reader_among
 from director.exec.secrets import Redactor, StreamRedactor
 from director.exec.server import SessionServer, configure_pty
-from director.exec.session import SessionState
+from director.exec.session import SESSION_MAX_BYTES, SessionState, overflowing_name
 from director.plan.bash import TraceEntry
 
 __all__ = ["BlockResult", "BlockRun", "Host", "Running"]
@@ -46,6 +48,21 @@ class BlockResult:
     def ok(self) -> bool:
         """Exit status 0 and not stopped by Director."""
         return self.exit_code == 0 and not (self.timed_out or self.waited_for_input or self.interrupted)
+
+
+def _too_large(name: str, marks: dict[str, str]) -> str:
+    """Why the run stops after a block whose session passed `SESSION_MAX_BYTES`, naming the block by
+    its step mark (`<plan>/<run>/<section>/<block>/<attempt>`, `director.exec.marks`) when it has one."""
+    step = marks.get(STEP_VAR, "").split("/")
+    where = "a block"
+    if len(step) >= 5 and step[-2].isdigit():
+        section = f"§{step[-3]}" if step[-3].isdigit() else f"the {step[-3]} section"
+        where = f"{section}'s block {int(step[-2]) + 1}"
+    what = f" (at `{name}`)" if name else ""
+    return (
+        f"{where} left a session larger than {SESSION_MAX_BYTES >> 20} MiB{what}: Director carries at most "
+        "that between blocks (docs/limits.md); keep large data in a file and pass its path"
+    )
 
 
 class Running:
@@ -125,8 +142,10 @@ class Host(Protocol):
 
     def _ensure_server(self) -> SessionServer: ...
     def _drop_server(self) -> None: ...
-    def _setup(self, state: SessionState, cwd: str, blk: BlockRun, server: SessionServer) -> bytes: ...
-    def _parse_state(self, raw: bytes, before: SessionState) -> SessionState | None: ...
+    def _setup(
+        self, state: SessionState, cwd: str, blk: BlockRun, server: SessionServer
+    ) -> tuple[bytes, bytes]: ...
+    def _parse_state(self, raw: bytes | bytearray, before: SessionState) -> SessionState | None: ...
 
 
 class BlockRun:
@@ -167,6 +186,7 @@ class BlockRun:
         self.tracer: TraceReader | None = None
         self.marks_seen: Marks | None = Marks() if trace else None  # what a traced block's marks said
         self.state_buf = bytearray()
+        self.overflow: str | None = None  # the capture passed SESSION_MAX_BYTES (at this variable)
         self.server_died = False
         self.streams: tuple[_Stream, ...] = ()
         self.waiting = False  # on_waiting was called and output has not resumed since
@@ -277,9 +297,16 @@ class BlockRun:
                 self.status = int(rest)
 
     def _read_state(self, server: SessionServer) -> None:
+        """What the block's EXIT capture wrote so far; past `SESSION_MAX_BYTES` it is read and dropped
+        (bash must finish writing), and what the capture was at is kept to say so (`_result`)."""
         with contextlib.suppress(BlockingIOError, OSError):
             while data := os.read(server.state_r, 65536):
+                if self.overflow is not None:
+                    continue
                 self.state_buf += data
+                if len(self.state_buf) > SESSION_MAX_BYTES:
+                    self.overflow = overflowing_name(bytes(self.state_buf[:SESSION_MAX_BYTES]))
+                    self.state_buf = bytearray()
 
     def _pump(self, start: float) -> str | None:
         """Stream output until the block ends; kill on timeout/stop/input wait. Returns why it killed."""
@@ -325,8 +352,9 @@ class BlockRun:
                 poller.unregister(sh._tty_fd)
                 forwarding = False
             wait_ms = 250
-            if deadline is not None:
-                wait_ms = max(0, min(wait_ms, int((deadline - now) * 1000) + 1))
+            if deadline is not None and deadline - now < 0.25:
+                # compared first: a deadline centuries away (`--step-timeout 1e308`) is no int of ms
+                wait_ms = max(0, int((deadline - now) * 1000) + 1)
             for fd, _ev in poller.poll(wait_ms):
                 if fd == out.fd or fd == tty.fd:
                     stream = out if fd == out.fd else tty
@@ -448,8 +476,11 @@ class BlockRun:
     def _result(self, start: float, reason: str | None) -> BlockResult:
         sh = self.sh
         new_state = self.state
+        if self.status is not None and self.overflow is not None:
+            raise SessionTooLarge(_too_large(self.overflow, self.marks))
         if self.status is not None:
-            parsed = sh._parse_state(bytes(self.state_buf), self.state)
+            parsed = sh._parse_state(self.state_buf, self.state)
+            self.state_buf = bytearray()  # read: not held while the rest of the step runs
             captured = parsed is not None
             if parsed is not None:
                 new_state = parsed

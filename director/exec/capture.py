@@ -11,27 +11,11 @@ from __future__ import annotations
 import codecs
 import os
 
+from director.excerpt import OUTPUT_HEAD, OUTPUT_TAIL, excerpt  # excerpt: re-exported (old import path)
 from director.exec.secrets import Redactor
 from director.plan.bash import TraceEntry, parse_trace
 
 __all__ = ["OUTPUT_HEAD", "OUTPUT_TAIL", "OutputCapture", "TraceReader", "excerpt"]
-
-OUTPUT_HEAD = 16 * 1024
-OUTPUT_TAIL = 48 * 1024
-_MARKER_ROOM = 64  # more than any elision marker is long
-
-
-def excerpt(text: str, head: int = OUTPUT_HEAD, tail: int = OUTPUT_TAIL) -> str:
-    """`text` bounded to its first `head` and last `tail` characters, with an elision marker.
-
-    Text within a marker's length of the bound is left alone: a block's output, which `OutputCapture`
-    already bounded (in bytes), is stored as it is rather than cut again around its own marker.
-    """
-    if len(text) <= head + tail + _MARKER_ROOM:
-        return text
-    elided = len(text) - head - tail
-    return f"{text[:head]}\n…[{elided} chars elided]…\n{text[-tail:]}"
-
 
 class OutputCapture:
     """Keeps the first `head` and last `tail` bytes of a stream."""

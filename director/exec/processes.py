@@ -1,6 +1,7 @@
-"""Processes seen through /proc: liveness, a block's session members, the waiting-reader probe, killing.
+"""Processes seen through /proc: a block's session members, the waiting-reader probe, killing (liveness,
+`pid_alive`, is the leaf `director.proc`, re-exported here).
 
-Pure `os` (nothing of Director's): the lease, the local target and the shell share it.
+Pure `os`: the local target and the shell share it.
 Without /proc (not Linux) liveness falls back on `kill(pid, 0)`, membership on the process group
 alone, and the waiting-reader probe is off.
 
@@ -18,6 +19,8 @@ import platform
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from director.proc import DEAD_STATES, pid_alive, proc_start_time, proc_stat
 
 __all__ = [
     "READ_SYSCALLS",
@@ -96,7 +99,7 @@ def descendants(root: int) -> list[Descendant]:
             continue
         seen.add(pid)
         fields = proc_stat(pid)
-        if not fields or len(fields) <= 19 or fields[0] in _DEAD_STATES:
+        if not fields or len(fields) <= 19 or fields[0] in DEAD_STATES:
             continue
         try:
             with open(f"/proc/{pid}/comm", "rb") as f:
@@ -112,43 +115,6 @@ def descendants(root: int) -> list[Descendant]:
 READ_SYSCALLS: frozenset[str] = frozenset(
     {"x86_64": {"0", "17", "19"}, "aarch64": {"63", "65", "67"}}.get(platform.machine(), set())
 )
-_DEAD_STATES = ("Z", "X")  # zombie, dead: the pid exists but the process no longer runs
-
-
-def proc_stat(pid: int) -> list[str] | None:
-    """Fields of /proc/<pid>/stat after the command name (index 0 is the state), or None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    # The command name may contain spaces and parentheses; everything after the last ')' is fixed.
-    return raw.rsplit(b")", 1)[-1].decode("ascii", "replace").split()
-
-
-def proc_start_time(pid: int) -> str | None:
-    """The kernel's start time of a process (guards against a recycled pid), None if unknown."""
-    fields = proc_stat(pid)
-    return fields[19] if fields and len(fields) > 19 else None
-
-
-def pid_alive(pid: int | None, start_time: str | None = None) -> bool:
-    """Whether `pid` runs on this host (zombies count as dead) and, with `start_time`, is that process."""
-    if not pid or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):  # OverflowError: no pid is that large
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
-    fields = proc_stat(pid)
-    if not fields:
-        # Without procfs (macOS) trust kill(0); with it, the process just vanished.
-        return not os.path.isdir("/proc")
-    if fields[0] in _DEAD_STATES:
-        return False
-    return start_time is None or (len(fields) > 19 and fields[19] == start_time)
 
 
 def _members(match: Callable[[list[str]], bool]) -> list[int]:
@@ -162,7 +128,7 @@ def _members(match: Callable[[list[str]], bool]) -> list[int]:
             continue
         fields = proc_stat(int(entry))
         # After ")": state, ppid, pgrp, session, …
-        if fields and len(fields) > 3 and fields[0] not in _DEAD_STATES and match(fields):
+        if fields and len(fields) > 3 and fields[0] not in DEAD_STATES and match(fields):
             found.append(int(entry))
     return found
 
@@ -202,7 +168,7 @@ def job_members(pgid: int) -> list[int]:
     for entry in entries:
         if entry.isdigit():
             fields = proc_stat(int(entry))
-            if fields and len(fields) > 3 and fields[0] not in _DEAD_STATES:
+            if fields and len(fields) > 3 and fields[0] not in DEAD_STATES:
                 table[int(entry)] = (int(fields[1]), int(fields[2]))
     found = {pid for pid, (_pp, pg) in table.items() if pg == pgid}
     groups = {pgid}

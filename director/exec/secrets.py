@@ -28,6 +28,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
+from director.secretnames import is_secret_name as is_secret_name  # also the old import path
+from director.secretnames import secret_name_predicate as secret_name_predicate  # the old import path
+
 # Terminal control sequences (colours, cursor moves, titles, hyperlinks: CSI, OSC ended by BEL or ST,
 # DCS/SOS/PM/APC strings, two-byte escapes, 8-bit CSI) and every other C0/C1 control but CR, LF and tab:
 # what a view removes before it shows a text, so what redaction reads (`run.events` uses these too).
@@ -49,33 +52,6 @@ MASK = "***"
 MIN_SECRET_LEN = 4  # shorter values ("1", "yes") would blank out ordinary text
 MIN_FRAGMENT_SECRET = 8  # a secret this long or longer is masked in fragments too
 MAX_FRAGMENT = 12  # a run of this many characters of a secret is always masked
-
-# Substrings (case-insensitive) that make a variable name secret, and the suffixes that do.
-_SECRET_PARTS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL")
-_SECRET_SUFFIXES = ("_KEY",)
-_SECRET_EXACT = frozenset({"CLOUDFLARE_API_TOKEN"})
-# Director's own settings whose names look secret but whose values name a file (docs/approvals.md): the path
-# of a signing key is not key material, and masking it would taint every path that shares its directory.
-_NOT_SECRET = frozenset({"DIRECTOR_SIGNING_KEY"})
-
-
-def is_secret_name(name: str, marked: Iterable[str] = ()) -> bool:
-    """Whether a variable name looks secret, or is one the operator marked with `--secret NAME`."""
-    upper = name.upper()
-    if upper in _NOT_SECRET:
-        return any(upper == m.upper() for m in marked)
-    if upper in _SECRET_EXACT or any(p in upper for p in _SECRET_PARTS):
-        return True
-    if upper.endswith(_SECRET_SUFFIXES):
-        return True
-    return any(upper == m.upper() for m in marked)
-
-
-def secret_name_predicate(marked: Iterable[str] = ()) -> Callable[[str], bool]:
-    """`is_secret_name` with the operator's `--secret` names baked in."""
-    names = frozenset(m.upper() for m in marked)
-    return lambda name: is_secret_name(name) or name.upper() in names
-
 
 def secret_values(env: Mapping[str, str], is_secret: Callable[[str], bool] = is_secret_name) -> list[str]:
     """The values of the secret-named variables of `env` (to feed a Redactor)."""

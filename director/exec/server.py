@@ -34,7 +34,7 @@ import signal
 import struct
 import subprocess
 import termios
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from director.exec.processes import child_subreaper
 from director.exec.session import CAPTURE_FUNCTIONS
@@ -142,13 +142,16 @@ class SessionServer:
         rc = self.proc.poll()
         return -rc if rc is not None and rc < 0 else int(signal.SIGHUP)
 
-    def send(self, seq: int, setup: bytes, block: bytes) -> None:
-        """Write request `seq` (BrokenPipeError when the server is gone); `setup` must not be empty."""
-        data = b"%d %d %d\n" % (seq, len(setup), len(block)) + setup + block
-        view = memoryview(data)
-        while view:
-            n = os.write(self.ctl_w, view)
-            view = view[n:]
+    def send(self, seq: int, setup: Sequence[bytes], block: bytes) -> None:
+        """Write request `seq` (BrokenPipeError when the server is gone); `setup`, the parts of the block's
+        setup, must not be empty. Written part by part, never joined: a session near its limit (16 MB,
+        docs/limits.md) is not copied once more to be sent."""
+        header = b"%d %d %d\n" % (seq, sum(len(p) for p in setup), len(block))
+        for data in (header, *setup, block):
+            view = memoryview(data)
+            while view:
+                n = os.write(self.ctl_w, view)
+                view = view[n:]
 
     def events(self) -> list[bytes]:
         """Complete event lines read so far (`P<pid>`, `X<status>`); [] if none. EOFError at EOF."""

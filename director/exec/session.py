@@ -39,8 +39,10 @@ from director.plan.bash import TRACE_PS4
 
 __all__ = [
     "CAPTURE_FUNCTIONS",
+    "SESSION_MAX_BYTES",
     "SessionState",
     "kept_cwd",
+    "overflowing_name",
     "parse_declare_p",
     "parse_state_file",
     "prelude",
@@ -48,6 +50,11 @@ __all__ = [
 ]
 
 STATE_END = b"END"  # the state file's terminator: without it the capture was cut short
+# The most session a block may hand on, as bash prints it (`declare -p`, `declare -f`): 16 MiB
+# (docs/limits.md). The session is carried whole from block to block -- read back, restored before the
+# next block, journaled after each step -- so a 100 MB variable once cost Director 1.8 GB; a capture past
+# this size is not read further and the run stops (`SessionTooLarge`), naming the variable.
+SESSION_MAX_BYTES = 16 * 1024 * 1024
 STATE_KEPT = b"KEPT"  # instead of END: a block that kept the session reported only its status and directory
 
 # Variables bash sets or computes itself: never session state.
@@ -189,25 +196,33 @@ def _enc(s: str) -> bytes:
     return s.encode("utf-8", "surrogateescape")
 
 
-def _dec(b: bytes) -> str:
+def _dec(b: bytes | bytearray) -> str:
     return b.decode("utf-8", "surrogateescape")
 
 
+# A double-quoted word as `declare -p` prints it: runs without `"` or `\\`, and backslash escapes.
+_DQ_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S)
+_DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
+_ANSI_RUN = re.compile(r"[^'\\]+")
+
+
+def _unescape_dq(m: re.Match[str]) -> str:
+    return "" if m.group(1) == "\n" else m.group(1)
+
+
 def _parse_dq(text: str, i: int) -> tuple[str, int]:
-    """Decode a bash double-quoted word starting at text[i] == '"'; returns (value, index after)."""
-    out: list[str] = []
-    i += 1
-    while True:
-        c = text[i]
-        if c == '"':
-            return "".join(out), i + 1
-        if c == "\\" and text[i + 1] in '$`"\\\n':
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
+    """Decode a bash double-quoted word starting at text[i] == '"'; returns (value, index after).
+
+    By runs (regular expressions), not a character at a time: a 15 MB value is one match, not fifteen
+    million list items (docs/limits.md). An unterminated word raises IndexError."""
+    m = _DQ_BODY.match(text, i + 1)
+    end = m.end() if m is not None else i + 1
+    if end >= len(text) or text[end] != '"':
+        raise IndexError("unterminated double-quoted word")
+    body = text[i + 1 : end]
+    if "\\" in body:
+        body = _DQ_ESCAPE.sub(_unescape_dq, body)
+    return body, end + 1
 
 
 def _parse_ansi(text: str, i: int) -> tuple[str, int]:
@@ -215,14 +230,14 @@ def _parse_ansi(text: str, i: int) -> tuple[str, int]:
     out = bytearray()
     i += 2
     while True:
+        run = _ANSI_RUN.match(text, i)
+        if run is not None:
+            out += _enc(run.group(0))
+            i = run.end()
         c = text[i]
         if c == "'":
             return _dec(bytes(out)), i + 1
-        if c != "\\":
-            out += _enc(c)
-            i += 1
-            continue
-        e = text[i + 1]
+        e = text[i + 1]  # c is a backslash
         i += 2
         if e in _ANSI_SIMPLE:
             out += _ANSI_SIMPLE[e]
@@ -331,7 +346,8 @@ def split_functions(text: str) -> dict[str, str]:
 
 
 def parse_declare_p(text: str) -> Iterator[tuple[str, str, str | None, str]]:
-    """(name, flags, scalar value or None, the whole statement) for each `declare -p` line."""
+    """(name, flags, scalar value or None, the whole statement) for each `declare -p` line (the statement
+    is "" for a scalar: its value says it all, and is not copied twice)."""
     i, n = 0, len(text)
     while i < n:
         end_of_line = text.find("\n", i)
@@ -359,11 +375,29 @@ def parse_declare_p(text: str) -> Iterator[tuple[str, str, str | None, str]]:
                 j = text.find("\n", k)
                 j = n if j < 0 else j
                 value = text[k:j]
-        yield name, flags, value, text[i:j]
+        # the statement itself only when it is what flows (an array): a scalar's is its value again
+        yield name, flags, value, text[i:j] if value is None else ""
         i = j + 1
 
 
-def kept_cwd(raw: bytes) -> str | None:
+_DECLARED = re.compile(rb"(?:^|\n)declare -[-a-zA-Z]* ([A-Za-z_][A-Za-z0-9_]*)")
+_DEFINED = re.compile(rb"(?:^|\n)(\S+) \(\) \n")
+
+
+def overflowing_name(head: bytes) -> str:
+    """The variable (or function) a capture cut at `SESSION_MAX_BYTES` was printing when it reached the
+    limit: the last one `head` (the capture up to there) begins, or "" when it cannot be told."""
+    parts = head.split(b"\0")
+    if len(parts) >= 4:  # past `declare -p`: in the functions
+        found = list(_DEFINED.finditer(parts[3]))
+        return f"function {_dec(found[-1].group(1))}" if found else ""
+    if len(parts) == 3:
+        found = list(_DECLARED.finditer(parts[2]))
+        return _dec(found[-1].group(1)) if found else ""
+    return ""
+
+
+def kept_cwd(raw: bytes | bytearray) -> str | None:
     """The working directory a block that kept the session ended in (its capture says `KEPT`), else None."""
     if not raw.endswith(b"\0" + STATE_KEPT + b"\0"):
         return None  # a full capture (or none): not split here, `parse_state_file` reads it
@@ -371,18 +405,32 @@ def kept_cwd(raw: bytes) -> str | None:
     return _dec(parts[1]) if len(parts) == 7 and parts[5] == STATE_KEPT else None
 
 
+def _fields(raw: bytes | bytearray, count: int) -> list[str] | None:
+    """The first `count` NUL-ended fields of `raw`, decoded straight from it (no copy of the whole
+    capture as bytes first: a session near its limit is 16 MB); None when there are fewer."""
+    out: list[str] = []
+    start = 0
+    with memoryview(raw) as view:
+        for _ in range(count):
+            end = raw.find(b"\0", start)
+            if end < 0:
+                return None
+            out.append(str(view[start:end], "utf-8", "surrogateescape"))
+            start = end + 1
+    return out
+
+
 def parse_state_file(
-    raw: bytes,
+    raw: bytes | bytearray,
     *,
     base_env: Mapping[str, str],
     path_prepend: Sequence[str],
 ) -> SessionState | None:
     """The session captured by the EXIT trap, or None if the file is incomplete."""
-    parts = raw.split(b"\0")
-    if len(parts) < 7 or parts[5] != STATE_END:
+    fields = _fields(raw, 6)
+    if fields is None or fields[5] != STATE_END.decode():
         return None
-    cwd = _dec(parts[1])
-    declared, functions, fnames = _dec(parts[2]), _dec(parts[3]), _dec(parts[4])
+    _, cwd, declared, functions, fnames, _ = fields
     variables: dict[str, str] = {}
     exported: set[str] = set()
     attributes: dict[str, str] = {}
@@ -437,31 +485,38 @@ def prelude(
     prelude ends with `set -x`; without it, the caller turns tracing on where the block begins. Without
     `define_capture`, the shell already has `CAPTURE_FUNCTIONS` (the session's bash defines them once).
     """
-    out = ["# Director session prelude: generated, sourced through BASH_ENV before the block"]
-    out.append(
+    # Encoded line by line and joined once: a session near its limit (16 MB) is not held as text, then as
+    # joined text, then as bytes (docs/limits.md).
+    out: list[bytes] = [b"# Director session prelude: generated, sourced through BASH_ENV before the block"]
+
+    def line(text: str) -> None:
+        out.append(_enc(text))
+
+    line(
         "unset BASH_ENV" if original_bash_env is None else f"export BASH_ENV={quote(original_bash_env)}"
     )
-    out.append(f"__director_state_file={quote(state_file)}")
+    line(f"__director_state_file={quote(state_file)}")
     # Arm the capture before restoring anything: a restored POSIXLY_CORRECT (posix mode forbids a
     # function named `trap`) or a broken restored function must not cost the block its capture.
     if define_capture:
-        out.append(CAPTURE_FUNCTIONS)
-    out.append(_ARM)
+        line(CAPTURE_FUNCTIONS)
+    line(_ARM)
     for name, value in state.variables.items():
         if not _NAME.fullmatch(name) or name in MARKS:
             continue
         if name == "PATH" and path_prepend:
             value = ":".join([*path_prepend, value]) if value else ":".join(path_prepend)
         flags = state.attributes.get(name, "") + ("x" if name in state.exported else "")
-        out.append(f"declare -{flags} {name}={quote(value)}" if flags else f"{name}={quote(value)}")
-    out.extend(stmt for name, stmt in state.arrays.items() if _NAME.fullmatch(name))
+        # the name, then the value encoded on its own: a large value is not copied into an f-string first
+        out.append(_enc(f"declare -{flags} {name}=" if flags else f"{name}=") + _enc(quote(value)))
+    out.extend(_enc(stmt) for name, stmt in state.arrays.items() if _NAME.fullmatch(name))
     if state.functions:
-        out.append(state.functions)
+        line(state.functions)
     if trace_fd is not None:
         # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
-        out.append(f"__director_traced=1 __director_trace_ps4={quote(TRACE_PS4)}")
-        out.append("__director_ps4_set=${PS4+x} __director_ps4=${PS4-}")
+        line(f"__director_traced=1 __director_trace_ps4={quote(TRACE_PS4)}")
+        line("__director_ps4_set=${PS4+x} __director_ps4=${PS4-}")
         # The command marks (`director.exec.markers`): what failed and what printed, in the output's order.
-        out.append(markers.TRAP)
-        out.append(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4" + ("; set -x" if xtrace else ""))
-    return _enc("\n".join(out))
+        line(markers.TRAP)
+        line(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4" + ("; set -x" if xtrace else ""))
+    return b"\n".join(out)

@@ -42,6 +42,7 @@ Per-block cost: one fork of the session's bash, one pty, one or two pipes; no pr
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -75,6 +76,22 @@ _CD = (
     " OLDPWD=$__director_o; else builtin cd -- {d} || builtin exit 96; builtin unset -v OLDPWD;"
     " builtin declare -x OLDPWD; fi; builtin unset -v __director_o"
 )
+
+
+def _digest_without_per_block_lines(raw: bytes | bytearray) -> bytes:
+    """The digest of a capture without its per-block lines (`_PER_BLOCK`, the first three), taken piece by
+    piece: a session near its limit is 16 MB, and is neither copied to drop those lines nor kept a second
+    time to be compared with the next capture."""
+    digest = hashlib.sha256()
+    pos = 0
+    with memoryview(raw) as view:
+        for n, m in enumerate(_PER_BLOCK.finditer(raw)):
+            if n == 3:
+                break
+            digest.update(view[pos : m.start()])
+            pos = m.end()
+        digest.update(view[pos:])
+    return digest.digest()
 
 
 _LEGACY_FILES = ("prelude.bash", "state", "block.bash")
@@ -199,7 +216,7 @@ class Shell:
         self._prelude_state: SessionState | None = None  # the state `_prelude` restores (by identity)
         self._prelude_key: tuple[bool, int] | None = None
         self._prelude = b""
-        self._last_raw = b""
+        self._last_key = b""  # the digest of the last capture parsed (`_digest_without_per_block_lines`)
         self._last_state: SessionState | None = None
         self._finalizer = weakref.finalize(
             self, Shell._cleanup, self._holder, (self._wake_r, self._wake_w, self._tty_fd)
@@ -332,8 +349,11 @@ class Shell:
             self._server.close(timeout_s=0.5)
         self._server = self._holder[0] = None
 
-    def _setup(self, state: SessionState, cwd: str, blk: BlockRun, server: SessionServer) -> bytes:
-        """The text a block's subshell runs before the block: descriptors, start report, cwd, session."""
+    def _setup(
+        self, state: SessionState, cwd: str, blk: BlockRun, server: SessionServer
+    ) -> tuple[bytes, bytes]:
+        """The text a block's subshell runs before the block, in two parts: descriptors, start report and
+        cwd, then the session (cached while the state is the same; sent as it is, never copied)."""
         dpid = os.getpid()
         if server.tty_fd is not None:
             stdin = f"0<&{server.tty_fd} {server.tty_fd}<&-"
@@ -364,17 +384,17 @@ class Shell:
                 define_capture=False,  # the session's bash has them
             )
             self._prelude_state, self._prelude_key = state, key
-        return head.encode("utf-8", "surrogateescape") + self._prelude
+        return head.encode("utf-8", "surrogateescape"), self._prelude
 
-    def _parse_state(self, raw: bytes, before: SessionState) -> SessionState | None:
+    def _parse_state(self, raw: bytes | bytearray, before: SessionState) -> SessionState | None:
         """The session a block left (`before` in its last directory if it kept it); None if not captured."""
         cwd = kept_cwd(raw)
         if cwd is not None:
             return before if cwd == (before.cwd or str(self.workdir)) else replace(before, cwd=cwd)
-        key = _PER_BLOCK.sub(b"", raw, count=3)
-        if key == self._last_raw and self._last_state is not None:
+        key = _digest_without_per_block_lines(raw)
+        if key == self._last_key and self._last_state is not None:
             return self._last_state  # the session did not change: the same capture, byte for byte
         parsed = parse_state_file(raw, base_env=self._base_env, path_prepend=self.path_prepend)
         if parsed is not None:
-            self._last_raw, self._last_state = key, parsed
+            self._last_key, self._last_state = key, parsed
         return parsed

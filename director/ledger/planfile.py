@@ -79,6 +79,12 @@ def _parse(text: str, path: str) -> Plan:
     return parse(text, path=path)
 
 
+def _outside_live_state(plan: Plan) -> str:
+    """The plan's text without its Live State section (what only its author writes)."""
+    ls = live_state_text(plan)
+    return plan.source.replace(ls, "", 1) if ls else plan.source
+
+
 def _first_difference(a: str, b: str) -> int:
     """1-based line within the section where two texts first differ."""
     for n, (x, y) in enumerate(zip(a.splitlines(), b.splitlines(), strict=False), start=1):
@@ -174,6 +180,22 @@ class PlanFile:
             f"{self.path}: the plan kept changing while Director was saving its Live State; "
             "stop editing it for a moment and re-run"
         )
+
+    def catch_up(self) -> bool:
+        """Once the plan's lease is held: Live State written since the plan was read, by the Director that
+        held the lease until now (two runs started together), becomes the baseline; whether it changed.
+        A change outside Live State meanwhile is refused (`LedgerConflict`): nothing has run yet."""
+        digest, current = self._read()
+        if digest == self._digest:
+            return False
+        plan = _parse(current, str(self.path))
+        if _outside_live_state(plan) != _outside_live_state(self.plan):
+            raise LedgerConflict(
+                f"{self.path}: the plan was edited outside Live State while Director was starting; nothing "
+                "was run. Re-run to apply it as it is now"
+            )
+        self.text, self.plan, self._digest = current, plan, digest
+        return True
 
     def _read(self, *, decode: bool = True) -> tuple[bytes, str]:
         """The file's digest and text; the baseline text itself (no copy) when the bytes are the same.

@@ -7,6 +7,7 @@ untouched line stays byte-identical.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -72,11 +73,24 @@ def split_cells(line: str) -> list[tuple[int, int]]:
     return bounds
 
 
+# A table row is one line of UTF-8 text: a line break in a value (a realized value that spans lines) is
+# shown as the two characters `\n` (`\r` for a carriage return), and a byte that is not UTF-8 (bash
+# gives values as bytes; Director holds such a byte as a lone surrogate) as `\xNN`, as a shell's `$'…'`
+# would write them (docs/limits.md, *Live State cells*).
+_LINE_BREAKS = str.maketrans({"\n": "\\n", "\r": "\\r"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _shown(m: re.Match[str]) -> str:
+    code = ord(m.group(0))
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
 def escape_cell(value: str) -> str:
-    """The cell's Markdown: `|` escaped; edge whitespace dropped (Markdown would drop it anyway)."""
-    if "\n" in value or "\r" in value:
-        raise ValueError(f"a table cell cannot hold a line break: {value!r}")
-    return value.strip().replace("|", "\\|")
+    """The cell's Markdown: `|` escaped, line breaks shown as `\\n`/`\\r` and bytes that are not UTF-8
+    as `\\xNN`; edge whitespace dropped (Markdown would drop it anyway)."""
+    text = value.strip().translate(_LINE_BREAKS).replace("|", "\\|")
+    return _SURROGATE.sub(_shown, text) if not text.isascii() else text
 
 
 def cell_text(value: str, width: int) -> str:
@@ -96,9 +110,21 @@ def column_widths(lines: Lines, table: Table) -> list[int]:
     return [0] * len(table.header)
 
 
+def _padded(row: str, cells: list[tuple[int, int]], count: int) -> str:
+    """`row` with empty cells added up to `count`, between outer pipes: a row may hold fewer cells than its
+    table's header, and reads as if the rest were empty (GFM; a line right after a table that starts no
+    new block, such as a fence's opening line that a backtick in its info string spoils, is such a row)."""
+    indent = row[: len(row) - len(row.lstrip())]
+    texts = [row[a:b].strip() for a, b in cells] + [""] * (count - len(cells))
+    return indent + "| " + " | ".join(texts) + " |"
+
+
 def set_cells(lines: Lines, index: int, values: Mapping[int, str], widths: Sequence[int]) -> None:
     row = lines.contents[index]
     cells = split_cells(row)
+    if values and max(values) >= len(cells):
+        row = _padded(row, cells, max(values) + 1)
+        cells = split_cells(row)
     for column in sorted(values, reverse=True):  # last to first: earlier bounds stay valid
         if column >= len(cells):
             raise LedgerWriteError(f"table row on line {index + 1} has no column {column + 1}")

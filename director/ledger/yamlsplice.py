@@ -22,6 +22,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from director.errors import LedgerWriteError, PlanError
+from director.plan.source import quiet_ruamel
 
 __all__ = ["LedgerWriteError", "render_inline", "render_key", "render_scalar", "update_yaml"]
 
@@ -37,6 +38,7 @@ def _yaml(flow: bool) -> YAML:
     """One round-trip instance per style and thread, reused (each load and dump resets it): building one
     globs ruamel's plug-in directories, about a millisecond, and a ledger write renders several values; an
     instance renders one value at a time, and a family run writes ledgers on several threads."""
+    quiet_ruamel()  # each time: a caller may have reset the warning filters (pytest does, per test)
     cache: dict[bool, YAML] = _PER_THREAD.__dict__.setdefault("yaml", {})
     if flow not in cache:
         cache[flow] = _new_yaml(flow)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from director.plan import bash, checkrows, hints, markers
 from director.plan.markers import MarkerRule
 from director.plan.model import BlockRole, Plan, Section, SectionKind, section_label
+from director.plan.source import swallowed_fences
 from director.plan.templates import stray_rules, target_variables, unlocated_rules
 
 
@@ -38,6 +39,7 @@ RULES: dict[str, tuple[Severity, str]] = {
     "unknown-knob-value": (_ERR, "a conditional marker names a value the knob cannot take: it never applies"),
     "template-no-value": (_ERR, "a template rule whose line has no value to rewrite: the run stops there"),
     "template-knob-incomplete": (_ERR, "a knob-mapping rule misses one of the knob's options: the run stops"),
+    "unclosed-fence": (_ERR, "a fence not closed before the next one opens: the blocks between are its text"),
     "unverified-act": (_WARN, "a section acts but never verifies"),
     "missing-marker": (_WARN, "a section with act blocks but no marker"),
     "missing-teardown": (_WARN, "no `## Teardown` section"),
@@ -168,6 +170,7 @@ def lint(plan: Plan) -> list[Finding]:
     _templates(plan, out)
     _fence_attributes(plan, out)
     _gated_verify_effects(plan, out)
+    _swallowed_fences(plan, out)
     return sorted(out, key=lambda f: (f.line, f.code, f.message))
 
 
@@ -505,7 +508,8 @@ def _fence_attributes(plan: Plan, out: list[Finding]) -> None:
                         b.span.first_line,
                         "unknown-fence-attribute",
                         f"fence attribute {key!r} is ignored by Director (it uses retries, backoff, delay, "
-                        "timeout, processes and Runme's name, cwd, interactive, excludeFromRunAll, id)",
+                        "timeout, processes, approvals, self-approval and Runme's name, cwd, interactive, "
+                        "excludeFromRunAll, id)",
                     )
                 )
 
@@ -583,3 +587,12 @@ def _gated_verify_effects(plan: Plan, out: list[Finding]) -> None:
                         "into the act",
                     )
                 )
+
+
+def _swallowed_fences(plan: Plan, out: list[Finding]) -> None:
+    """A fence not closed before the next one opens: the next block is its text (`swallowed_fences`)."""
+    blocks = [(b.span.start, b.body_start, b.text) for s in plan.sections for b in s.blocks]
+    for line, inner_line, inner in swallowed_fences(plan.source, blocks):
+        out.append(Finding(line, "unclosed-fence", f"this fence is not closed before line {inner_line} opens "
+                           f"another ({inner[:40]!r}): everything up to the next closing fence is this "
+                           "block's text, never run as a block of its own; close this fence"))  # fmt: skip

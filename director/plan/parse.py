@@ -24,6 +24,7 @@ from markdown_it.token import Token
 
 from director.errors import PlanError
 from director.plan import bash, checkrows, markers
+from director.plan.bash.grammar import MAX_DEPTH, TooDeep
 from director.plan.headings import classify, parse_markers, slugify, split_markers
 from director.plan.model import (
     Block,
@@ -43,9 +44,11 @@ from director.plan.model import (
 )
 from director.plan.retry import fence_attributes, parse_retry
 from director.plan.source import (
+    MAX_NESTING,
     NEWLINES,
     Source,
     load_yaml,
+    nesting_too_deep,
     plan_lines,
     quote_lines,
     unclosed_fence,
@@ -126,6 +129,14 @@ class PlanParser:
         if tokens is None:
             tokens = markdown_tokens(text[1:] if text.startswith("\ufeff") else text)
         self.tokens = tokens
+        deep = nesting_too_deep(tokens)
+        if deep is not None:
+            raise self.ctx.error(
+                f"lists or blockquotes nested {deep[1]} deep: markdown-it stops reading at "
+                f"{MAX_NESTING} levels (a list takes two, a blockquote one) and would drop the rest of the "
+                "plan from here; nest less (docs/limits.md)",
+                deep[0],
+            )
         # parent[i]: index of the opening token that encloses token i (-1 at top level), in one pass.
         self.parent: list[int] = []
         stack: list[int] = []
@@ -430,6 +441,15 @@ class PlanParser:
         info = t.info.strip()
         text = t.content
         shell = lang.lower() in SHELL_LANGS
+        if shell:
+            try:
+                bash.parse(text)  # cached: every later question about this block starts from it
+            except TooDeep as exc:
+                raise ctx.error(
+                    f"this bash nests more than {MAX_DEPTH} levels deep ($(…) in $(…), a chain of && …): "
+                    "Director's analyser reads no deeper (docs/limits.md); split it up",
+                    body_start + exc.row,
+                ) from None
         retry = parse_retry(info[len(lang) :], ctx, span.start) if shell else None
         attrs = fence_attributes(info[len(lang) :], ctx, span.start) if shell else None
         verify_title = ""

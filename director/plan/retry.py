@@ -12,12 +12,19 @@ from director.plan.source import Source
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+# The longest `delay=`/`timeout=` and the most `retries=` a fence may ask for (docs/limits.md): beyond them
+# a wait is no longer a wait a run can make (`time.sleep` refuses a delay past its clock's range).
+MAX_DURATION_S = 7 * 24 * 3600.0
+MAX_RETRIES = 1000
 
 
 def parse_duration(text: str) -> float | None:
-    """Seconds of `500ms`/`2s`/`5m`/`1h`; None when it is not a duration."""
+    """Seconds of `500ms`/`2s`/`5m`/`1h`; None when it is not a duration (or longer than a week)."""
     m = _DURATION.match(text.strip())
-    return float(m.group(1)) * _UNITS[m.group(2)] if m else None
+    if m is None:
+        return None
+    secs = float(m.group(1)) * _UNITS[m.group(2)]
+    return secs if secs <= MAX_DURATION_S else None
 
 
 _BACKOFFS: dict[str, Backoff] = {"exponential": "exponential", "constant": "constant"}
@@ -39,8 +46,8 @@ def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
     policy = RetryPolicy()
     for key, value in attrs.retry_items:
         if key == "retries":
-            if not value.isdigit():
-                raise ctx.error(f"bad retries={value!r}: expected a whole number", line0)
+            if not value.isdigit() or int(value) > MAX_RETRIES:
+                raise ctx.error(f"bad retries={value!r}: expected a whole number up to {MAX_RETRIES}", line0)
             policy = replace(policy, retries=int(value))
         elif key == "backoff":
             backoff = _BACKOFFS.get(value)
@@ -50,6 +57,10 @@ def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
         else:  # delay, timeout
             secs = parse_duration(value)
             if secs is None or (key == "timeout" and secs <= 0):
-                raise ctx.error(f"bad {key}={value!r}: expected a duration like 500ms, 2s, 5m or 1h", line0)
+                raise ctx.error(
+                    f"bad {key}={value!r}: expected a duration like 500ms, 2s, 5m or 1h, at most a week "
+                    "(168h)",
+                    line0,
+                )
             policy = replace(policy, delay_s=secs) if key == "delay" else replace(policy, timeout_s=secs)
     return policy

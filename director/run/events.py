@@ -20,7 +20,10 @@ Verdicts: in-sync, applied, verified, failed, awaiting-approval, will-apply, nee
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -172,3 +175,42 @@ class JsonlWriter:
     def __call__(self, event: Event) -> None:
         self._stream.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
         self._flusher.after(event["type"])
+
+
+# How long `--events FIFO` waits for the FIFO's reader (docs/events.md): opening a FIFO for writing blocks
+# until one opens it, which without a reader is forever.
+FIFO_WAIT_S = 5.0
+
+
+def open_sink(
+    path: str,
+    *,
+    wait_s: float = FIFO_WAIT_S,
+    clock: Callable[[], float] = time.monotonic,
+    sleeper: Callable[[float], None] = time.sleep,
+) -> IO[str]:
+    """`--events PATH` opened for appending: a file (created if needed), or a FIFO once a process reads it.
+
+    Opened without blocking (a FIFO without a reader is ENXIO at once), tried again for `wait_s` seconds
+    while there is no reader, then refused (an OSError naming why); once open, writes block as usual.
+    """
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    deadline = clock() + wait_s
+    while True:
+        try:
+            fd = os.open(path, flags, 0o644)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if clock() >= deadline:
+                why = f"a FIFO no process reads (waited {wait_s:g} s for one; start its reader first)"
+                raise OSError(errno.ENXIO, why) from None
+            sleeper(0.05)
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            os.set_blocking(fd, True)  # a slow reader slows the run down, it never loses an event
+        return os.fdopen(fd, "a", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise

@@ -14,8 +14,14 @@ Templates = dict[int, tuple[str, str]]  # template block index -> (target path, 
 
 
 def sha(obj: Any) -> str:
-    """sha256 of a JSON-able value, key order ignored."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    """sha256 of a JSON-able value, key order ignored: of `json.dumps(obj, sort_keys=True,
+    ensure_ascii=False)` as UTF-8, hashed a piece at a time (a session value near its 16 MiB limit is not
+    copied whole twice more). A value bash gave as bytes that are not UTF-8 (held as lone surrogates,
+    `surrogateescape`) is hashed as those bytes."""
+    digest = hashlib.sha256()
+    for chunk in json.JSONEncoder(sort_keys=True, ensure_ascii=False).iterencode(obj):
+        digest.update(chunk.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
 
 
 def block_texts(

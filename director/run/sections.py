@@ -304,7 +304,13 @@ def adopt_last(run: Run, section: Section) -> SessionState | None:
 
 
 def apply_section(run: Run, section: Section) -> None:
-    """Observe before act for one section (raises `Stop` when the run must end here)."""
+    """Observe before act for one section (raises `Stop` when the run must end here). Its journal writes
+    are one batch: committed with each block's intent, and once at its end (docs/durability.md)."""
+    with run.journal.batch():
+        _apply_section(run, section)
+
+
+def _apply_section(run: Run, section: Section) -> None:
     label = run.label(section)
     started = time.monotonic()
     run.bus.emit("section.start", section=section.key, title=section.title, label=label)

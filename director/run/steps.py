@@ -20,6 +20,7 @@ from director.plan import bash, contrast
 from director.plan.contrast import Family, Learned, Phase
 from director.plan.fence import start_cwd
 from director.plan.model import Block, Section
+from director.plan.retry import MAX_DURATION_S
 from director.plan.verify import Evidence, Judgement, Stopped, Verdict, judge
 from director.run import fingerprint, processes, session
 from director.run import worlds as worlds_mod
@@ -88,7 +89,8 @@ def failure(what: str, block: Block, res: BlockResult, reason: str = "") -> str:
 def backoff(delay_s: float, kind: str, attempt: int) -> float:
     """Delay before the next attempt: constant, or exponential (delay·2^(attempt-1))."""
     if kind == "exponential":
-        return float(delay_s * (2 ** (attempt - 1)))
+        # doubling stops at a week (docs/limits.md): 2^1000 seconds is no wait a clock can make
+        return min(MAX_DURATION_S, delay_s * 2.0 ** min(attempt - 1, 64))
     return float(delay_s)
 
 
@@ -230,6 +232,7 @@ def step(
         if run.interrupted:
             break
         if again or (role == "act" and attempt > 1):
+            run.journal.commit()  # nothing held open while it waits for what is left to stop
             processes.stop_left(run, section, block)
         if role == "act" and attempt == 1 and key in run.carried_from:
             processes.stop_left(run, section, block, run.carried_from.pop(key))
@@ -318,6 +321,7 @@ def step(
             break
         delay = backoff(policy.delay_s if policy else 1.0, policy.backoff if policy else "constant", attempt)
         run.bus.emit("step.retry", section=section.key, block=block.index, attempt=attempt, delay_s=delay)
+        run.journal.commit()  # the failed attempt is durable before the wait
         run.sleeper(delay)
     if run.interrupted:
         run.report(section, "interrupted", run.interrupted_by)

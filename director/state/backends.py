@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from director.errors import UsageError
-from director.exec.processes import pid_alive
-from director.exec.secrets import is_secret_name
+from director.proc import pid_alive
+from director.secretnames import is_secret_name
+from director.state import location
 from director.state.identity import PlanKey, host_name
 from director.state.records import LeaseHolder
 from director.state.store import PlanLease, StateStore
@@ -40,8 +41,12 @@ class StateBackend(Protocol):
         """What `status` shows: the backend, where (no password), the plan key and where it came from."""
         ...
 
-    def open(self, *, create: bool = True, is_secret: Callable[[str], bool] = ...) -> StateStore | None:
-        """The plan's store; with `create=False`, None when nothing was ever recorded for the plan."""
+    def open(
+        self, *, create: bool = True, is_secret: Callable[[str], bool] = ..., adopt: bool = False
+    ) -> StateStore | None:
+        """The plan's store; with `create=False`, None when nothing was ever recorded for the plan. With
+        `create` (a writer), a store recorded for a plan elsewhere is refused (`LocationMismatch`) unless
+        `adopt` (`director.state.location`)."""
         ...
 
     def acquire(
@@ -55,6 +60,9 @@ class StateBackend(Protocol):
         """Whether the recorded holder is still running (None: cannot tell from here)."""
         ...
 
+    def here(self) -> location.Location | None:
+        """Where the plan lives, as its journal records it (None: not checked)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,7 @@ class SqliteBackend:
 
     journal_path: Path
     lock_path: Path
+    plan_path: Path | None = None  # the plan file (its location is checked against the journal's)
     name: Literal["sqlite", "postgresql"] = "sqlite"
 
     def describe(self) -> dict[str, Any]:
@@ -71,22 +80,32 @@ class SqliteBackend:
         return {"backend": self.name, "where": where, "key": where, "key_source": "file", "key_detail": ""}
 
     def open(
-        self, *, create: bool = True, is_secret: Callable[[str], bool] = is_secret_name
+        self, *, create: bool = True, is_secret: Callable[[str], bool] = is_secret_name, adopt: bool = False
     ) -> StateStore | None:
         """The journal file (None with `create=False` if no command created it yet)."""
         from director.state.journal import Journal
 
         if not create and not self.journal_path.exists():
             return None
-        return Journal.open(self.journal_path, is_secret=is_secret)
+        store = Journal.open(self.journal_path, is_secret=is_secret)
+        if create:
+            _checked(store, self.here(), str(self.plan_path), adopt)
+        return store
+
+    def here(self) -> location.Location | None:
+        """Where the plan lives, as its journal records it (`director.state.location`)."""
+        return None if self.plan_path is None else location.of_file(self.plan_path)
 
     def acquire(
         self, store: StateStore, *, run_kind: str, force: bool = False, plan: str = "PLAN"
     ) -> PlanLease:
-        """`flock` on the lock file plus the holder row (`director.state.lease`)."""
+        """`flock` on the lock file plus the holder row (`director.state.lease`), and on the plan file."""
         from director.state.lease import acquire
 
-        return acquire(self.lock_path, self._journal(store), run_kind=run_kind, force=force, plan=plan)
+        return acquire(
+            self.lock_path, self._journal(store), run_kind=run_kind, force=force, plan=plan,
+            plan_file=self.plan_path,
+        )  # fmt: skip
 
     def holder_alive(self, store: StateStore, holder: LeaseHolder) -> bool | None:
         """Its pid, if it is on this host; another host's cannot be checked from here."""
@@ -123,7 +142,7 @@ class PgBackend:
         }
 
     def open(
-        self, *, create: bool = True, is_secret: Callable[[str], bool] = is_secret_name
+        self, *, create: bool = True, is_secret: Callable[[str], bool] = is_secret_name, adopt: bool = False
     ) -> StateStore | None:
         """The plan's journal in the database (migrated on first use)."""
         from director.state.pgjournal import PgJournal
@@ -134,16 +153,27 @@ class PgBackend:
         if not create and not j.has_history():
             j.close()
             return None
+        if create:
+            hint = (
+                f"another repository with a plan at this path shares the plan key {self.key.key}; "
+                "a `plan_id:` in one plan's Live State keeps them apart"
+            )
+            _checked(j, self.here(), self.plan_path, adopt, hint)
         return j
+
+    def here(self) -> location.Location | None:
+        """Where the plan lives, as its journal records it: its repository (`director.state.location`)."""
+        return location.of_key(Path(self.plan_path), self.key) if self.plan_path else None
 
     def acquire(
         self, store: StateStore, *, run_kind: str, force: bool = False, plan: str = "PLAN"
     ) -> PlanLease:
-        """The advisory lock on the store's own connection (`director.state.pglease`); `force` is moot:
-        the database tells a dead holder from a live one, wherever it ran."""
+        """The advisory lock on the store's own connection (`director.state.pglease`), and the plan file's
+        on this machine; `force` is moot: the database tells a dead holder from a live one."""
         from director.state.pglease import acquire
 
-        return acquire(self._journal(store), run_kind=run_kind)
+        plan_file = Path(self.plan_path) if self.plan_path else None
+        return acquire(self._journal(store), run_kind=run_kind, plan_file=plan_file)
 
     def holder_alive(self, store: StateStore, holder: LeaseHolder) -> bool | None:
         """Whether some session holds the plan's lock now."""
@@ -164,6 +194,17 @@ class PgBackend:
         if not isinstance(store, PgJournal):
             raise TypeError(f"a PostgreSQL lease needs the PostgreSQL journal, not {type(store).__name__}")
         return store
+
+
+def _checked(
+    store: StateStore, here: location.Location | None, plan: str, adopt: bool, hint: str = ""
+) -> None:
+    """The location check of a store about to be written (closed again when it refuses)."""
+    try:
+        location.check(store, here, plan=plan, adopt=adopt, hint=hint)
+    except BaseException:
+        store.close()
+        raise
 
 
 def pg_backend(url: str, key: PlanKey, plan_path: str) -> PgBackend:

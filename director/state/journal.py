@@ -1,38 +1,33 @@
-"""The SQLite journal: the machine record behind a plan, and the only module that writes it.
+"""The journal: the machine record behind a plan, written once for both backends.
 
-One database per plan (the caller chooses the path, e.g. `.director/<plan>/journal.sqlite3`).
-Durability settings: `journal_mode=WAL`, `synchronous=FULL`, `busy_timeout` 10 s; every write is one
-`BEGIN IMMEDIATE` transaction that changes the row(s) and the audit event together, so a crash leaves
-either all or none of a transition. Structured columns hold JSON text (never pickle); timestamps come
-from an injectable clock (`director.state.records`). Opening a journal brings its schema up to date. A
-durable commit: median 0.26 ms idle, ~4 ms busy (`python bench/bench_shell.py --journal`).
+`Journal` is the `StateStore` (`director.state.store`) over a dialect (`director.state.dialect`): an
+SQLite file beside the plan (`Journal.open(path)`, the default) or a shared PostgreSQL database
+(`director.state.pgjournal.PgJournal.open(url, key)`, `--state-url`). Every method below is written once;
+the SQL is neutral and the dialect runs it. How writes are grouped and when they are durable:
+`director.state.writes` (docs/durability.md). Whole-journal operations (export, import, the chain's
+check, where the plan lives): `director.state.history`; the worlds each check was seen in:
+`director.state.worlds`.
 
-Tables (DDL, migrations: `director.state.schema`): runs, transitions (per run, numbered), steps (one row per
-attempt; role 'section' marks a section's success; session_json the persistable shell state after it),
-approvals (receipts), events (audit), verify_paths (`director.state.worlds`), lease_holder, schema_version.
-
-Intent before effect: `step_started` commits before the block runs; a step still `started` after a crash
-is "outcome unknown" (`unfinished_steps`). Secret-named variables are dropped from session JSON here as a
-last line of defence (callers pass `SessionState.persistable(...)` already).
+Intent before effect: `step_started` is committed before the block runs; a step still `started` after a
+crash is "outcome unknown" (`unfinished_steps`). Secret-named variables are dropped from session JSON here
+as a last line of defence (callers pass `SessionState.persistable(...)` already). Structured columns hold
+JSON text (never pickle); timestamps come from an injectable clock (`director.state.records`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from datetime import datetime
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from director.errors import JournalError, TransitionError
-from director.exec.capture import excerpt
-from director.exec.secrets import is_secret_name
+from director.errors import TransitionError
+from director.excerpt import excerpt
+from director.secretnames import is_secret_name
 from director.state import schema
-from director.state.identity import host_name
+from director.state.dialect import SqliteDialect
+from director.state.history import History
 from director.state.lifecycle import STEP_FINAL, RunState, StepState, check_transition
 from director.state.records import (
     ApprovalRecord,
@@ -44,57 +39,37 @@ from director.state.records import (
     TransitionRecord,
     approval_signature,
     approval_signer,
-    decode_row,
     dump,
-    encode_row,
-    export_text,
-    history_tables,
-    insert_sql,
     iso,
-    poll,
     scrub_session,
     utc_now,
 )
 from director.state.signing import Signed
 from director.state.store import ApprovalHow, RunKind
-from director.state.worlds import SqliteWorlds
+from director.state.worlds import Worlds
+from director.state.writes import Clock
 
 __all__ = [
-    "SCHEMA_VERSION", "ApprovalHow", "ApprovalRecord", "EventRecord", "Journal", "LeaseHolder", "RunKind",
-    "RunRecord", "StepRecord", "TransitionRecord", "utc_now",
-]  # fmt: skip
+    "SCHEMA_VERSION",
+    "ApprovalHow",
+    "ApprovalRecord",
+    "EventRecord",
+    "ExportFormat",
+    "Journal",
+    "LeaseHolder",
+    "RunKind",
+    "RunRecord",
+    "StepRecord",
+    "TransitionRecord",
+    "utc_now",
+]
 
 SCHEMA_VERSION = schema.SCHEMA_VERSION
-
-Clock = Callable[[], datetime]
-APPROVAL_POLL_S = 0.25  # `wait_for_approval` on SQLite: how often the file is read (no cross-process events)
+HOWS = ("prompt", "flag", "approve-command", "auto")
 
 
-class Journal(SqliteWorlds):
-    """A plan's journal database. Not shared between threads; open one per process."""
-
-    def __init__(
-        self,
-        db: sqlite3.Connection,
-        path: Path,
-        *,
-        clock: Clock = utc_now,
-        is_secret: Callable[[str], bool] = is_secret_name,
-    ) -> None:
-        """Wrap an open connection; use `Journal.open`."""
-        self._db = db
-        self.path = path
-        self._clock = clock
-        self._is_secret = is_secret
-        self.host = host_name()
-        self.pid = os.getpid()
-
-    @property
-    def location(self) -> str:
-        """The journal file."""
-        return str(self.path)
-
-    # -- opening -------------------------------------------------------------------------------
+class Journal(History, Worlds):
+    """A plan's journal. Not shared between threads; open one per process."""
 
     @classmethod
     def open(
@@ -104,180 +79,145 @@ class Journal(SqliteWorlds):
         clock: Clock = utc_now,
         is_secret: Callable[[str], bool] = is_secret_name,
     ) -> Journal:
-        """Open (creating it and its parent directory if needed) the journal at `path`."""
+        """Open the SQLite journal at `path`, creating it (and its directory) if needed; migrated."""
         p = Path(path)
-        return cls(schema.connect(p, iso(clock())), p, clock=clock, is_secret=is_secret)
+        return cls(SqliteDialect(schema.connect(p, iso(clock())), p), clock=clock, is_secret=is_secret)
 
-    def close(self) -> None:
-        """Close the connection (idempotent)."""
-        self._db.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    # -- plumbing ------------------------------------------------------------------------------
-
-    def _now(self) -> str:
-        return iso(self._clock())
-
-    @contextmanager
-    def _tx(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
-        """One write transaction; sqlite errors become JournalError.
-
-        Durable: committed with an fsync (`synchronous=FULL`). Not durable: no fsync of its own; the WAL is
-        append-only, so the next durable commit's fsync makes it durable too (a crash of the process loses
-        nothing either way; only a power loss in between can).
-        """
-        if not durable:
-            self._db.execute("PRAGMA synchronous = NORMAL")
-        try:
-            with self._write() as db:
-                yield db
-        finally:
-            if not durable:
-                self._db.execute("PRAGMA synchronous = FULL")
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as e:
-            raise JournalError(f"journal {self.path} is busy or unwritable: {e}") from e
-        try:
-            yield self._db
-        except BaseException as e:
-            self._db.execute("ROLLBACK")
-            if isinstance(e, sqlite3.Error):
-                raise JournalError(f"journal write failed ({self.path}): {e}") from e
-            raise
-        else:
-            try:
-                self._db.execute("COMMIT")
-            except sqlite3.Error as e:
-                raise JournalError(f"journal commit failed ({self.path}): {e}") from e
-
-    def _insert_event(
-        self, db: sqlite3.Connection, run_id: int | None, kind: str, data: Mapping[str, Any], at: str
-    ) -> int:
-        cur = db.execute(
-            "INSERT INTO events (run_id, at, kind, data_json) VALUES (?, ?, ?, ?)",
-            (run_id, at, kind, dump(dict(data))),
-        )
-        return int(cur.lastrowid or 0)
+    @property
+    def path(self) -> Path:
+        """The journal file (SQLite)."""
+        if not isinstance(self._d, SqliteDialect):
+            raise AttributeError("a PostgreSQL journal has no file")
+        return self._d.path
 
     def pragma(self, name: str) -> Any:
-        """The value of a PRAGMA (for diagnostics and tests)."""
-        if not name.replace("_", "").isalnum():
+        """The value of an SQLite PRAGMA (for diagnostics and tests)."""
+        if not name.replace("_", "").isalnum() or not isinstance(self._d, SqliteDialect):
             raise ValueError(name)
-        return self._db.execute(f"PRAGMA {name}").fetchone()[0]
+        return self._d.db.execute(f"PRAGMA {name}").fetchone()[0]
 
     def integrity_check(self) -> str:
-        """`PRAGMA integrity_check`: "ok" when the database is sound."""
-        return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
+        """`PRAGMA integrity_check`: "ok" when the SQLite database is sound."""
+        return str(self.pragma("integrity_check"))
 
     # -- runs ----------------------------------------------------------------------------------
 
     def create_run(
-        self,
-        kind: RunKind,
-        plan_path: str,
-        target: str,
-        operator: str,
-        inputs: Mapping[str, Any],
+        self, kind: RunKind, plan_path: str, target: str, operator: str, inputs: Mapping[str, Any]
     ) -> int:
         """Journal a new run in state `pending`; returns its id."""
         if kind not in ("apply", "teardown"):
             raise ValueError(f"run kind must be apply or teardown, not {kind!r}")
         now = self._now()
-        with self._tx() as db:
-            cur = db.execute(
-                "INSERT INTO runs (kind, state, plan_path, target, operator, host, pid, created_at,"
-                " updated_at, inputs_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (kind, RunState.PENDING.value, plan_path, target, operator, self.host, self.pid, now, now,
-                 dump(dict(inputs))),
-            )  # fmt: skip
-            run_id = int(cur.lastrowid or 0)
-            db.execute(
-                "INSERT INTO transitions (run_id, seq, from_state, to_state, at, reason)"
-                " VALUES (?, 1, NULL, ?, ?, ?)",
-                (run_id, RunState.PENDING.value, now, "created"),
+        with self._write():
+            run_id = self._insert(
+                "runs",
+                {
+                    "kind": kind,
+                    "state": RunState.PENDING.value,
+                    "plan_path": plan_path,
+                    "target": target,
+                    "operator": operator,
+                    "host": self.host,
+                    "pid": self.pid,
+                    "created_at": now,
+                    "updated_at": now,
+                    "inputs_json": dump(dict(inputs)),
+                },
             )
-            self._insert_event(
-                db, run_id, "run-created", {"kind": kind, "plan": plan_path, "target": target}, now
+            self._insert(
+                "transitions",
+                {
+                    "run_id": run_id,
+                    "seq": 1,
+                    "from_state": None,
+                    "to_state": RunState.PENDING.value,
+                    "at": now,
+                    "reason": "created",
+                },
+                new_id=False,
             )
+            self.insert_event(run_id, "run-created", {"kind": kind, "plan": plan_path, "target": target}, now)
         return run_id
 
     def transition(self, run_id: int, to: RunState | str, reason: str | None = None) -> None:
-        """Move a run to `to` (checked against the table), journaling transition and audit together."""
+        """Move a run to `to` (checked against the table), journaling transition and audit together; a
+        commit point: what a batch wrote before it is committed with it."""
         now = self._now()
-        with self._tx() as db:
-            row = db.execute("SELECT state FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None:
-                raise JournalError(f"no run {run_id} in {self.path}")
-            frm = row["state"]
-            check_transition(frm, to)  # TransitionError rolls the transaction back
+        with self._write():
+            row = self._one("SELECT state FROM {runs} WHERE {scope} AND id = :id{for_update}", id=run_id)
+            frm = self._must(row, f"run {run_id}")["state"]
+            check_transition(frm, to)  # TransitionError: nothing was written
             to_state = RunState(to)
-            db.execute(
-                "UPDATE runs SET state = ?, updated_at = ?, reason = ? WHERE id = ?",
-                (to_state.value, now, reason, run_id),
+            self._x(
+                "UPDATE {runs} SET state = :state, updated_at = :now, reason = :reason"
+                " WHERE {scope} AND id = :id",
+                state=to_state.value,
+                now=now,
+                reason=reason,
+                id=run_id,
             )
-            seq = db.execute(
-                "SELECT coalesce(max(seq), 0) + 1 FROM transitions WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
-            db.execute(
-                "INSERT INTO transitions (run_id, seq, from_state, to_state, at, reason)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (run_id, seq, frm, to_state.value, now, reason),
+            seq = self._one(
+                "SELECT coalesce(max(seq), 0) + 1 AS n FROM {transitions} WHERE {scope} AND run_id = :id",
+                id=run_id,
             )
-            self._insert_event(
-                db, run_id, "transition", {"from": frm, "to": to_state.value, "reason": reason}, now
+            self._insert(
+                "transitions",
+                {
+                    "run_id": run_id,
+                    "seq": int(self._must(seq, "seq")["n"]),
+                    "from_state": frm,
+                    "to_state": to_state.value,
+                    "at": now,
+                    "reason": reason,
+                },
+                new_id=False,
             )
+            self.insert_event(
+                run_id, "transition", {"from": frm, "to": to_state.value, "reason": reason}, now
+            )
+        self.commit()
 
     def run(self, run_id: int) -> RunRecord:
         """The run with this id (JournalError if none)."""
-        row = self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-        if row is None:
-            raise JournalError(f"no run {run_id} in {self.path}")
-        return RunRecord.from_row(row)
+        return RunRecord.from_row(
+            self._must(
+                self._one("SELECT * FROM {runs} WHERE {scope} AND id = :id", id=run_id), f"run {run_id}"
+            )
+        )
 
     def latest_run(self, kind: RunKind | None = None) -> RunRecord | None:
         """The most recently created run (of a kind), if any."""
-        if kind is None:
-            row = self._db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT 1").fetchone()
-        else:
-            row = self._db.execute(
-                "SELECT * FROM runs WHERE kind = ? ORDER BY id DESC LIMIT 1", (kind,)
-            ).fetchone()
+        which = "" if kind is None else " AND kind = :kind"
+        row = self._one(f"SELECT * FROM {{runs}} WHERE {{scope}}{which} ORDER BY id DESC LIMIT 1", kind=kind)
         return None if row is None else RunRecord.from_row(row)
 
     def transitions(self, run_id: int) -> list[TransitionRecord]:
         """A run's transitions in order (the first is its creation)."""
-        rows = self._db.execute(
-            "SELECT * FROM transitions WHERE run_id = ? ORDER BY seq", (run_id,)
-        ).fetchall()
+        rows = self._rows(
+            "SELECT * FROM {transitions} WHERE {scope} AND run_id = :id ORDER BY seq", id=run_id
+        )
         return [TransitionRecord.from_row(r) for r in rows]
 
     def bump_recoveries(self, run_id: int) -> int:
         """Count one more recovery of a run (resume after a crash/interrupt); returns the new count."""
-        with self._tx() as db:
-            db.execute(
-                "UPDATE runs SET recoveries = recoveries + 1, updated_at = ? WHERE id = ?",
-                (self._now(), run_id),
+        with self._write():
+            self._x(
+                "UPDATE {runs} SET recoveries = recoveries + 1, updated_at = :now WHERE {scope} AND id = :id",
+                now=self._now(),
+                id=run_id,
             )
-            row = db.execute("SELECT recoveries FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None:
-                raise JournalError(f"no run {run_id} in {self.path}")
-            return int(row[0])
+            row = self._one("SELECT recoveries FROM {runs} WHERE {scope} AND id = :id", id=run_id)
+            return int(self._must(row, f"run {run_id}")["recoveries"])
 
     def reset_recoveries(self, run_id: int) -> None:
         """Reset a run's recovery count (only after real progress)."""
-        with self._tx() as db:
-            db.execute("UPDATE runs SET recoveries = 0, updated_at = ? WHERE id = ?", (self._now(), run_id))
+        with self._write():
+            self._x(
+                "UPDATE {runs} SET recoveries = 0, updated_at = :now WHERE {scope} AND id = :id",
+                now=self._now(),
+                id=run_id,
+            )
 
     # -- steps ---------------------------------------------------------------------------------
 
@@ -292,20 +232,32 @@ class Journal(SqliteWorlds):
         attempt: int = 1,
         flags: Mapping[str, Any] | None = None,
     ) -> int:
-        """Commit the intent to run a block, before it runs; returns the step id."""
+        """Commit the intent to run a block, before it runs (a commit point); returns the step id."""
         now = self._now()
-        with self._tx() as db:
-            cur = db.execute(
-                "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
-                " fingerprint, started_at, flags_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, step_key, section_key, block_index, role, attempt, StepState.STARTED.value,
-                 fingerprint, now, dump(dict(flags or {}))),
-            )  # fmt: skip
-            db.execute(
-                "UPDATE runs SET current_section = ?, updated_at = ? WHERE id = ?",
-                (section_key, now, run_id),
+        with self._write():
+            sid = self._insert(
+                "steps",
+                {
+                    "run_id": run_id,
+                    "step_key": step_key,
+                    "section_key": section_key,
+                    "block_index": block_index,
+                    "role": role,
+                    "attempt": attempt,
+                    "state": StepState.STARTED.value,
+                    "fingerprint": fingerprint,
+                    "started_at": now,
+                    "flags_json": dump(dict(flags or {})),
+                },
             )
-            return int(cur.lastrowid or 0)
+            self._x(
+                "UPDATE {runs} SET current_section = :sec, updated_at = :now WHERE {scope} AND id = :id",
+                sec=section_key,
+                now=now,
+                id=run_id,
+            )
+        self.commit()
+        return sid
 
     def step_finished(
         self,
@@ -316,26 +268,33 @@ class Journal(SqliteWorlds):
         output: str,
         session: Mapping[str, Any] | None,
     ) -> None:
-        """Record a started step's outcome (exactly once) and the persistable shell state after it."""
+        """Record a started step's outcome (exactly once: only a `started` row is updated) and the
+        persistable shell state after it."""
         st = StepState(state)
         if st not in STEP_FINAL:
             raise TransitionError(f"step {step_id}: {st.value} is not a final step state")
-        now = self._now()
         session_json = None if session is None else dump(scrub_session(session, self._is_secret))
-        with self._tx() as db:
-            row = db.execute("SELECT run_id, state FROM steps WHERE id = ?", (step_id,)).fetchone()
-            if row is None:
-                raise JournalError(f"no step {step_id} in {self.path}")
-            if row["state"] != StepState.STARTED.value:
-                raise TransitionError(
-                    f"invalid step transition {row['state']} -> {st.value} (step {step_id} already finished)"
-                )
-            db.execute(
-                "UPDATE steps SET state = ?, finished_at = ?, exit_code = ?, duration_s = ?, output = ?,"
-                " session_json = ? WHERE id = ?",
-                (st.value, now, exit_code, duration_s, excerpt(output), session_json, step_id),
+        with self._write():
+            n = self._x(
+                "UPDATE {steps} SET state = :st, finished_at = :now, exit_code = :code, duration_s = :dur,"
+                " output = :out, session_json = :session WHERE {scope} AND id = :id AND state = :started",
+                st=st.value,
+                now=self._now(),
+                code=exit_code,
+                dur=duration_s,
+                out=excerpt(output),
+                session=session_json,
+                id=step_id,
+                started=StepState.STARTED.value,
             )
-            db.execute("UPDATE runs SET updated_at = ? WHERE id = ?", (now, row["run_id"]))
+            if n == 0:
+                was = self._must(
+                    self._one("SELECT state FROM {steps} WHERE {scope} AND id = :id", id=step_id),
+                    f"step {step_id}",
+                )
+                raise TransitionError(
+                    f"invalid step transition {was['state']} -> {st.value} (step {step_id} already finished)"
+                )
 
     def section_succeeded(
         self,
@@ -346,85 +305,88 @@ class Journal(SqliteWorlds):
         session: Mapping[str, Any] | None,
         event: tuple[str, Mapping[str, Any]] | None = None,
     ) -> int:
-        """Record a section's success and reset the run's recovery count (progress), in one commit, with
-        `event` (kind, data): the audit event that belongs to the success (its basis).
-
-        Not fsynced on its own: the next durable commit (a step's, a transition's) carries it to disk. Lost
-        only with a power cut before that, which costs nothing: the section's steps are journaled
-        durably, so a resumed run finds them finished and records the section again without re-running
-        them (at most two fsyncs per block: its step started and finished).
-        """
+        """Record a section's success and reset the run's recovery count (progress), with `event` (kind,
+        data), the audit event that belongs to the success (its basis), in one write."""
         now = self._now()
         session_json = None if session is None else dump(scrub_session(session, self._is_secret))
-        with self._tx(durable=False) as db:
-            cur = db.execute(
-                "INSERT INTO steps (run_id, step_key, section_key, block_index, role, attempt, state,"
-                " fingerprint, started_at, finished_at, exit_code, duration_s, output, session_json,"
-                " flags_json)"
-                " VALUES (?, ?, ?, -1, 'section', 1, ?, ?, ?, ?, 0, 0.0, '', ?, '{}')",
-                (
-                    run_id,
-                    step_key,
-                    section_key,
-                    StepState.SUCCEEDED.value,
-                    fingerprint,
-                    now,
-                    now,
-                    session_json,
-                ),
+        with self._write():
+            sid = self._insert(
+                "steps",
+                {
+                    "run_id": run_id,
+                    "step_key": step_key,
+                    "section_key": section_key,
+                    "block_index": -1,
+                    "role": "section",
+                    "attempt": 1,
+                    "state": StepState.SUCCEEDED.value,
+                    "fingerprint": fingerprint,
+                    "started_at": now,
+                    "finished_at": now,
+                    "exit_code": 0,
+                    "duration_s": 0.0,
+                    "output": "",
+                    "session_json": session_json,
+                    "flags_json": "{}",
+                },
             )
-            db.execute(
-                "UPDATE runs SET recoveries = 0, current_section = ?, updated_at = ? WHERE id = ?",
-                (section_key, now, run_id),
+            self._x(
+                "UPDATE {runs} SET recoveries = 0, current_section = :sec, updated_at = :now"
+                " WHERE {scope} AND id = :id",
+                sec=section_key,
+                now=now,
+                id=run_id,
             )
             if event is not None:
-                self._insert_event(db, run_id, event[0], event[1], now)
-            return int(cur.lastrowid or 0)
+                self.insert_event(run_id, event[0], event[1], now)
+        return sid
 
     def step(self, step_id: int) -> StepRecord:
         """The step with this id."""
-        row = self._db.execute("SELECT * FROM steps WHERE id = ?", (step_id,)).fetchone()
-        if row is None:
-            raise JournalError(f"no step {step_id} in {self.path}")
-        return StepRecord.from_row(row)
+        row = self._one("SELECT * FROM {steps} WHERE {scope} AND id = :id", id=step_id)
+        return StepRecord.from_row(self._must(row, f"step {step_id}"))
 
     def steps(self, run_id: int) -> list[StepRecord]:
         """A run's steps in the order they were started."""
-        rows = self._db.execute("SELECT * FROM steps WHERE run_id = ? ORDER BY id", (run_id,)).fetchall()
+        rows = self._rows("SELECT * FROM {steps} WHERE {scope} AND run_id = :id ORDER BY id", id=run_id)
         return [StepRecord.from_row(r) for r in rows]
 
     def last_success(self, step_key: str) -> StepRecord | None:
         """The most recent succeeded step with this key, in any run (the memo for fingerprints)."""
-        row = self._db.execute(
-            "SELECT * FROM steps WHERE step_key = ? AND state = ? ORDER BY id DESC LIMIT 1",
-            (step_key, StepState.SUCCEEDED.value),
-        ).fetchone()
+        row = self._one(
+            "SELECT * FROM {steps} WHERE {scope} AND step_key = :key AND state = :ok"
+            " ORDER BY id DESC LIMIT 1",
+            key=step_key,
+            ok=StepState.SUCCEEDED.value,
+        )
         return None if row is None else StepRecord.from_row(row)
 
     def section_successes(self) -> dict[str, StepRecord]:
         """`last_success` of every section's step key (`KEY/section`), in one query."""
-        rows = self._db.execute(
-            "SELECT * FROM steps WHERE id IN"
-            " (SELECT max(id) FROM steps WHERE role = 'section' AND state = ? GROUP BY step_key)",
-            (StepState.SUCCEEDED.value,),
-        ).fetchall()
+        rows = self._rows(
+            "SELECT * FROM {steps} WHERE {scope} AND id IN (SELECT max(id) FROM {steps} WHERE {scope}"
+            " AND role = 'section' AND state = :ok GROUP BY step_key)",
+            ok=StepState.SUCCEEDED.value,
+        )
         return {r["step_key"]: StepRecord.from_row(r) for r in rows}
 
     def last_session(self, run_id: int) -> dict[str, Any] | None:
         """The shell state left by the run's last succeeded block (a resumed run, or a gate, starts there)."""
-        row = self._db.execute(
-            "SELECT session_json FROM steps WHERE run_id = ? AND state = ? AND role != 'section'"
-            " AND session_json IS NOT NULL ORDER BY id DESC LIMIT 1",
-            (run_id, StepState.SUCCEEDED.value),
-        ).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        row = self._one(
+            "SELECT session_json FROM {steps} WHERE {scope} AND run_id = :id AND state = :ok"
+            " AND role != 'section' AND session_json IS NOT NULL ORDER BY id DESC LIMIT 1",
+            id=run_id,
+            ok=StepState.SUCCEEDED.value,
+        )
+        return None if row is None else dict(json.loads(row["session_json"]))
 
     def unfinished_steps(self, run_id: int) -> list[StepRecord]:
         """Steps still `started`: after a crash their outcome is unknown and they are re-run."""
-        rows = self._db.execute(
-            "SELECT * FROM steps WHERE run_id = ? AND state = ? ORDER BY id",
-            (run_id, StepState.STARTED.value),
-        ).fetchall()
+        rows = self._rows(
+            "SELECT * FROM {steps} WHERE {scope} AND run_id = :id AND state = :started ORDER BY id",
+            id=run_id,
+            started=StepState.STARTED.value,
+        )
         return [StepRecord.from_row(r) for r in rows]
 
     # -- approvals -----------------------------------------------------------------------------
@@ -439,155 +401,132 @@ class Journal(SqliteWorlds):
         content: Mapping[str, Any] | None = None,
         signed: Signed | None = None,
     ) -> int:
-        """Journal an approval of exactly this section content, signed or not (and its audit event)."""
-        if how not in ("prompt", "flag", "approve-command", "auto"):
+        """Journal an approval of exactly this section content, signed or not, with its audit event (and
+        wake the runs waiting for one)."""
+        if how not in HOWS:
             raise ValueError(f"unknown approval method {how!r}")
-        now, sig = self._now(), approval_signature(signed)
-        with self._tx() as db:
-            cur = db.execute(
-                "INSERT INTO approvals (run_id, section_key, sha256, operator, host, at, how, content_json,"
-                " principal, signed_payload, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, section_key, sha256, operator, self.host, now, how, dump(dict(content or {})), *sig),
+        now, (principal, payload, signature) = self._now(), approval_signature(signed)
+        with self._write():
+            aid = self._insert(
+                "approvals",
+                {
+                    "run_id": run_id,
+                    "section_key": section_key,
+                    "sha256": sha256,
+                    "operator": operator,
+                    "host": self.host,
+                    "at": now,
+                    "how": how,
+                    "content_json": dump(dict(content or {})),
+                    "principal": principal,
+                    "signed_payload": payload,
+                    "signature": signature,
+                },
             )
-            aid = int(cur.lastrowid or 0)
             data = {"id": aid, "section": section_key, "sha256": sha256, "operator": operator, "how": how}
-            self._insert_event(db, run_id, "approval", {**data, **approval_signer(signed)}, now)
+            self.insert_event(run_id, "approval", {**data, **approval_signer(signed)}, now)
+            key = str(self._d.params.get("plan_key", ""))
+            self._d.notify_approval(dump({"plan": key, "section": section_key, "sha256": sha256, "id": aid}))
         return aid
 
     def find_approval(self, section_key: str, sha256: str) -> ApprovalRecord | None:
         """The latest approval of this exact content of this section, if any."""
-        row = self._db.execute(
-            "SELECT * FROM approvals WHERE section_key = ? AND sha256 = ? ORDER BY id DESC LIMIT 1",
-            (section_key, sha256),
-        ).fetchone()
+        return self._approval_after(section_key, sha256, 0)
+
+    def _approval_after(self, section_key: str, sha256: str, after_id: int) -> ApprovalRecord | None:
+        row = self._one(
+            "SELECT * FROM {approvals} WHERE {scope} AND section_key = :sec AND sha256 = :sha"
+            " AND id > :after ORDER BY id DESC LIMIT 1",
+            sec=section_key,
+            sha=sha256,
+            after=after_id,
+        )
         return None if row is None else ApprovalRecord.from_row(row)
 
     def approvals(self, run_id: int | None = None) -> list[ApprovalRecord]:
         """All approvals (or those made in one run), oldest first."""
-        if run_id is None:
-            rows = self._db.execute("SELECT * FROM approvals ORDER BY id").fetchall()
-        else:
-            rows = self._db.execute(
-                "SELECT * FROM approvals WHERE run_id = ? ORDER BY id", (run_id,)
-            ).fetchall()
+        which = "" if run_id is None else " AND run_id = :run"
+        rows = self._rows(f"SELECT * FROM {{approvals}} WHERE {{scope}}{which} ORDER BY id", run=run_id)
         return [ApprovalRecord.from_row(r) for r in rows]
 
     def wait_for_approval(
         self, section_key: str, sha256: str, after_id: int, timeout_s: float
     ) -> ApprovalRecord | None:
-        """A receipt for this content newer than `after_id`, waiting up to `timeout_s` for one: SQLite has
-        no cross-process notification, so the file is read every `APPROVAL_POLL_S` s (one indexed query)."""
-
-        def read() -> ApprovalRecord | None:
-            row = self._db.execute(
-                "SELECT * FROM approvals WHERE section_key = ? AND sha256 = ? AND id > ? ORDER BY id DESC",
-                (section_key, sha256, after_id),
-            ).fetchone()
-            return None if row is None else ApprovalRecord.from_row(row)
-
-        return poll(read, timeout_s, APPROVAL_POLL_S)
+        """A receipt for this content newer than `after_id`, waiting up to `timeout_s` for one (a commit
+        point: nothing is held open while a human decides). SQLite reads the file every 0.25 s;
+        PostgreSQL waits for a NOTIFY."""
+        self.commit()
+        return self._d.wait(
+            lambda: self._approval_after(section_key, sha256, after_id), section_key, timeout_s
+        )
 
     # -- audit events --------------------------------------------------------------------------
 
     def record_event(self, run_id: int | None, kind: str, data: Mapping[str, Any] | None = None) -> int:
         """Append an audit event (input resolution, shim action, ledger write…); returns its id."""
         now = self._now()
-        with self._tx() as db:
-            return self._insert_event(db, run_id, kind, data or {}, now)
+        with self._write():
+            return self.insert_event(run_id, kind, data or {}, now)
 
     def events(self, run_id: int | None = None, kind: str | None = None) -> list[EventRecord]:
         """Audit events, oldest first; filtered by run and/or kind when given."""
-        sql = "SELECT * FROM events"
-        args: list[Any] = []
-        where = []
-        if run_id is not None:
-            where.append("run_id = ?")
-            args.append(run_id)
-        if kind is not None:
-            where.append("kind = ?")
-            args.append(kind)
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        rows = self._db.execute(sql + " ORDER BY id", args).fetchall()
+        which = ("" if run_id is None else " AND run_id = :run") + (
+            "" if kind is None else " AND kind = :kind"
+        )
+        rows = self._rows(
+            f"SELECT * FROM {{events}} WHERE {{scope}}{which} ORDER BY id", run=run_id, kind=kind
+        )
         return [EventRecord.from_row(r) for r in rows]
 
-    # -- lease holder (written by director.state.lease) ----------------------------------------------
+    # -- the lease holder (written by the backend's lease) ---------------------------------------
 
     def lease_holder(self) -> LeaseHolder | None:
         """The recorded lease holder, if the lease is held or was not released."""
-        row = self._db.execute("SELECT * FROM lease_holder WHERE id = 1").fetchone()
+        row = self._one("SELECT * FROM {lease_holder} WHERE {scope}")
         return None if row is None else LeaseHolder.from_row(row)
 
     def set_lease_holder(
-        self,
-        pid: int,
-        host: str,
-        kind: str,
-        started_at: datetime,
-        *,
-        takeover: Mapping[str, Any] | None = None,
+        self, pid: int, host: str, kind: str, started_at: Any, *, takeover: Mapping[str, Any] | None = None
     ) -> None:
         """Record this process as the lease holder; with `takeover`, audit the stale holder it replaces."""
         now = self._now()
-        with self._tx() as db:
-            db.execute(
-                "INSERT OR REPLACE INTO lease_holder (id, pid, host, kind, started_at, heartbeat_at, run_id)"
-                " VALUES (1, ?, ?, ?, ?, ?, NULL)",
-                (pid, host, kind, iso(started_at), now),
+        start = started_at if isinstance(started_at, str) else iso(started_at)
+        with self._write():
+            self._x(
+                "INSERT INTO {lease_holder} ({scope_cols}{holder_cols}pid, host, kind, started_at,"
+                " heartbeat_at, run_id)"
+                " VALUES ({scope_vals}{holder_vals}:pid, :host, :kind, :start, :now, NULL)"
+                " ON CONFLICT ({holder_key}) DO UPDATE SET {holder_set}pid = excluded.pid,"
+                " host = excluded.host, kind = excluded.kind, started_at = excluded.started_at,"
+                " heartbeat_at = excluded.heartbeat_at, run_id = NULL",
+                pid=pid,
+                host=host,
+                kind=kind,
+                start=start,
+                now=now,
             )
             if takeover is not None:
-                self._insert_event(db, None, "lease-takeover", takeover, now)
+                self.insert_event(None, "lease-takeover", takeover, now)
 
     def lease_heartbeat(self, pid: int, run_id: int | None = None) -> None:
-        """Refresh the holder's heartbeat (and attach the run it is executing)."""
-        with self._tx() as db:
-            db.execute(
-                "UPDATE lease_holder SET heartbeat_at = ?, run_id = coalesce(?, run_id)"
-                " WHERE id = 1 AND pid = ? AND host = ?",
-                (self._now(), run_id, pid, self.host),
+        """Refresh this holder's heartbeat (and attach the run it is executing)."""
+        with self._write():
+            self._x(
+                "UPDATE {lease_holder} SET heartbeat_at = :now, run_id = coalesce(:run, run_id)"
+                " WHERE {scope} AND {holder_mine}",
+                now=self._now(),
+                run=run_id,
+                pid=pid,
+                host=self.host,
             )
 
     def clear_lease_holder(self, pid: int) -> None:
-        """Forget the holder if it is `pid` on this host (a release)."""
-        with self._tx() as db:
-            db.execute("DELETE FROM lease_holder WHERE id = 1 AND pid = ? AND host = ?", (pid, self.host))
+        """Forget the holder if it is this one (a release)."""
+        with self._write():
+            self._x("DELETE FROM {lease_holder} WHERE {scope} AND {holder_mine}", pid=pid, host=self.host)
 
-    # -- export --------------------------------------------------------------------------------
-
-    def export_data(self) -> dict[str, Any]:
-        """Every table as plain JSON-able data (JSON columns decoded)."""
-        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "path": str(self.path)}
-        for table in schema.TABLES:
-            rows = self._db.execute(f"SELECT * FROM {table} ORDER BY rowid")  # fixed table names
-            out[table] = [decode_row(dict(r)) for r in rows]
-        return out
-
-    def export(self, fmt: ExportFormat = "json") -> str:
-        """All runs, transitions, steps, approvals, events (and the holder) as JSON or JSON Lines text."""
-        return export_text(self.export_data(), fmt)
-
-    def has_history(self) -> bool:
-        """Whether any run, approval or event was ever recorded here."""
-        return any(
-            self._db.execute(f"SELECT EXISTS (SELECT 1 FROM {t})").fetchone()[0]  # fixed table names
-            for t in ("runs", "approvals", "events")
-        )
-
-    def import_data(self, data: Mapping[str, Any], *, replace: bool = False) -> int:
-        """Copy an exported journal (`export_data` of either backend) into this one, ids kept.
-
-        One transaction: all of it or nothing. This journal must have no history, unless `replace`
-        (its history is then deleted in that transaction). The lease holder is not history: not copied.
-        """
-        if self.has_history() and not replace:
-            raise JournalError(f"journal {self.path} already has history; refusing to mix two histories")
-        tables, n = history_tables(schema.TABLES), 0
-        with self._tx() as db:
-            for table in reversed(tables):
-                db.execute(f"DELETE FROM {table}")  # fixed table names; children first
-            for table in tables:
-                columns = [r["name"] for r in db.execute(f"PRAGMA table_info({table})")]
-                for row in data.get(table, []):
-                    db.execute(*insert_sql(table, encode_row(row, columns), "?"))
-                    n += 1
-        return n
+    def break_lease(self, data: Mapping[str, Any]) -> None:
+        """Forget whoever holds the lease, audited as `lease-unlocked` (`director unlock`)."""
+        with self._write():
+            self._x("DELETE FROM {lease_holder} WHERE {scope}")
+            self.insert_event(None, "lease-unlocked", data, self._now())

@@ -31,7 +31,8 @@ from types import TracebackType
 from typing import Any, Self
 
 from director.errors import LeaseHeld
-from director.exec.processes import pid_alive
+from director.proc import pid_alive
+from director.state import planlock
 from director.state.identity import host_name
 from director.state.journal import Journal
 from director.state.records import LeaseHolder, utc_now
@@ -90,6 +91,7 @@ class Lease:
         self.previous: Holder | None = None  # the unreleased holder taken over (proven gone), if any
         self._fd: int | None = fd
         self._journal = journal
+        self.plan_fd: planlock.Held | None = None  # the plan file's own lock (`director.state.planlock`)
 
     @property
     def previous_pid(self) -> int | None:
@@ -125,6 +127,8 @@ class Lease:
         fd, self._fd = self._fd, None
         if fd is None:
             return
+        planlock.unlock(self.plan_fd)
+        self.plan_fd = None
         try:
             # Clear the journal first: a crash between the two leaves an unreleased holder, which the
             # next run treats as stale (safe); the reverse order could lose the record of a live holder.
@@ -152,14 +156,17 @@ def acquire(
     clock: Callable[[], datetime] = utc_now,
     plan: str = "PLAN",
     note: Mapping[str, Any] | None = None,
+    plan_file: Path | None = None,
 ) -> Lease:
     """Take the plan's lease or raise LeaseHeld naming the holder; stale holders are taken over.
 
-    `plan` names the plan in messages; `note` is added to a takeover's audit event (who unlocked, how).
+    `plan` names the plan in messages; `note` is added to a takeover's audit event (who unlocked, how);
+    `plan_file`, the plan, is locked too (its other names: `director.state.planlock`).
     """
     path = Path(lock_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    plan_fd: planlock.Held | None = None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -170,6 +177,7 @@ def acquire(
                 holder = None if row is None else _holder_from_row(row)
             who = holder.describe() if holder else "another process (holder not recorded yet)"
             raise LeaseHeld(f"plan is locked by {who} (lock {path})") from None
+        plan_fd = planlock.lock(plan_file) if plan_file is not None else None
 
         host = host_name()
         me = Holder(os.getpid(), host, clock().isoformat(timespec="seconds"), run_kind)
@@ -191,11 +199,13 @@ def acquire(
             takeover = {"previous": previous.to_json(), "reason": reason, "by": me.to_json(), **(note or {})}
         journal.set_lease_holder(me.pid, me.host, run_kind, clock(), takeover=takeover)
         lease = Lease(path, fd, journal, me)
+        lease.plan_fd, plan_fd = plan_fd, None
         lease.previous = previous if takeover is not None else None
         lease._write_lock_file()
         return lease
     except BaseException:
         os.close(fd)  # closing drops the flock if we took it
+        planlock.unlock(plan_fd)
         raise
 
 

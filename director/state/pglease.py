@@ -27,15 +27,16 @@ import os
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from datetime import datetime
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 from director.errors import LeaseHeld, StateUnavailable
+from director.state import planlock
 from director.state.identity import host_name
 from director.state.lease import Holder
-from director.state.pgbase import S
 from director.state.pgjournal import PgJournal
-from director.state.records import LeaseHolder, iso, utc_now
+from director.state.records import LeaseHolder, utc_now
 
 
 def _holder(row: LeaseHolder) -> Holder:
@@ -52,78 +53,43 @@ def lock_key(journal: PgJournal) -> int:
 
 
 def _try_lock(journal: PgJournal) -> bool:
-    row = journal.row("SELECT pg_try_advisory_lock(%s) AS ok", (lock_key(journal),))
-    return bool(row and row["ok"])
+    rows = journal.query("SELECT pg_try_advisory_lock(:k) AS ok", k=lock_key(journal))
+    return bool(rows and rows[0]["ok"])
 
 
 def lock_session(journal: PgJournal) -> int | None:
     """The database session (backend pid) that holds the plan's lease lock now, if any."""
     k = lock_key(journal) & 0xFFFFFFFFFFFFFFFF
-    row = journal.row(
+    rows = journal.query(
         "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = "
         "(SELECT oid FROM pg_database WHERE datname = current_database())"
-        " AND classid::bigint = %s AND objid::bigint = %s AND objsubid = 1",
-        (k >> 32, k & 0xFFFFFFFF),
+        " AND classid::bigint = :hi AND objid::bigint = :lo AND objsubid = 1",
+        hi=k >> 32,
+        lo=k & 0xFFFFFFFF,
     )
-    return None if row is None else int(row["pid"])
-
-
-def _set_holder(
-    journal: PgJournal, me: Holder, started_at: datetime, takeover: dict[str, Any] | None
-) -> None:
-    now = journal.now_iso()
-    with journal.tx() as db:
-        db.execute(
-            f"INSERT INTO {S}.lease_holder (plan_key, pid, host, kind, started_at, heartbeat_at, run_id,"
-            " backend_pid) VALUES (%s, %s, %s, %s, %s, %s, NULL, pg_backend_pid())"
-            " ON CONFLICT (plan_key) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host,"
-            " kind = EXCLUDED.kind, started_at = EXCLUDED.started_at,"
-            " heartbeat_at = EXCLUDED.heartbeat_at, run_id = NULL, backend_pid = EXCLUDED.backend_pid",
-            (journal.key, me.pid, me.host, me.kind, iso(started_at), now),
-        )
-        if takeover is not None:
-            journal.insert_event(db, None, "lease-takeover", takeover, now)
-
-
-def _heartbeat(journal: PgJournal, run_id: int | None = None) -> None:
-    with journal.tx() as db:
-        db.execute(
-            f"UPDATE {S}.lease_holder SET heartbeat_at = %s, run_id = coalesce(%s, run_id)"
-            " WHERE plan_key = %s AND backend_pid = pg_backend_pid()",
-            (journal.now_iso(), run_id, journal.key),
-        )
+    return None if not rows else int(rows[0]["pid"])
 
 
 def _release(journal: PgJournal) -> None:
-    with journal.tx() as db:
-        db.execute(
-            f"DELETE FROM {S}.lease_holder WHERE plan_key = %s AND backend_pid = pg_backend_pid()",
-            (journal.key,),
-        )
-    journal.rows("SELECT pg_advisory_unlock(%s) AS ok", (lock_key(journal),))
-
-
-def _break(journal: PgJournal, previous: LeaseHolder | None, reason: str, by: Mapping[str, Any]) -> None:
-    data = {"previous": previous and previous.to_json(), "reason": reason, "by": dict(by)}
-    with journal.tx() as db:
-        db.execute(f"DELETE FROM {S}.lease_holder WHERE plan_key = %s", (journal.key,))
-        journal.insert_event(db, None, "lease-unlocked", data, journal.now_iso())
+    journal.clear_lease_holder(os.getpid())
+    journal.query("SELECT pg_advisory_unlock(:k) AS ok", k=lock_key(journal))
 
 
 def _terminate(journal: PgJournal, session: int) -> bool:
     """End another database session (same role: no superuser needed), waiting up to 5 s for it."""
-    row = journal.row("SELECT pg_terminate_backend(%s, 5000) AS ok", (session,))
-    return bool(row and row["ok"])
+    rows = journal.query("SELECT pg_terminate_backend(:pid, 5000) AS ok", pid=session)
+    return bool(rows and rows[0]["ok"])
 
 
 class PgLease:
     """A held plan lease in PostgreSQL; release it (or leave the `with` block) to let the next writer in."""
 
-    def __init__(self, journal: PgJournal, holder: Holder) -> None:
+    def __init__(self, journal: PgJournal, holder: Holder, plan_fd: planlock.Held | None = None) -> None:
         """Wrap an acquired lease; use `acquire`."""
         self._journal = journal
         self.holder = holder
         self._held = True
+        self._plan_fd = plan_fd  # the plan file's own lock (`director.state.planlock`)
 
     @property
     def previous_pid(self) -> int | None:
@@ -140,17 +106,19 @@ class PgLease:
         """Record which run the holder is executing."""
         h = self.holder
         self.holder = Holder(h.pid, h.host, h.started_at, h.kind, run_id)
-        _heartbeat(self._journal, run_id)
+        self._journal.lease_heartbeat(h.pid, run_id)
 
     def heartbeat(self) -> None:
         """Refresh the holder row's heartbeat."""
-        _heartbeat(self._journal)
+        self._journal.lease_heartbeat(self.holder.pid)
 
     def release(self) -> None:
         """Clear the holder row and drop the lock (idempotent; a lost connection has dropped it already)."""
         if not self._held:
             return
         self._held = False
+        planlock.unlock(self._plan_fd)
+        self._plan_fd = None
         with suppress(StateUnavailable):  # the session is gone, and the server released the lock with it
             _release(self._journal)
 
@@ -163,15 +131,24 @@ class PgLease:
         self.release()
 
 
-def acquire(journal: PgJournal, *, run_kind: str, clock: Callable[[], datetime] = utc_now) -> PgLease:
-    """Take the plan's lease or raise LeaseHeld naming the holder; a dead holder is taken over at once."""
+def acquire(
+    journal: PgJournal,
+    *,
+    run_kind: str,
+    clock: Callable[[], datetime] = utc_now,
+    plan_file: Path | None = None,
+) -> PgLease:
+    """Take the plan's lease or raise LeaseHeld naming the holder; a dead holder is taken over at once.
+    `plan_file`, the plan, is locked too (its other names on this machine: `director.state.planlock`)."""
     where = f"PostgreSQL lease of plan key {journal.key} in {journal.url}"
     if not _try_lock(journal):
         row = journal.lease_holder()
         who = _holder(row).describe() if row else "another Director (holder not recorded yet)"
         raise LeaseHeld(f"plan is locked by {who} ({where})")
     me = Holder(os.getpid(), host_name(), clock().isoformat(timespec="seconds"), run_kind)
+    lease = PgLease(journal, me)
     try:
+        lease._plan_fd = planlock.lock(plan_file) if plan_file is not None else None
         previous = journal.lease_holder()
         takeover: dict[str, Any] | None = None
         if previous is not None:
@@ -180,12 +157,11 @@ def acquire(journal: PgJournal, *, run_kind: str, clock: Callable[[], datetime] 
                 "reason": "holder-session-gone",
                 "by": me.to_json(),
             }
-        _set_holder(journal, me, clock(), takeover)
+        journal.set_lease_holder(me.pid, me.host, me.kind, clock(), takeover=takeover)
     except BaseException:
-        lease = PgLease(journal, me)
         lease.release()
         raise
-    return PgLease(journal, me)
+    return lease
 
 
 def holder_alive(journal: PgJournal, row: LeaseHolder) -> bool:
@@ -209,5 +185,6 @@ def unlock(journal: PgJournal, *, by: Mapping[str, Any]) -> tuple[LeaseHolder | 
         )
     if previous is None and not alive:
         return None, False
-    _break(journal, previous, "holder-alive-terminated" if alive else "holder-dead", by)
+    reason = "holder-alive-terminated" if alive else "holder-dead"
+    journal.break_lease({"previous": previous and previous.to_json(), "reason": reason, "by": dict(by)})
     return previous, alive

@@ -18,6 +18,7 @@ no `CREATE ROLE`, no `ALTER SYSTEM`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import psycopg
@@ -25,6 +26,7 @@ from psycopg import conninfo
 from psycopg.rows import DictRow, dict_row
 
 from director.errors import JournalError, StateUnavailable, UsageError
+from director.state import chain
 
 SCHEMA = "director"
 MIGRATION_LOCK = 0x44495230_00000001  # pg_advisory_xact_lock key of the migrations ("DIR0" + 1)
@@ -137,11 +139,13 @@ CREATE TABLE director.lease_holder (
 
 @dataclass(frozen=True)
 class Migration:
-    """One step of the schema: `ddl` takes the database from `version - 1` to `version`."""
+    """One step of the schema: `ddl` takes the database from `version - 1` to `version`, then `then`
+    (if any) brings the rows along, in the same transaction."""
 
     version: int
     description: str
     ddl: str
+    then: Callable[[Connection], None] | None = None
 
 
 V2_DDL = """
@@ -166,20 +170,60 @@ ALTER TABLE director.approvals ADD COLUMN signed_payload TEXT;
 ALTER TABLE director.approvals ADD COLUMN signature TEXT
 """
 
+# The hash chain over the rows that bear on a gate (`director.state.chain`) and each plan's own facts
+# (`plan_meta`: the chain's head, where the plan lives); the rows already there are chained by `_chain`.
+V4_DDL = """
+CREATE TABLE director.plan_meta (
+    plan_key TEXT NOT NULL REFERENCES director.plans(key),
+    name     TEXT NOT NULL,
+    value    TEXT NOT NULL,
+    PRIMARY KEY (plan_key, name)
+);
+""" + ";".join(
+    f"ALTER TABLE director.{t} ADD COLUMN chain_seq BIGINT, ADD COLUMN chain_prev TEXT,"
+    " ADD COLUMN chain_fields TEXT, ADD COLUMN chain_hash TEXT"
+    for t in chain.CHAINED
+)
+
+
+def _chain(conn: Connection) -> None:
+    """Chain every plan's rows as they stand, in the order they were written (the SQLite journal's v5)."""
+    keys = [r["key"] for r in conn.execute("SELECT key FROM director.plans ORDER BY key").fetchall()]
+    for key in keys:
+        rows = {
+            t: [dict(r) for r in conn.execute(f"SELECT * FROM director.{t} WHERE plan_key = %s", (key,))]
+            for t in chain.CHAINED
+        }
+        head = chain.rechain(rows)
+        for table, found in rows.items():
+            where = "run_id = %(run_id)s AND seq = %(seq)s" if table == "transitions" else "id = %(id)s"
+            for row in found:
+                conn.execute(
+                    f"UPDATE director.{table} SET chain_seq = %(chain_seq)s, chain_prev = %(chain_prev)s,"
+                    f" chain_fields = %(chain_fields)s, chain_hash = %(chain_hash)s"
+                    f" WHERE plan_key = %(plan_key)s AND {where}",
+                    row,
+                )
+        if head is not None:
+            conn.execute(
+                "INSERT INTO director.plan_meta (plan_key, name, value) VALUES (%s, %s, %s)",
+                (key, chain.HEAD, head),
+            )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "plans, runs, transitions, steps, approvals, events, lease_holder (per-plan ids)", V1_DDL),
     Migration(2, "verify_paths: the path each check took in the worlds seen (verdicts by contrast)", V2_DDL),
     Migration(3, "approvals.principal, signed_payload, signature (signed receipts)", V3_DDL),
+    Migration(
+        4,
+        "plan_meta (the chain's head, where the plan lives); transitions, approvals and events chained "
+        "(chain_seq, chain_prev, chain_fields, chain_hash), the rows already there in the order written",
+        V4_DDL,
+        _chain,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
-# as the SQLite journal, parents first
-TABLES = ("runs", "transitions", "steps", "approvals", "events", "verify_paths", "lease_holder")
-# export order; the rest by id
-ORDER = {
-    "transitions": "run_id, seq",
-    "verify_paths": "block_key, family, unit, path_json",
-    "lease_holder": "plan_key",
-}
 
 
 def redact(url: str) -> str:
@@ -250,6 +294,8 @@ def migrate(conn: Connection, where: str, now: str) -> int:
                     for stmt in m.ddl.split(";"):
                         if stmt.strip():
                             conn.execute(stmt.encode())  # bytes: DDL text is not a format string
+                    if m.then is not None:
+                        m.then(conn)
                     conn.execute(
                         f"INSERT INTO {SCHEMA}.schema_version (version, applied_at, description)"
                         " VALUES (%s, %s, %s)",

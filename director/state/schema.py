@@ -1,7 +1,8 @@
 """Opening a journal file: durability settings, the DDL of each schema version, and the migrations.
 
-`connect` opens (creating) the file with `journal_mode=WAL`, `synchronous=FULL`, foreign keys on and a
-10 s busy timeout, then `migrate`s it.
+`connect` opens the file with `journal_mode=WAL`, `synchronous=FULL`, foreign keys on and a 10 s busy
+timeout, then `migrate`s it; a journal that does not exist yet is created whole under a temp name and
+linked into place, so that two processes starting at once can race safely (`_create`).
 
 A journal is an SQLite file marked `PRAGMA application_id = 0x44495230` ("DIR0") whose
 `PRAGMA user_version` is the number of the last migration applied; the `schema_version` table (from
@@ -16,12 +17,18 @@ a change of schema is a new migration.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import secrets
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from director.errors import JournalError
+from director.errors import JournalError, StorageError
+from director.proc import pid_alive
+from director.state import chain
 
 BUSY_TIMEOUT_MS = 10_000
 APPLICATION_ID = 0x44495230  # "DIR0": tells a Director journal from any other SQLite file
@@ -159,6 +166,39 @@ def _v4(db: sqlite3.Connection) -> None:
         db.execute(f"ALTER TABLE approvals ADD COLUMN {column} TEXT")  # NULL: unsigned
 
 
+def _v5(db: sqlite3.Connection) -> None:
+    # The hash chain over the rows that bear on a gate (`director.state.chain`), and the journal's own
+    # facts (`meta`: the chain's head, where the plan lives). Rows already there are chained now, in the
+    # order they were written: what the chain proves starts at this migration.
+    db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    for table in chain.CHAINED:
+        for column, kind in (
+            ("chain_seq", "INTEGER"),
+            ("chain_prev", "TEXT"),
+            ("chain_fields", "TEXT"),
+            ("chain_hash", "TEXT"),
+        ):
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    rows = {t: [dict(r) for r in _rows(db, t)] for t in chain.CHAINED}
+    head = chain.rechain(rows)
+    for table, found in rows.items():
+        key = "run_id = :run_id AND seq = :seq" if table == "transitions" else "id = :id"
+        for row in found:
+            db.execute(
+                f"UPDATE {table} SET chain_seq = :chain_seq, chain_prev = :chain_prev,"
+                f" chain_fields = :chain_fields, chain_hash = :chain_hash WHERE {key}",
+                row,
+            )
+    if head is not None:
+        db.execute("INSERT INTO meta (name, value) VALUES (?, ?)", (chain.HEAD, head))
+
+
+def _rows(db: sqlite3.Connection, table: str) -> list[sqlite3.Row]:
+    cur = db.execute(f"SELECT * FROM {table}")  # fixed table names
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]  # type: ignore[misc]
+
+
 @dataclass(frozen=True)
 class Migration:
     """One step of the schema: `apply` takes a journal at `version - 1` to `version`."""
@@ -173,18 +213,31 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "schema_version table; runs.progress_marker dropped (never written)", _v2),
     Migration(3, "verify_paths: the path each check took in the worlds seen (verdicts by contrast)", _v3),
     Migration(4, "approvals.principal, signed_payload, signature (signed receipts)", _v4),
+    Migration(
+        5,
+        "meta (the chain's head, where the plan lives); transitions, approvals and events chained "
+        "(chain_seq, chain_prev, chain_fields, chain_hash), the rows already there in the order written",
+        _v5,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
-# the journal's data, parents first
-TABLES = ("runs", "transitions", "steps", "approvals", "events", "verify_paths", "lease_holder")
 
 
 def connect(path: Path, now: str) -> sqlite3.Connection:
-    """The journal at `path` (created with its directory if needed), configured and migrated."""
+    """The journal at `path` (created with its directory if needed, atomically), configured and migrated.
+
+    A new journal is made whole under a temp name and linked into place (`_create`): two processes
+    starting the same plan's first run at once never see a half-made file, and neither removes one.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StorageError(f"cannot create the journal {path}: {_why(e, path.parent)}") from None
+    if not path.exists():
+        _create(path, now)
+    try:
         db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    except (OSError, sqlite3.Error) as e:
+    except sqlite3.Error as e:
         raise JournalError(f"cannot open journal {path}: {e}") from e
     db.row_factory = sqlite3.Row
     try:
@@ -194,6 +247,78 @@ def connect(path: Path, now: str) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+# A journal being created is `.<name>.<pid>.<random>.director-tmp` beside it (`director.files`' naming, so
+# the lease's sweep knows its owner), with SQLite's `-journal`/`-wal` files while it is open.
+_TMP_SUFFIX = ".director-tmp"
+
+
+def _create(path: Path, now: str) -> None:
+    """Make a new journal at `path`: migrated and in WAL mode under a temp name, then hard-linked into
+    place (`link` fails if `path` exists: a journal another process made first is kept, and this one
+    dropped). Refuses with one line naming the path and why when it cannot be made (disk full, no
+    permission, a read-only file system)."""
+    _sweep(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{_TMP_SUFFIX}")
+    try:
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+        db = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            _configure(db, tmp)
+            migrate(db, tmp, now)
+        finally:
+            db.close()  # the last connection: the WAL is checkpointed into the file and removed
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process made it first: theirs is the journal
+        except OSError as e:
+            if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV):
+                raise
+            _place_without_links(tmp, path)
+    except OSError as e:
+        raise StorageError(f"cannot create the journal {path}: {e.strerror or e}") from None
+    except (JournalError, sqlite3.Error) as e:
+        raise StorageError(f"cannot create the journal {path}: {_sqlite_why(e)}") from None
+    finally:
+        for end in ("", "-journal", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.unlink(f"{tmp}{end}")
+
+
+def _place_without_links(tmp: Path, path: Path) -> None:
+    """A file system without hard links: rename, unless a journal appeared meanwhile (then keep it)."""
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o644)  # claims the name
+    os.close(fd)
+    os.replace(tmp, path)  # over the empty file this process just made, never over another's journal
+
+
+def _why(e: OSError, where: Path) -> str:
+    reason = e.strerror or str(e)
+    return f"{reason} ({e.filename})" if e.filename and str(e.filename) != str(where) else reason
+
+
+def _sqlite_why(e: BaseException) -> str:
+    text = str(e)
+    if "disk is full" in text:
+        return "No space left on device"
+    return text.split(": ", 1)[-1] if isinstance(e, JournalError) else text
+
+
+def _sweep(path: Path) -> None:
+    """Remove what creations of this journal by processes now dead left (a kill during `_create`)."""
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return
+    for name in names:
+        stem = name.split(_TMP_SUFFIX, 1)[0] if _TMP_SUFFIX in name else ""
+        parts = stem[len(prefix) :].split(".") if stem.startswith(prefix) else []
+        if len(parts) == 2 and parts[0].isdigit() and not pid_alive(int(parts[0])):
+            with contextlib.suppress(OSError):
+                os.unlink(path.parent / name)
 
 
 def _configure(db: sqlite3.Connection, path: Path) -> None:

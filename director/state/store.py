@@ -1,9 +1,10 @@
 """The one interface to a plan's machine state, whichever backend keeps it.
 
 `StateStore` is what the engine, the commands and the leases see of a journal: runs, transitions, steps,
-approval receipts, audit events and the lease holder. Two classes have it: `director.state.journal.Journal`
-(SQLite beside the plan, the default) and `director.state.pgjournal.PgJournal` (PostgreSQL, `--state-url`).
-The engine is typed against this protocol only, so it cannot tell which one it was handed.
+approval receipts, audit events, the lease holder, the journal's hash chain and where its plan lives. One
+class has it, `director.state.journal.Journal`, over a dialect: SQLite beside the plan (the default) or
+PostgreSQL (`director.state.pgjournal.PgJournal`, `--state-url`). The engine is typed against this
+protocol only, so it cannot tell which one it was handed.
 
 `PlanLease` is a held plan lease (one writer per plan), `StateBackend` opens a plan's store and takes,
 inspects and breaks its lease (`director.state.backends`).
@@ -12,9 +13,11 @@ inspects and breaks its lease (`director.state.backends`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Literal, Protocol, Self
 
+from director.state.chain import Break
 from director.state.lifecycle import RunState, StepState
 from director.state.records import (
     ApprovalRecord,
@@ -33,7 +36,8 @@ ApprovalHow = Literal["prompt", "flag", "approve-command", "auto"]
 
 
 class StateStore(Protocol):
-    """A plan's journal: every write is one durable transaction (row(s) and audit event together)."""
+    """A plan's journal: every write is atomic (its row(s) and audit event together) and durable once
+    committed: at once, or inside `batch()` at the next commit point (docs/durability.md)."""
 
     host: str  # this process's host identity (`director.state.identity.host_name`)
     pid: int
@@ -44,6 +48,15 @@ class StateStore(Protocol):
         ...
 
     def close(self) -> None: ...
+    def batch(self) -> AbstractContextManager[Any]:
+        """Group the writes made inside into one transaction, committed durably at each commit point (a
+        step's intent, a transition, a wait for an approval, `commit()`) and when the batch ends."""
+        ...
+
+    def commit(self) -> None:
+        """A commit point: what a batch wrote so far is made durable now (before a wait, a sleep)."""
+        ...
+
     def __enter__(self) -> Self: ...
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
@@ -127,6 +140,20 @@ class StateStore(Protocol):
 
     # lease holder (written by the backend's lease)
     def lease_holder(self) -> LeaseHolder | None: ...
+
+    # integrity (`director.state.chain`) and where the plan lives (`director.state.location`)
+    def chain_breaks(self) -> list[Break]:
+        """Every place where a row that bears on a gate is not as it was written (empty: intact)."""
+        ...
+
+    def require_intact(self) -> None:
+        """`JournalTampered` (exit 13) naming the first break, unless the chain is intact."""
+        ...
+
+    def recorded_location(self) -> dict[str, str] | None: ...
+    def record_location(
+        self, identity: str, where: str, *, adopted_from: Mapping[str, str] | None = None
+    ) -> None: ...
 
     # whole journal
     def has_history(self) -> bool:

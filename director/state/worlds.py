@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
+
+from director.state.writes import JournalBase
 
 World = Literal["held", "not-held", "settled"]
 
@@ -47,85 +48,35 @@ def _event(block_key: str, family: str, seen: Sequence[SeenPath]) -> dict[str, A
     }
 
 
-_UPDATE = " DO UPDATE SET world = excluded.world, run_id = excluded.run_id, seen_at = excluded.seen_at"
+class Worlds(JournalBase):
+    """`verify_paths` in the journal (mixed into `director.state.journal.Journal`), both backends."""
 
-
-class _SqliteLike(Protocol):
-    def _tx(self, *, durable: bool = True) -> AbstractContextManager[Any]: ...
-    def _now(self) -> str: ...
-    def _insert_event(self, db: Any, run_id: int | None, kind: str, data: Any, at: str) -> int: ...
-    @property
-    def _db(self) -> Any: ...
-
-
-class SqliteWorlds:
-    """`verify_paths` on the SQLite journal (mixed into `director.state.journal.Journal`)."""
-
-    def seen_paths(self: _SqliteLike, block_key: str, family: str) -> list[SeenPath]:
+    def seen_paths(self, block_key: str, family: str) -> list[SeenPath]:
         """Every path learned for this check and family."""
-        rows = self._db.execute(
-            "SELECT unit, world, path_json FROM verify_paths WHERE block_key = ? AND family = ?"
-            " ORDER BY unit, path_json",
-            (block_key, family),
+        rows = self._rows(
+            "SELECT unit, world, path_json FROM {verify_paths} WHERE {scope} AND block_key = :key"
+            " AND family = :family ORDER BY unit, path_json",
+            key=block_key,
+            family=family,
         )
         return [SeenPath(int(r["unit"]), r["world"], _path(r["path_json"])) for r in rows]
 
-    def learn_paths(
-        self: _SqliteLike, run_id: int, block_key: str, family: str, seen: Sequence[SeenPath]
-    ) -> None:
-        """Remember these paths (one durable commit, with its audit event)."""
+    def learn_paths(self, run_id: int, block_key: str, family: str, seen: Sequence[SeenPath]) -> None:
+        """Remember these paths (one write, with its audit event)."""
         if not seen:
             return
         now = self._now()
-        with self._tx() as db:
+        with self._write():
             for s in seen:
-                db.execute(
-                    "INSERT INTO verify_paths (block_key, family, unit, path_json, world, run_id, seen_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (block_key, family, unit, path_json)"
-                    + _UPDATE,
-                    (block_key, family, s.unit, _text(s.path), s.world, run_id, now),
-                )
-            self._insert_event(db, run_id, "paths-learned", _event(block_key, family, seen), now)
-
-
-class _PgLike(Protocol):
-    key: str
-
-    def tx(self) -> AbstractContextManager[Any]: ...
-    def rows(self, sql: str, args: Any = ()) -> list[dict[str, Any]]: ...
-    def _now(self) -> str: ...
-    def insert_event(self, db: Any, run_id: int | None, kind: str, data: Any, at: str) -> int: ...
-
-
-class PgWorlds:
-    """`verify_paths` on PostgreSQL (mixed into `director.state.pgjournal.PgJournal`)."""
-
-    def seen_paths(self: _PgLike, block_key: str, family: str) -> list[SeenPath]:
-        """Every path learned for this check and family (this plan's)."""
-        rows = self.rows(
-            "SELECT unit, world, path_json FROM director.verify_paths"
-            " WHERE plan_key = %s AND block_key = %s AND family = %s ORDER BY unit, path_json",
-            (self.key, block_key, family),
-        )
-        return [SeenPath(int(r["unit"]), r["world"], _path(r["path_json"])) for r in rows]
-
-    def learn_paths(
-        self: _PgLike, run_id: int, block_key: str, family: str, seen: Sequence[SeenPath]
-    ) -> None:
-        """Remember these paths (one transaction, with its audit event)."""
-        if not seen:
-            return
-        now = self._now()
-        with self.tx() as db:
-            for s in seen:
-                db.execute(
-                    "INSERT INTO director.verify_paths"
-                    " (plan_key, block_key, family, unit, path_json, world, run_id, seen_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-                    " ON CONFLICT (plan_key, block_key, family, unit, path_json)" + _UPDATE,
-                    (self.key, block_key, family, s.unit, _text(s.path), s.world, run_id, now),
-                )
-            self.insert_event(db, run_id, "paths-learned", _event(block_key, family, seen), now)
+                self._x(
+                    "INSERT INTO {verify_paths} ({scope_cols}block_key, family, unit, path_json, world,"
+                    " run_id, seen_at) VALUES ({scope_vals}:key, :family, :unit, :path, :world, :run, :now)"
+                    " ON CONFLICT ({scope_cols}block_key, family, unit, path_json) DO UPDATE SET"
+                    " world = excluded.world, run_id = excluded.run_id, seen_at = excluded.seen_at",
+                    key=block_key, family=family, unit=s.unit, path=_text(s.path), world=s.world, run=run_id,
+                    now=now,
+                )  # fmt: skip
+            self.insert_event(run_id, "paths-learned", _event(block_key, family, seen), now)
 
 
 def by_unit(seen: Sequence[SeenPath]) -> Iterator[tuple[int, list[SeenPath]]]:

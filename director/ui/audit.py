@@ -16,7 +16,13 @@ def _cut(text: Any, n: int = 60) -> str:
 
 
 def render_audit(c: Console, data: dict[str, Any]) -> None:
-    """Runs with their transitions, steps, approvals and events, oldest first."""
+    """Runs with their transitions, steps, approvals and events, oldest first; the chain's breaks first."""
+    breaks = (data.get("chain") or {}).get("breaks", [])
+    if breaks:
+        c.print(f"✗ the journal was tampered with: {len(breaks)} break(s) in its hash chain", markup=False,
+                highlight=False)  # fmt: skip
+        for b in breaks:
+            c.print(f"  ✗ {b['row']} {b['detail']}", markup=False, highlight=False)
     runs = data.get("runs", [])
     if not runs:
         c.print("no runs recorded")
@@ -47,7 +53,7 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
                 )
             c.print(t)
         for ev in (e for e in data.get("events", []) if e.get("run_id") == rid):
-            c.print(f"  event {seconds(ev['at'])} {ev['kind']}: {_cut(ev.get('data'), 100)}", markup=False,
+            c.print(f"  event {seconds(ev['at'])} {ev['kind']}: {_event_words(ev)}", markup=False,
                     highlight=False)
     approvals = data.get("approvals", [])
     if approvals:
@@ -57,15 +63,35 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
                       a["sha256"][:16] + "…")  # fmt: skip
         c.print(t)
         checked = _signatures(data.get("events", []))
+        broken = {b["id"]: b for b in breaks if b["table"] == "approvals"}
         for a in approvals:
             signed = f"signed by {a['principal']} (not checked yet)" if a.get("principal") else ""
             said = checked.get(a["id"]) or signed
+            if str(a["id"]) in broken:
+                said = f"✗ tampered: {broken[str(a['id'])]['detail']}"
+            elif breaks and said.startswith("✓"):  # what a gate once said is no evidence once tampered with
+                said = "✗ not trusted: " + said.removeprefix("✓ ") + " (the journal was tampered with)"
             if said:
                 c.print(f"  receipt {a['id']}: {said}", markup=False, highlight=False)
     other = [e for e in data.get("events", []) if e.get("run_id") is None]
     for ev in other:
-        c.print(f"event {seconds(ev['at'])} {ev['kind']}: {_cut(ev.get('data'), 100)}", markup=False,
-                highlight=False)
+        c.print(f"event {seconds(ev['at'])} {ev['kind']}: {_event_words(ev)}", markup=False, highlight=False)
+
+
+def _event_words(ev: dict[str, Any]) -> str:
+    """An event's data as a line: whose approval released a gate, a revocation and a warning in words
+    (never cut where the signer or the file would be lost); any other event, its data cut."""
+    d = ev.get("data") or {}
+    kind = ev.get("kind")
+    if kind == "approval-used":
+        signed = f" signed by {d['principal']} with {d.get('fingerprint')}" if d.get("principal") else ""
+        return f"released §{d.get('section')} on receipt {d.get('approval_id')}{signed}"
+    if kind == "approval-revoked":
+        why = f": {_cut(d.get('reason'), 80)}" if d.get("reason") else ""
+        return f"receipt {d.get('approval_id')} revoked by {d.get('operator')}@{d.get('host')}{why}"
+    if kind == "trust-uncommitted":
+        return str(d.get("warning"))
+    return _cut(d, 100)
 
 
 def _signatures(events: list[dict[str, Any]]) -> dict[Any, str]:

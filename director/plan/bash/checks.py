@@ -16,7 +16,7 @@ from tree_sitter import Node
 
 from director.plan.bash.choices import choice_lines
 from director.plan.bash.grammar import analysed, descendants, parse
-from director.plan.bash.shape import flatten, group_exits, is_fail_exit, statements, unredirect
+from director.plan.bash.shape import any_after, flatten, group_exits, is_fail_exit, statements, unredirect
 from director.plan.bash.units import Unit, alternatives, check_units
 from director.plan.bash.values import value_lines
 from director.plan.bash.words import Script, Word
@@ -183,8 +183,9 @@ class _VerifyBuilder:
     def build(self, root: Node) -> None:
         """Classify every statement of the block, then the bodies of its functions."""
         stmts = statements(root)
+        fails_after = any_after(stmts, is_fail_exit)
         for i, st in enumerate(stmts):
-            exits_after = any(is_fail_exit(later) for later in stmts[i + 1 :])
+            exits_after = fails_after[i]
             g = self.statement(st, False, exits_after, tail=i == len(stmts) - 1)
             if g is not None:
                 self.top.append(g)
@@ -213,9 +214,9 @@ class _VerifyBuilder:
 
     def walk_list(self, stmts: list[Node], fail: bool, tail: bool = False) -> None:
         """Classify a statement list (`fail`: it runs on a failure path)."""
+        fails_after = any_after(stmts, is_fail_exit)
         for i, st in enumerate(stmts):
-            exits_after = any(is_fail_exit(later) for later in stmts[i + 1 :])
-            self.statement(st, fail, exits_after, tail=tail and i == len(stmts) - 1)
+            self.statement(st, fail, fails_after[i], tail=tail and i == len(stmts) - 1)
 
     # -- statements; each returns the guard it *is* (a whole-statement precondition), if any
 
@@ -411,8 +412,9 @@ class _VerifyBuilder:
         branch: list[Node] = []
 
         def flush() -> None:
+            fails_after = any_after(branch, is_fail_exit)
             for i, s in enumerate(branch):
-                ex = exits_after or any(is_fail_exit(x) for x in branch[i + 1 :])
+                ex = exits_after or fails_after[i]
                 self.statement(s, fail, ex, tail and i == len(branch) - 1)
                 body.extend(self.probes_under(s))
             branch.clear()

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from tree_sitter import Node
 
-from director.plan.bash.shape import is_fail_exit, simple_name, statements, unredirect
+from director.plan.bash.shape import any_after, is_fail_exit, simple_name, statements, unredirect
 from director.plan.bash.units import (
     _EXITS,
     _branch_lists,
@@ -99,9 +99,14 @@ def choice_lines(
         fn.id for fn in st.functions.values()
         if any(simple_name(n)[0] == "return" and is_fail_exit(n) for n in _walk(fn))
     }  # fmt: skip
+
+    def ends_well(node: Node) -> bool:
+        return _is_ok_exit(node) and not _decided_return(node, deciding)
+
     for stmts in _statement_lists(root):
+        ends_well_after = any_after(stmts, ends_well)
         for i, s in enumerate(stmts):
-            if any(_is_ok_exit(later) and not _decided_return(later, deciding) for later in stmts[i + 1 :]):
+            if ends_well_after[i]:
                 out.update(p for p in _probes_under(s, node_cmd) if p in report_lines)
     return frozenset(out)
 

@@ -425,18 +425,55 @@ def _lift_heredocs(source: bytes) -> tuple[bytes, dict[int, _Heredoc]]:
     return bytes(out), docs
 
 
+# How deep a block's syntax tree may nest (docs/limits.md). The analyser's walks recurse a level or two
+# of Python frames per level of the tree, so a block nested thousands deep (3,000 `$(…)` inside each
+# other, a chain of 3,000 `&&`) would exhaust Python's recursion limit; such a block is refused here,
+# once, before any walk. Real plans nest 16 deep at most (every block of the plans and corpora here).
+MAX_DEPTH = 160
+
+
+class TooDeep(ValueError):
+    """A block whose syntax tree nests deeper than `MAX_DEPTH` (the parser names the plan line)."""
+
+    def __init__(self, row: int, depth: int) -> None:
+        self.row = row  # 0-based row in the block of the first node past the limit
+        self.depth = depth
+        super().__init__(f"bash nested more than {MAX_DEPTH} levels deep at row {row}")
+
+
+def _too_deep(root: Node) -> tuple[int, int] | None:
+    """(row, depth) of the first node deeper than `MAX_DEPTH`, found without recursion (a tree cursor)."""
+    cursor = root.walk()
+    depth = 1
+    while True:
+        if cursor.goto_first_child():
+            depth += 1
+            if depth > MAX_DEPTH:
+                return cursor.node.start_point.row if cursor.node is not None else 0, depth
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return None
+            depth -= 1
+
+
 @functools.lru_cache(maxsize=64)
 def analysed(text: str) -> tuple[Node, _Builder]:
     """The tree of `text` (heredocs lifted) and the builder that walked it.
 
     Kept for a few blocks only (a tree holds memory outside Python's heap too): what the rest of a run
-    asks again is in `parse`'s `Script` and `verify_model`'s model, cached on their own.
+    asks again is in `parse`'s `Script` and `verify_model`'s model, cached on their own. Raises `TooDeep`
+    for a tree deeper than `MAX_DEPTH` (the plan parser refuses such a block, so no later question meets
+    one).
     """
     source = text.encode("utf-8", "surrogateescape")
     heredocs: dict[int, _Heredoc] = {}
     if b"<<" in source:
         source, heredocs = _lift_heredocs(source)
     tree = _parse_bytes(source)
+    deep = _too_deep(tree.root_node)
+    if deep is not None:
+        raise TooDeep(*deep)
     b = _Builder(text, heredocs)
     b.walk(tree.root_node)
     return tree.root_node, b
@@ -444,7 +481,8 @@ def analysed(text: str) -> tuple[Node, _Builder]:
 
 @functools.lru_cache(maxsize=2048)
 def parse(text: str) -> Script:
-    """The block `text` read with the bash grammar (never raises; `has_error` marks broken syntax)."""
+    """The block `text` read with the bash grammar (`has_error` marks broken syntax); raises only
+    `TooDeep`."""
     root, b = analysed(text)
     return Script(
         text=text,

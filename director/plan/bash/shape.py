@@ -7,9 +7,14 @@ how `a && b || c` flattens, and which statements end the block on failure (`exit
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
 from tree_sitter import Node
 
 from director.plan.bash.words import node_text, word_of
+
+T = TypeVar("T")
 
 
 def statements(node: Node) -> list[Node]:
@@ -73,6 +78,17 @@ def simple_name(node: Node) -> tuple[str, list[str]]:
         elif c.is_named and c.type != "variable_assignment":
             args.append(word_of(c).pattern)
     return name, args
+
+
+def any_after(items: Sequence[T], pred: Callable[[T], bool]) -> list[bool]:
+    """For each position, whether `pred` holds for any item after it -- in one pass from the end, where
+    asking `any(pred(x) for x in items[i + 1:])` at every position is quadratic in a long block."""
+    out = [False] * len(items)
+    seen = False
+    for i in range(len(items) - 1, -1, -1):
+        out[i] = seen
+        seen = seen or pred(items[i])
+    return out
 
 
 def is_fail_exit(node: Node) -> bool:
