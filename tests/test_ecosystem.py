@@ -44,7 +44,8 @@ def test_packaging_metadata() -> None:
     assert project["license"] == "MIT" and (ROOT / "LICENSE").read_text().startswith("MIT License")
     assert {"Operating System :: POSIX :: Linux", "Operating System :: MacOS"} <= set(project["classifiers"])
     assert "urls" not in project  # no public home yet: no placeholder URL presented as real (README "Install")
-    assert "POSIX only (Linux, macOS)" in (ROOT / "README.md").read_text(encoding="utf-8")
+    # Linux runs plans; on macOS the read-only commands work and a run stops at start (exit 6: prereqs)
+    assert "**Linux** to run plans" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_no_private_typer_or_click_import() -> None:
@@ -98,7 +99,8 @@ def test_environment_variables_are_options(tmp_path: Path) -> None:
     for name in ("apply", "teardown", "plan", "check", "status", "audit", "diff", "approve", "lint"):
         for param in group.commands[name].params:  # type: ignore[attr-defined]
             if param.name in ("plan", "plans", "section", "restart", "reinterview", "yes", "as_json", "jsonl", "against", "last_run",
-                              "teardown_", "help", "verify", "orphan_consumers", "ignore_lint_errors"):  # fmt: skip
+                              "teardown_", "help", "verify", "orphan_consumers", "ignore_lint_errors", "details",
+                              "allow_dirty_signers", "valid_for", "revoke", "reason"):  # fmt: skip  (per receipt, or an override)
                 continue
             assert param.envvar, f"{name} {param.opts}: no DIRECTOR_* variable"
             seen.add(param.envvar)

@@ -250,16 +250,19 @@ def reference_calls(text: str, trigger: str, root: Path) -> list[dict[str, Any]]
         )
         return done.stdout + done.stderr
 
-    def observe_act_verify(body: str) -> str:
+    def observe_act_verify(body: str, before_act: str = "") -> str:
         blocks = bash_blocks(body)
         verify = [b for b in blocks if is_verify(b)]
         out = "".join(run(b) for b in verify)  # observe first (never in sync on a fresh journal)
+        # the plan's first act: its ✔ section's checks once before it, in the world that holds nothing yet
+        # (docs/verify-semantics.md, "✔ sections"; the seed's §4 writes no file, so every block of it runs)
+        out += "".join(run(b) for b in bash_blocks(before_act))
         out += "".join(run(b) for b in blocks if not is_verify(b))  # act
         return out + "".join(run(b) for b in verify)  # verify
 
     for b in bash_blocks(section(text, "Requires-discovery")):
         run(b)
-    observe_act_verify(section(text, "1. "))
+    observe_act_verify(section(text, "1. "), before_act=section(text, "4. "))
     observe_act_verify(section(text, "2. "))
     deployed = observe_act_verify(section(text, "3. "))
     # §4's `URL="https://${WORKER}.<subdomain>.workers.dev"   # realized in §3`: the URL §3 printed.

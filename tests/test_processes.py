@@ -105,10 +105,12 @@ def test_marked_processes_their_unmarked_descendants_and_stopping_them_term_then
         subprocess.Popen(["sleep", "60"], start_new_session=True),
     ]
     try:
-        deadline = time.monotonic() + 10
-        while len(marks.marked(plan)) < 2 and time.monotonic() < deadline:
+        deadline = time.monotonic() + 30
+        # until both are there and the child has exec'd sleep (under load `env -i` may still be running)
+        while time.monotonic() < deadline and not (
+            len(found := marks.marked(plan)) == 2 and all(m.command in ("bash", "sleep") for m in found)
+        ):
             time.sleep(0.02)
-        found = marks.marked(plan)
         assert len(found) == 2 and p.pid in {m.pid for m in found}
         parent = next(m for m in found if m.pid == p.pid)
         child = next(m for m in found if m.pid != p.pid)
