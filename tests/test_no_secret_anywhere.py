@@ -38,7 +38,7 @@ def _plan(path: Path) -> None:
     text = plan_text(
         var0="",
         setup='export DB_URL="postgres://app:${API_TOKEN}@db.internal/$REGION"\n'
-        'printf \'%s\\e[0m%s\\n\' "${API_TOKEN:0:11}" "${API_TOKEN:11}"',
+        "printf '%s\\e[0m%s\\n' \"${API_TOKEN:0:11}\" \"${API_TOKEN:11}\"",
         act='echo "connecting to $DB_URL"',
     )
     text = text.replace("| OUT   | `${OUT}` |", "| OUT   | `${OUT}` |\n| DB_URL | `${DB_URL}` |")
