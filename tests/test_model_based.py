@@ -188,6 +188,14 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
         False,
     ),
     # The model's own mistakes, kept so they stay fixed:
+    # M3: `check` resolves the inputs as a run does (here the teardown's `--set env=prod`, stopped at its gate):
+    # the model judged it against the live dev stack (the soak's second finding)
+    (
+        "M3-check-after-a-teardown-of-other-inputs",
+        PlanSpec(sections=(FILE,)),
+        [Apply(), Teardown(approve=False, set_env="prod"), Check()],
+        False,
+    ),
     # M2: a server broken behind Director's back was dead but not yet reaped (init reaps on a timer here) when
     # the next apply's act asked `kill -0`, so it took the zombie for a live server (the soak's first finding)
     # (timing: with the old break it failed 2 runs in 4 on this VM, whose init reaps every 2 s)

@@ -251,11 +251,16 @@ def teardown_completes(out: Outcome) -> None:
     raise Violation("teardown_completes", f"exit {out.rc}:\n{_tail(out)}")
 
 
+def check_acts_on_nothing(out: Outcome) -> None:
+    """`director check` runs no act, whatever it finds."""
+    if out.acts:
+        raise Violation("check_agrees_with_world", f"`check` ran acts: {out.acts}")
+
+
 def check_agrees_with_world(rc: int | None, holds: Mapping[int, bool], out: Outcome) -> None:
     """`director check` says drift (2) exactly when a section's resource does not hold, in sync (0) when all do;
     and it acts on nothing."""
-    if out.acts:
-        raise Violation("check_agrees_with_world", f"`check` ran acts: {out.acts}")
+    check_acts_on_nothing(out)
     want = 0 if all(holds.values()) else 2
     if rc != want:
         raise Violation("check_agrees_with_world",
