@@ -13,7 +13,9 @@ from director.errors import StorageError, UsageError
 from director.files import write_atomic
 
 if TYPE_CHECKING:
+    from director.ledger.planfile import PlanFile
     from director.plan.model import Plan
+    from director.run.config import RunRequest
     from director.state.backends import StateBackend
     from director.state.store import StateStore
 
@@ -111,24 +113,34 @@ def prepare_dirs(p: Paths) -> list[Path]:
 
 @dataclass(frozen=True)
 class Site:
-    """Where one plan's run keeps its state, prepared once: its directories (`created`: what this start
-    made, removed again if the journal cannot be opened), its state backend, and the identity every process
-    its blocks start carries (`process_identity`)."""
+    """One plan's run, located once before anything is created (`locate`) and handed down: the path the
+    operator named, the plan as this run reads it (`file`: parsed once, its secret values known to the
+    writer), where its state lives (`paths`), its state backend, and the identity every process its blocks
+    start carries (`process_identity`). Its directories are made when the run starts (`prepare_dirs`)."""
 
+    path: Path
+    file: PlanFile
     paths: Paths
-    created: list[Path]
     backend: StateBackend
     identity: str
 
 
-def site_for(
-    plan_path: Path, state_dir: Path | None, state_url: str | None, workdir: Path | None, plan: Plan
-) -> Site:
-    """The directories made, the backend chosen and the identity named, for one run of the plan."""
-    p = paths_for(plan_path, state_dir, workdir)
-    created = prepare_dirs(p)
-    backend = backend_for(plan_path, state_dir, state_url, plan)
-    return Site(p, created, backend, process_identity(plan_path, backend))
+def locate(plan_path: Path, request: RunRequest) -> Site:
+    """The PLAN argument checked (readable; writable when the run writes Live State back) and read (its
+    secret values, those of the environment and of `--secret`, known to the writer), and where its state
+    is: nothing is created."""
+    from director.exec.secrets import secret_name_predicate, secret_values
+    from director.ledger.planfile import PlanFile
+
+    require_plan(plan_path)
+    if request.mode == "run":
+        require_writable_plan(plan_path)
+    state = request.state
+    p = paths_for(plan_path, state.state_dir, state.workdir)
+    secrets = secret_values(os.environ, secret_name_predicate(list(request.step.secrets)))
+    pf = PlanFile.load(plan_path, secret_values=secrets)
+    backend = backend_for(plan_path, state.state_dir, state.state_url, pf.plan)
+    return Site(plan_path, pf, p, backend, process_identity(plan_path, backend))
 
 
 def require_plan(plan_path: Path) -> Path:

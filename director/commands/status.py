@@ -48,7 +48,7 @@ def family_status_command(
 
     if state_dir is not None:
         raise UsageError("--state-dir names one plan's state: ask for one plan's status with it")
-    graph, _ = members(plans)
+    graph, read = members(plans)
     order = graph.order()
     docs = [status_data(Path(m.label), None, state_url) for m in order]
     label = {m.path: m.label for m in graph.members}
@@ -61,7 +61,7 @@ def family_status_command(
             "schema": FAMILY_SCHEMA,
             "order": [m.label for m in order],
             "edges": edges,
-            "live": {m.label: is_live(m.path, state_url) for m in order},
+            "live": {m.label: is_live(m.path, read[m.path], state_url) for m in order},
             "plans": docs,
         }
         print(json.dumps(out, indent=2, ensure_ascii=False, default=_rfc3339))

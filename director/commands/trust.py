@@ -1,9 +1,11 @@
-"""Which signing key and which allowed-signers file a command uses (docs/approvals.md), checked before
-anything runs: a bad file is one `error:` line naming it (and its line), nothing is created."""
+"""Which signing key, allowed-signers file and approval policy a command uses (docs/approvals.md), gathered
+once into one `Trust` before anything runs (a bad file is one `error:` line naming it, and its line; nothing
+is created), then held against what the plan's journal requires in one call once it is open (`hold`)."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +17,66 @@ from director.state.store import StateStore
 if TYPE_CHECKING:
     from director.plan.model import Plan
     from director.run.policy import Policy
+
+
+@dataclass(frozen=True)
+class Trust:
+    """Who may approve a plan's gates and how, as found before anything runs: the key receipts are signed
+    with (`--sign-with`), the allowed-signers file in force (None: approvals are not checked), the approval
+    policy (every policy file in force, the stricter wins), and a warning for each of those files git says
+    is not committed (only with `--allow-dirty-signers`: said, and journaled by `hold`)."""
+
+    key: Path | None
+    signers: Path | None
+    policy: Policy
+    dirty: tuple[str, ...]
+
+
+def gather(
+    plan: Plan, plan_path: Path, *, sign_with: Path | None, allowed: Path | None, allow_dirty: bool
+) -> Trust:
+    """The signing key (`--sign-with`), the allowed-signers file (`--allowed-signers`, else the
+    repository's) and the approval policy in force for `plan`, each read and checked; a rule that tells
+    people apart needs the allowed signers (`require_identities`), and each of the files must be committed
+    unless `allow_dirty` (`--allow-dirty-signers`: then `uncommitted` warns)."""
+    key = signing_key(sign_with)
+    signers = allowed_signers(plan_path, allowed)
+    policy = approval_policy(plan_path, signers)
+    require_identities(plan, policy, signers)
+    files = [*([signers] if signers is not None else []), *map(Path, policy.files)]
+    return Trust(key, signers, policy, tuple(uncommitted(files, allow_dirty)))
+
+
+def hold(journal: StateStore, trusted: Trust, plan_path: Path, *, record: bool) -> None:
+    """Fail closed against what the plan's journal requires, read once (`history.held_to`): once its runs
+    required signed approvals, or held its gates to an approval policy file, a run (or `approve`) without
+    one in force is refused, naming the file the journal last held it to. With `record` (a run), the
+    journal then remembers the allowed-signers and policy files in force (when they change) and each
+    uncommitted file's warning (`director audit`: never honoured silently)."""
+    from director.run import history
+
+    held = history.held_to(journal)
+    if trusted.signers is None and held.signers is not None:
+        raise UsageError(
+            f"{plan_path}: its journal requires signed approvals (checked against {held.signers}), but no "
+            f"allowed-signers file is in force now ({DEFAULT_FILE} at the repository's root, "
+            "--allowed-signers or DIRECTOR_ALLOWED_SIGNERS); restore it -- nothing was run"
+        )
+    policy = trusted.policy
+    if held.policy_files and not policy.files:
+        raise UsageError(
+            f"{plan_path}: its journal holds its gates to the approval policy in {held.policy_files[0]}, but "
+            "no approval policy file is in force now; restore it (to relax a policy, edit it) -- nothing was "
+            "run"
+        )
+    if not record:
+        return
+    if trusted.signers is not None and held.signers != str(trusted.signers):
+        journal.record_event(None, history.SIGNED, {"file": str(trusted.signers)})
+    if policy.files and held.policy_files != list(policy.files):
+        journal.record_event(None, history.POLICY, policy.to_json())
+    for said in trusted.dirty:
+        journal.record_event(None, "trust-uncommitted", {"warning": said})
 
 
 def _top(plan_path: Path) -> tuple[Path, Path | None]:
@@ -78,28 +140,8 @@ def allowed_signers(plan_path: Path, given: Path | None) -> Path | None:
     return Path(os.path.abspath(found))  # not resolved: a symlink in its place is checked as one
 
 
-def require_signers(journal: StateStore, signers: Path | None, plan_path: Path) -> None:
-    """Fail closed: once the plan's journal has required signed approvals, a run (or `approve`) without an
-    allowed-signers file in force is refused, naming the file the journal last held it to."""
-    from director.run import history
-
-    if signers is not None:
-        return
-    was = history.signatures_required(journal)
-    if was is not None:
-        raise UsageError(
-            f"{plan_path}: its journal requires signed approvals (checked against {was}), but no "
-            f"allowed-signers file is in force now ({DEFAULT_FILE} at the repository's root, "
-            "--allowed-signers or DIRECTOR_ALLOWED_SIGNERS); restore it -- nothing was run"
-        )
 
 
-def record_signers(journal: StateStore, signers: Path | None) -> None:
-    """Remember in the journal that this plan's approvals are signed (once per file)."""
-    from director.run import history
-
-    if signers is not None and history.signatures_required(journal) != str(signers):
-        journal.record_event(None, history.SIGNED, {"file": str(signers)})
 
 
 def signing_key(given: Path | None) -> Path | None:
@@ -170,26 +212,8 @@ def require_identities(plan: Plan, policy: Policy, signers: Path | None) -> None
                 )
 
 
-def require_policy(journal: StateStore, policy: Policy, plan_path: Path) -> None:
-    """Fail closed: once the plan's runs were held to an approval policy file, a run (or `approve`) that
-    finds none in force stops (relax a policy by editing its file, never by removing it). Any policy file
-    will do, as with the allowed signers: another machine's clone has it at another path."""
-    from director.run import history
-
-    was = history.policy_files(journal)
-    if was and not policy.files:
-        raise UsageError(
-            f"{plan_path}: its journal holds its gates to the approval policy in {was[0]}, but no approval "
-            "policy file is in force now; restore it (to relax a policy, edit it) -- nothing was run"
-        )
 
 
-def record_policy(journal: StateStore, policy: Policy) -> None:
-    """Remember in the journal the policy files this plan's gates are held to (when they change)."""
-    from director.run import history
-
-    if policy.files and history.policy_files(journal) != list(policy.files):
-        journal.record_event(None, history.POLICY, policy.to_json())
 
 
 # ------------------------------------------------------------------------------ committed, or not
