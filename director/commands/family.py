@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from director.commands.paths import backend_for, paths_for
+from director.commands.paths import backend_of, paths_for
 from director.errors import DirectorError, UpstreamGuard, UsageError
 
 if TYPE_CHECKING:
     from director.plan.family import Declarations, Provide
     from director.plan.model import Plan
     from director.run.config import RunRequest
+    from director.state.backends import StateBackend
 
 #: Where a consumer's blocks (and the local target's shim) find its providers' state directories.
 ENV_PROVIDER_STATES = "DIRECTOR_PROVIDER_STATE_DIRS"
@@ -45,7 +46,8 @@ def alone(path: Path, plan: Plan, request: RunRequest) -> dict[str, str]:
         return {}
     state_url = request.state.state_url
     if request.mode == "run" and request.kind == "teardown":
-        guard_teardown(path, decl, set(), state_url, request.approval.operator, request.orphan_consumers)
+        a = request.approval
+        guard_teardown(path, plan, decl, set(), state_url, a.operator, request.orphan_consumers)
     need_live = request.mode == "run" and request.kind == "apply"
     return provided_alone(path, decl, state_url, need_live=need_live)
 
@@ -71,9 +73,9 @@ def decl_of(plan: Plan) -> Declarations:
     return declarations(plan)
 
 
-def _latest(path: Path, plan: Plan | None, state_url: str | None) -> tuple[str, str] | None:
+def _latest(backend: StateBackend) -> tuple[str, str] | None:
     """(kind, state) of the plan's latest run, or None when nothing ran for it here."""
-    journal = backend_for(path, None, state_url, plan).open(create=False)
+    journal = backend.open(create=False)
     if journal is None:
         return None
     try:
@@ -83,15 +85,14 @@ def _latest(path: Path, plan: Plan | None, state_url: str | None) -> tuple[str, 
         journal.close()
 
 
-def is_live(path: Path, plan: Plan | None, state_url: str | None) -> bool:
+def is_live(path: Path, plan: Plan, state_url: str | None) -> bool:
     """Applied here and not torn down since: its latest run is anything but a completed teardown, and its
-    Live State (`plan`, as read; None: the plan cannot be read, then it counts as live: nothing is assumed
-    gone) says something of it exists (a run that created nothing -- stopped at its discovery, its
-    interview or its first gate -- leaves it `not-created`, a finished teardown `gone`)."""
-    latest = _latest(path, plan, state_url)
+    Live State (`plan`, as read) says something of it exists (a run that created nothing -- stopped at its
+    discovery, its interview or its first gate -- leaves it `not-created`, a finished teardown `gone`)."""
+    latest = _latest(backend_of(path, plan, None, state_url))
     if latest is None or latest == ("teardown", "completed"):
         return False
-    ls = plan.live_state if plan is not None else None
+    ls = plan.live_state
     # the status as its runs here wrote it (`live`, `partially applied`, `gone`…), without `(unconfirmed)`
     status = str(ls.data.get("status", "")).split(" (", 1)[0].strip() if ls is not None else ""
     return status not in _NOTHING_EXISTS
@@ -108,9 +109,9 @@ def readable(path: Path) -> Plan | None:
         return None
 
 
-def applied(path: Path, state_url: str | None, plan: Plan | None = None) -> bool:
+def applied(backend: StateBackend) -> bool:
     """A provider whose latest run is a completed apply: what it provides is realized."""
-    return _latest(path, plan, state_url) == ("apply", "completed")
+    return _latest(backend) == ("apply", "completed")
 
 
 def provided_env(consumer: Path, decl: Declarations, providers: dict[str, Provider]) -> dict[str, str]:
@@ -158,7 +159,8 @@ def provided_alone(
             raise PlanError(
                 f"requires `{r.name}` from {r.plan}, which does not provide it", path=str(path), line=r.line
             )
-        if need_live and not (r.optional or r.discovered) and not applied(target, state_url, plan):
+        needed = need_live and not (r.optional or r.discovered)
+        if needed and not applied(backend_of(target, plan, None, state_url)):
             raise UsageError(
                 f"{path}: requires `{r.name}` from {r.plan}, which is not applied here (its latest run is "
                 f"not a completed apply); nothing was run. Apply it first, or both: director apply "
@@ -191,6 +193,7 @@ def consumers_beside(path: Path, decl: Declarations) -> dict[Path, tuple[Plan, l
 
 def guard_teardown(
     path: Path,
+    plan: Plan,
     decl: Declarations,
     leaving: set[Path],
     state_url: str | None,
@@ -207,8 +210,8 @@ def guard_teardown(
 
     names = ", ".join(f"{shown(c)} ({', '.join(bound[c][1])})" for c in live)
     who = operator_name(operator)
-    _audit(path, state_url, "teardown-consumers-orphaned" if override else "teardown-refused",
-           {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
+    _audit(backend_of(path, plan, None, state_url), "teardown-consumers-orphaned" if override else
+           "teardown-refused", {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
     if override:
         return
     it = "it" if len(live) == 1 else "them"
@@ -225,9 +228,9 @@ def shown(path: Path) -> str:
     return rel if len(rel) < len(str(path)) else str(path)
 
 
-def _audit(path: Path, state_url: str | None, kind: str, data: dict[str, Any]) -> None:
+def _audit(backend: StateBackend, kind: str, data: dict[str, Any]) -> None:
     """An audit event in the plan's journal (none is made for a plan that never ran here)."""
-    journal = backend_for(path, None, state_url).open(create=False)
+    journal = backend.open(create=False)
     if journal is None:
         return
     try:

@@ -35,7 +35,7 @@ from director.commands.family import (
     provided_env,
     shown,
 )
-from director.commands.paths import locate, require_plan
+from director.commands.paths import backend_for, locate, require_plan
 from director.errors import DirectorError, ExitCode, UsageError, most_severe
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ class FamilyRun:
                 r = ext.require
                 if r.optional or r.discovered or not ext.exists:
                     continue
-                if not applied(ext.provider, state_url):
+                if not applied(backend_for(ext.provider, None, state_url)):
                     m = graph.member(ext.consumer)
                     raise UsageError(
                         f"{m.label}: requires `{r.name}` from {r.plan}, which is neither in this run nor "
@@ -202,7 +202,7 @@ class FamilyRun:
             leaving = {m.path for m in graph.members}
             for m in graph.members:
                 if m.decl.provides:
-                    guard_teardown(Path(m.label), m.decl, leaving, state_url,
+                    guard_teardown(Path(m.label), plans[m.path], m.decl, leaving, state_url,
                                    self.request.approval.operator, self.request.orphan_consumers)  # fmt: skip
 
     def _scoped(

@@ -131,6 +131,7 @@ def locate(plan_path: Path, request: RunRequest) -> Site:
     is: nothing is created."""
     from director.exec.secrets import secret_name_predicate, secret_values
     from director.ledger.planfile import PlanFile
+    from director.state.backends import choose
 
     require_plan(plan_path)
     if request.mode == "run":
@@ -139,7 +140,7 @@ def locate(plan_path: Path, request: RunRequest) -> Site:
     p = paths_for(plan_path, state.state_dir, state.workdir)
     secrets = secret_values(os.environ, secret_name_predicate(list(request.step.secrets)))
     pf = PlanFile.load(plan_path, secret_values=secrets)
-    backend = backend_for(plan_path, state.state_dir, state.state_url, pf.plan)
+    backend = choose(p.journal, p.lock, plan_path, state.state_url, pf.plan.plan_id)
     return Site(plan_path, pf, p, backend, process_identity(plan_path, backend))
 
 
@@ -188,18 +189,22 @@ def load_plan(plan_path: Path) -> Plan:
 def backend_for(
     plan_path: Path, state_dir: Path | None, state_url: str | None, plan: Plan | None = None
 ) -> StateBackend:
-    """SQLite beside the plan, or PostgreSQL with `--state-url` / `DIRECTOR_STATE_URL` (keyed by
-    `director.state.identity.plan_key`: the Live State's `plan_id`, else the path in the git repository)."""
-    from director.state.backends import SqliteBackend, pg_backend
-    from director.state.identity import plan_key
-
-    if not state_url:
-        p = paths_for(plan_path, state_dir, None)
-        return SqliteBackend(p.journal, p.lock, plan_path.resolve())
-    if plan is None:
+    """SQLite beside the plan, or PostgreSQL with `--state-url` / `DIRECTOR_STATE_URL` (`backend_of`; the
+    plan read from `plan_path` when it is not given and a database keys the state by its `plan_id`)."""
+    if state_url and plan is None:
         plan = load_plan(plan_path)
-    plan_id = plan.live_state.data.get("plan_id") if plan.live_state is not None else None
-    return pg_backend(state_url, plan_key(plan_path, plan_id), str(plan_path.resolve()))
+    return backend_of(plan_path, plan, state_dir, state_url)
+
+
+def backend_of(
+    plan_path: Path, plan: Plan | None, state_dir: Path | None, state_url: str | None
+) -> StateBackend:
+    """The state backend of the plan as read (`state.backends.choose`: keyed by its `plan_id`, else its
+    path in the git repository)."""
+    from director.state.backends import choose
+
+    p = paths_for(plan_path, state_dir, None)
+    return choose(p.journal, p.lock, plan_path, state_url, plan.plan_id if plan is not None else None)
 
 
 def open_journal(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> StateStore | None:

@@ -23,12 +23,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from director.exec.shell import Shell
-    from director.ledger.planfile import PlanFile
-    from director.plan import knobs
     from director.plan.model import Plan
     from director.run.config import Mode, RunRequest
     from director.run.events import Bus
-    from director.run.gates import Prompter
     from director.state.backends import StateBackend
     from director.state.journal import RunKind
     from director.state.store import StateStore
@@ -163,10 +160,7 @@ def run_command(
                     trust.hold(journal, trusted, site.path, record=True)
                     record_template(pf.plan, journal)  # once, before the plan's first run here
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
-                latest = journal.latest_run() if kind == "apply" and mode == "run" else None
-                torn_down = latest is not None and (latest.kind, latest.state) == ("teardown", "completed")
-                ask_again = st.reinterview or torn_down  # the first apply after a teardown asks again
-                result = engine.execute(_resolver(pf, given, prompter, ask_again))
+                result = engine.execute()  # the interview first
         except KeyboardInterrupt:
             if engine.run is None:  # Ctrl-C at the interview: say so, the board of pending sections is gone
                 what = "no run was started" if mode == "run" else "nothing was observed"
@@ -288,35 +282,6 @@ def _shell(
         base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor,
         marks={PLAN_VAR: plan_mark},
     )  # fmt: skip
-
-
-def _resolver(
-    pf: PlanFile, given: dict[str, str], prompter: Prompter | None, reinterview: bool = False
-) -> Callable[[dict[str, str] | None], knobs.Resolution]:
-    """The interview: `--set` answers, then the previous run's, then the prompter (if any).
-
-    With `reinterview` (`--reinterview`, or the first apply after a completed teardown) every question
-    without a `--set` answer is asked again at a terminal, the previous answer as its default; without a
-    terminal the previous answers stand.
-    """
-    import dataclasses
-
-    from director.plan import knobs
-
-    def resolve(previous: dict[str, str] | None) -> knobs.Resolution:
-        ask = prompter.ask_input if prompter is not None else None
-
-        def ask_knob(knob: str) -> str:
-            assert ask is not None
-            inp = pf.plan.knob_inputs()[knob]
-            if previous and previous.get(knob) in inp.options:
-                inp = dataclasses.replace(inp, default=previous[knob])
-            return ask(inp)
-
-        asked_again = reinterview and ask is not None
-        return knobs.resolve(pf.plan, given, None if asked_again else previous, ask_knob if ask else None)
-
-    return resolve
 
 
 @contextmanager

@@ -36,15 +36,39 @@ def gather(
     plan: Plan, plan_path: Path, *, sign_with: Path | None, allowed: Path | None, allow_dirty: bool
 ) -> Trust:
     """The signing key (`--sign-with`), the allowed-signers file (`--allowed-signers`, else the
-    repository's) and the approval policy in force for `plan`, each read and checked; a rule that tells
-    people apart needs the allowed signers (`require_identities`), and each of the files must be committed
-    unless `allow_dirty` (`--allow-dirty-signers`: then `uncommitted` warns)."""
+    repository's) and the approval policy in force for `plan`: first where each file is (readable regular
+    files), then whether each is committed (`uncommitted`: refused unless `allow_dirty`, then a warning),
+    then what they say (a bad file is one `error: FILE:LINE: …`, exit 64). A rule that tells people apart
+    needs the allowed signers: only a verified signature says who approved."""
+    from director.plan.model import section_label
+    from director.run.policy import Policy, PolicyError, parse_policy
+
     key = signing_key(sign_with)
-    signers = allowed_signers(plan_path, allowed)
-    policy = approval_policy(plan_path, signers)
-    require_identities(plan, policy, signers)
-    files = [*([signers] if signers is not None else []), *map(Path, policy.files)]
-    return Trust(key, signers, policy, tuple(uncommitted(files, allow_dirty)))
+    named, option = _signers_file(plan_path, allowed)
+    signers = Path(os.path.abspath(named)) if named is not None else None  # a symlink is checked as one
+    found = policy_files(plan_path, signers)
+    texts = [_policy_text(f) for f in found]
+    files = [*([signers] if signers is not None else []), *(Path(os.path.abspath(f)) for f in found)]
+    dirty = tuple(uncommitted(files, allow_dirty))
+    policy = Policy()
+    for f, text in zip(found, texts, strict=True):
+        try:
+            policy = policy.tighten(parse_policy(text, os.path.abspath(f)))
+        except PolicyError as e:
+            where = f"{f}:{e.line}" if e.line else str(f)
+            raise UsageError(f"{where}: {e} (docs/approvals.md, Gate policy)") from None
+    needing = policy.needing_identities(plan) if signers is None else None
+    if needing is not None:
+        s, r = needing
+        raise UsageError(
+            f"{section_label(s)} needs {r.describe()} ({'; '.join(r.source)}), but no allowed-signers file "
+            f"is in force ({DEFAULT_FILE} at the repository's root, --allowed-signers or "
+            "DIRECTOR_ALLOWED_SIGNERS): only a verified signature says who approved -- nothing was run"
+        )
+    if named is not None:
+        load_allowed_signers(named, option)
+        sshsig.program()  # exit 6 now, not at the gate, when ssh-keygen is missing
+    return Trust(key, signers, policy, dirty)
 
 
 def hold(journal: StateStore, trusted: Trust, plan_path: Path, *, record: bool) -> None:
@@ -125,23 +149,28 @@ def _readable_file(path: Path, option: str) -> None:
 
 def allowed_signers(plan_path: Path, given: Path | None) -> Path | None:
     """The allowed-signers file in force (`--allowed-signers`, `DIRECTOR_ALLOWED_SIGNERS`, else the
-    repository's), read and checked; None: approvals are not checked (`require_signers` refuses that
-    once the plan's journal has required signatures)."""
+    repository's), read and checked; None: approvals are not checked (`hold` refuses that once the plan's
+    journal has required signatures)."""
+    named, option = _signers_file(plan_path, given)
+    if named is None:
+        return None
+    load_allowed_signers(named, option)
+    sshsig.program()  # exit 6 now, not at the gate, when ssh-keygen is missing
+    return Path(os.path.abspath(named))  # not resolved: a symlink in its place is checked as one
+
+
+def _signers_file(plan_path: Path, given: Path | None) -> tuple[Path | None, str]:
+    """The allowed-signers file in force, as named (a readable regular file, not read yet), and the option
+    that named it."""
     found: Path | None = None
     if given is not None and str(given) not in ("", "."):
         found, option = given, "--allowed-signers"
     else:
         found, option = default_allowed_signers(plan_path), "the default allowed-signers file"
     if found is None:
-        return None
+        return None, option
     _readable_file(found, option)
-    load_allowed_signers(found, option)
-    sshsig.program()  # exit 6 now, not at the gate, when ssh-keygen is missing
-    return Path(os.path.abspath(found))  # not resolved: a symlink in its place is checked as one
-
-
-
-
+    return found, option
 
 
 def signing_key(given: Path | None) -> Path | None:
@@ -169,51 +198,13 @@ def policy_files(plan_path: Path, signers: Path | None) -> list[Path]:
     return [d / POLICY_FILE for d in dirs if os.path.lexists(d / POLICY_FILE)]
 
 
-def approval_policy(plan_path: Path, signers: Path | None) -> Policy:
-    """The approval policy the repository declares (every policy file in force, read and checked: a bad
-    one is one `error: FILE:LINE: …`, exit 64); the default policy when there is none."""
-    from director.run.policy import Policy, PolicyError, parse_policy
-
-    policy = Policy()
-    for f in policy_files(plan_path, signers):
-        _readable_file(f, "the approval policy file")
-        try:
-            text = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise UsageError(f"{f}: cannot read the approval policy: {e}") from None
-        try:
-            policy = policy.tighten(parse_policy(text, os.path.abspath(f)))
-        except PolicyError as e:
-            where = f"{f}:{e.line}" if e.line else str(f)
-            raise UsageError(f"{where}: {e} (docs/approvals.md, Gate policy)") from None
-    return policy
-
-
-def require_identities(plan: Plan, policy: Policy, signers: Path | None) -> None:
-    """A rule that tells people apart (two approvals from different people, or not the run's operator)
-    needs an allowed-signers file: only a verified signature says who approved (exit 64 otherwise)."""
-    from director.plan import markers
-    from director.plan.model import SectionKind, section_label
-
-    if signers is not None:
-        return
-    for s in plan.sections:
-        glyphs = [m.marker.value for m in s.markers if m.rule.gates]
-        if s.kind is SectionKind.TEARDOWN:  # a teardown gates as 💥, marked or not
-            glyphs.append(markers.Marker.DESTRUCTIVE.value)
-        for glyph in glyphs:
-            r = policy.for_gate(glyph, s)
-            if r.needs_identities:
-                raise UsageError(
-                    f"{section_label(s)} needs {r.describe()} ({'; '.join(r.source)}), but no "
-                    f"allowed-signers file is in force ({DEFAULT_FILE} at the repository's root, "
-                    "--allowed-signers or DIRECTOR_ALLOWED_SIGNERS): only a verified signature says who "
-                    "approved -- nothing was run"
-                )
-
-
-
-
+def _policy_text(f: Path) -> str:
+    """A policy file's text (a readable regular file, UTF-8)."""
+    _readable_file(f, "the approval policy file")
+    try:
+        return f.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{f}: cannot read the approval policy: {e}") from None
 
 
 # ------------------------------------------------------------------------------ committed, or not

@@ -9,6 +9,7 @@ target, ledger file and prompts are passed in: the engine holds the order, the p
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -27,8 +28,6 @@ from director.run.preview import Preview
 from director.state.lifecycle import RunState
 from director.state.store import StateStore
 from director.targets.base import Target
-
-ResolveInputs = Callable[[dict[str, str] | None], knobs.Resolution]
 
 
 class Engine:
@@ -75,17 +74,40 @@ class Engine:
         self.shell.interrupt()
         return running
 
+    def _interview(self, previous: dict[str, str] | None, reinterview: bool) -> knobs.Resolution:
+        """The inputs: `--set` answers, then the previous run's, then the prompter's (if any).
+
+        With `reinterview` (`--reinterview`, or the first apply after a completed teardown) every question
+        without a `--set` answer is asked again at a terminal, the previous answer as its default; without
+        a terminal the previous answers stand.
+        """
+        ask = self.prompter.ask_input if self.prompter is not None else None
+
+        def ask_knob(knob: str) -> str:
+            assert ask is not None
+            inp = self.pf.plan.knob_inputs()[knob]
+            if previous and previous.get(knob) in inp.options:
+                inp = dataclasses.replace(inp, default=previous[knob])
+            return ask(inp)
+
+        asked_again = reinterview and ask is not None
+        kept = None if asked_again else previous
+        return knobs.resolve(self.pf.plan, self.cfg.sets, kept, ask_knob if ask else None)
+
     def _fresh_session(self) -> SessionState:
         return SessionState(variables={}, exported=frozenset(), functions="", cwd=str(self.workdir))
 
-    def execute(self, resolve_inputs: ResolveInputs) -> RunResult:
-        """Run (or resume) the plan; `resolve_inputs(previous)` does the interview."""
+    def execute(self) -> RunResult:
+        """Run (or resume) the plan, its interview first (`_interview`)."""
         if self.cfg.mode != "run":
-            return self._preview(resolve_inputs)
+            return self._preview()
+        latest = self.journal.latest_run() if self.cfg.kind == "apply" else None
+        torn_down = latest is not None and (latest.kind, latest.state) == ("teardown", "completed")
         before = self.journal.latest_run(self.cfg.kind)
         resume_id, recovering = resume.open_run(self.journal, self.bus, self.cfg)
         carried = resume.superseded(self.journal, before) if resume_id is None else None
-        res = resolve_inputs(resume.previous_inputs(self.journal))
+        # the first apply after a teardown asks again
+        res = self._interview(resume.previous_inputs(self.journal), self.cfg.reinterview or torn_down)
         resolved_at = self.clock().isoformat(timespec="seconds")
         forgotten = resume.forgotten_before(self.journal)
         if resume_id is None:
@@ -165,9 +187,9 @@ class Engine:
         self.journal.reset_recoveries(run.run_id)
         return run.finish(RunState.COMPLETED, None, run.summary())
 
-    def _preview(self, resolve_inputs: ResolveInputs) -> RunResult:
+    def _preview(self) -> RunResult:
         """`director plan` / `director check`: observe only."""
-        res = resolve_inputs(resume.previous_inputs(self.journal))
+        res = self._interview(resume.previous_inputs(self.journal), self.cfg.reinterview)
         forgotten = resume.forgotten_before(self.journal)
         return Preview(
             plan=self.pf.plan,
