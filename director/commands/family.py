@@ -203,7 +203,7 @@ def guard_teardown(
     """A provider's teardown is refused while a consumer is live, unless that consumer is torn down in this
     run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited."""
     bound = consumers_beside(path, decl)
-    live = [c for c, (plan, _) in bound.items() if c not in leaving and is_live(c, plan, state_url)]
+    live = [c for c, (read, _) in bound.items() if c not in leaving and is_live(c, read, state_url)]
     if not live:
         return
     from director.run.gates import operator_name
