@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from director.commands.paths import backend_of, paths_for
 from director.errors import DirectorError, UpstreamGuard, UsageError
@@ -201,7 +201,8 @@ def guard_teardown(
     override: bool,
 ) -> None:
     """A provider's teardown is refused while a consumer is live, unless that consumer is torn down in this
-    run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited."""
+    run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited in the
+    provider's journal (none is made for a plan that never ran here)."""
     bound = consumers_beside(path, decl)
     live = [c for c, (read, _) in bound.items() if c not in leaving and is_live(c, read, state_url)]
     if not live:
@@ -210,8 +211,13 @@ def guard_teardown(
 
     names = ", ".join(f"{shown(c)} ({', '.join(bound[c][1])})" for c in live)
     who = operator_name(operator)
-    _audit(backend_of(path, plan, None, state_url), "teardown-consumers-orphaned" if override else
-           "teardown-refused", {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
+    journal = backend_of(path, plan, None, state_url).open(create=False)  # audited where it ran (if it did)
+    if journal is not None:
+        try:
+            journal.record_event(None, "teardown-consumers-orphaned" if override else "teardown-refused",
+                                 {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
+        finally:
+            journal.close()
     if override:
         return
     it = "it" if len(live) == 1 else "them"
@@ -226,14 +232,3 @@ def shown(path: Path) -> str:
     """A path as short as it can be said from here."""
     rel = os.path.relpath(path)
     return rel if len(rel) < len(str(path)) else str(path)
-
-
-def _audit(backend: StateBackend, kind: str, data: dict[str, Any]) -> None:
-    """An audit event in the plan's journal (none is made for a plan that never ran here)."""
-    journal = backend.open(create=False)
-    if journal is None:
-        return
-    try:
-        journal.record_event(None, kind, data)
-    finally:
-        journal.close()

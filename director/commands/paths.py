@@ -116,7 +116,8 @@ class Site:
     """One plan's run, located once before anything is created (`locate`) and handed down: the path the
     operator named, the plan as this run reads it (`file`: parsed once, its secret values known to the
     writer), where its state lives (`paths`), its state backend, and the identity every process its blocks
-    start carries (`process_identity`). Its directories are made when the run starts (`prepare_dirs`)."""
+    start carries (`exec.marks.state_identity`). Its directories are made when the run starts
+    (`prepare_dirs`)."""
 
     path: Path
     file: PlanFile
@@ -129,6 +130,7 @@ def locate(plan_path: Path, request: RunRequest) -> Site:
     """The PLAN argument checked (readable; writable when the run writes Live State back) and read (its
     secret values, those of the environment and of `--secret`, known to the writer), and where its state
     is: nothing is created."""
+    from director.exec.marks import state_identity
     from director.exec.secrets import secret_name_predicate, secret_values
     from director.ledger.planfile import PlanFile
     from director.state.backends import choose
@@ -141,7 +143,7 @@ def locate(plan_path: Path, request: RunRequest) -> Site:
     secrets = secret_values(os.environ, secret_name_predicate(list(request.step.secrets)))
     pf = PlanFile.load(plan_path, secret_values=secrets)
     backend = choose(p.journal, p.lock, plan_path, state.state_url, pf.plan.plan_id)
-    return Site(plan_path, pf, p, backend, process_identity(plan_path, backend))
+    return Site(plan_path, pf, p, backend, state_identity(plan_path.name, backend.describe()))
 
 
 def require_plan(plan_path: Path) -> Path:
@@ -210,12 +212,3 @@ def backend_of(
 def open_journal(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> StateStore | None:
     """The plan's journal, or None when nothing was recorded for it yet (nothing ran)."""
     return backend_for(plan_path, state_dir, state_url).open(create=False)
-
-
-def process_identity(plan_path: Path, backend: StateBackend) -> str:
-    """The plan's identity in the environment of every process its blocks start (`director.exec.marks`):
-    one plan's state (the journal file, or the database and plan key) on this machine."""
-    from director.exec.marks import plan_identity
-
-    d = backend.describe()
-    return plan_identity(plan_path.name, f"{d['backend']} {d['where']} {d['key']}")

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from director.commands.paths import backend_for, load_plan, paths_for, process_identity
+from director.commands.paths import backend_for, load_plan, paths_for
 from director.errors import DirectorError, ExitCode, UsageError
 
 
@@ -88,6 +88,7 @@ def _rfc3339(value: object) -> str:
 
 def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> dict[str, Any]:
     """Everything `status` shows, JSON-ready (the `director.status/1` document of `--json`)."""
+    from director.exec.marks import state_identity
     from director.plan.tojson import check_row_json, kv_json
 
     plan = load_plan(plan_path)
@@ -112,7 +113,7 @@ def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None =
         "state": backend.describe(),  # where the journal, receipts and lease live; the plan key in use
     }
     journal = backend.open(create=False)
-    out["processes"] = _processes(process_identity(plan_path, backend), journal)
+    out["processes"] = _processes(state_identity(plan_path.name, backend.describe()), journal)
     if journal is not None:
         try:
             out["last_run"] = _last_run(journal)
