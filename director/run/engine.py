@@ -9,7 +9,6 @@ target, ledger file and prompts are passed in: the engine holds the order, the p
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -74,25 +73,12 @@ class Engine:
         self.shell.interrupt()
         return running
 
-    def _interview(self, previous: dict[str, str] | None, reinterview: bool) -> knobs.Resolution:
-        """The inputs: `--set` answers, then the previous run's, then the prompter's (if any).
-
-        With `reinterview` (`--reinterview`, or the first apply after a completed teardown) every question
-        without a `--set` answer is asked again at a terminal, the previous answer as its default; without
-        a terminal the previous answers stand.
-        """
+    def _interview(self, previous: dict[str, str] | None, ask_again: bool) -> knobs.Resolution:
+        """The inputs: `--set` answers, then the previous run's, then the prompter's (if any); with
+        `ask_again` (`--reinterview`, or the first apply after a completed teardown) asked again at a
+        terminal, the previous answer as the default (`knobs.resolve`)."""
         ask = self.prompter.ask_input if self.prompter is not None else None
-
-        def ask_knob(knob: str) -> str:
-            assert ask is not None
-            inp = self.pf.plan.knob_inputs()[knob]
-            if previous and previous.get(knob) in inp.options:
-                inp = dataclasses.replace(inp, default=previous[knob])
-            return ask(inp)
-
-        asked_again = reinterview and ask is not None
-        kept = None if asked_again else previous
-        return knobs.resolve(self.pf.plan, self.cfg.sets, kept, ask_knob if ask else None)
+        return knobs.resolve(self.pf.plan, self.cfg.sets, previous, ask, ask_again=ask_again)
 
     def _fresh_session(self) -> SessionState:
         return SessionState(variables={}, exported=frozenset(), functions="", cwd=str(self.workdir))
