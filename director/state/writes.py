@@ -58,12 +58,12 @@ def _signals_held() -> Iterator[None]:
     finally:
         for s, handler in old.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
-        for s in dict.fromkeys(caught):  # each once, in the order they came
-            handler = old[s]
+        for signum in dict.fromkeys(caught):  # each once, in the order they came
+            handler = old[signal.Signals(signum)]
             if callable(handler):
-                handler(s, None)
+                handler(signum, None)
             elif handler in (signal.SIG_DFL, None):
-                signal.raise_signal(s)  # the default action, now that the write is whole
+                signal.raise_signal(signum)  # the default action, now that the write is whole
 
 
 class JournalBase:
