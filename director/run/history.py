@@ -164,7 +164,7 @@ class Held:
 
 
 def held_to(journal: StateStore) -> Held:
-    """`signatures_required` and `policy_files` in one reading."""
+    """`signatures_required` and `policy_files`, read together: what a run or `approve` holds its trust to."""
     return Held(signatures_required(journal), policy_files(journal))
 
 
