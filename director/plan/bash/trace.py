@@ -223,8 +223,8 @@ def unit_paths(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, tuple
 
     What a function prints counts where it was called (the unit running when the function's lines ran).
     Units the run never reached are absent. The marks count outside loops only (a poll's failed tries say
-    nothing of the world), never for a line that only prints or exits (its message already counts), and in
-    a function only when one unit calls it.
+    nothing of the world), never for a line that only prints or exits (its message already counts), in
+    a function only when one unit calls it, and a status only when something reads it (`model.unread_rows`).
     """
     row_unit: dict[int, int] = {}
     for u in model.units:
@@ -251,8 +251,8 @@ def unit_paths(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, tuple
         if unit_index is None or unit_index not in ran:
             continue
         status = int(e.rest) if e.name == STATUS and e.rest.isdigit() else None
-        if e.name == STATUS and not 0 < (status or 0) < 256:
-            continue
+        if e.name == STATUS and (not 0 < (status or 0) < 256 or e.line - 1 in model.unread_rows):
+            continue  # a status nothing reads shows nowhere under plain bash: no world is told by it
         richer.setdefault(unit_index, set()).add(richer_element(e.line - 1, status))
     if not marked:
         return {u: tuple(sorted(ids)) for u, ids in ran.items()}
