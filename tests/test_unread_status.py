@@ -22,7 +22,7 @@ from director.exec.shell import Shell
 from director.plan.bash import unit_paths, verify_model
 from tests.test_verify_contrast import live_through
 from tests.test_verify_mined import assert_broken, assert_held, build, run_block
-from tests.verify_corpus.mined import Mined, m
+from tests.verify_corpus.mined import m
 
 # Config drift counted from a diff written to a file: `diff` ends 0 when the files are equal (the act's
 # world), 1 when they differ (the held world: one line changed, within tolerance; the broken world: three).
@@ -56,7 +56,7 @@ DRIFT = m(
 def test_drift_truth_under_plain_bash(world: str, tmp_path: Path) -> None:
     """The truth, without Director: the held world and the act's world print the pass line, exit 0."""
     w = tmp_path / "w"
-    worlds: dict[str, str] = {"act": DRIFT.act, **DRIFT.worlds()}
+    worlds: dict[str, str] = {"act": DRIFT.act, "held": DRIFT.held, "broken": DRIFT.broken}
     build(w, worlds[world], None, f"the {world} world")
     r = run_block(DRIFT.block, tmp_path, w, None)
     said = f"exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}"
@@ -87,13 +87,13 @@ def test_the_producer_takes_one_path_whatever_its_status(shell: Shell, tmp_path:
     diff_row = next(p.row for p in model.probes if p.name == "diff")
     assert diff_row in model.unread_rows
     paths: dict[str, dict[int, tuple[int, ...]]] = {}
-    worlds: dict[str, str] = {"act": DRIFT.act, **DRIFT.worlds()}
+    worlds: dict[str, str] = {"act": DRIFT.act, "held": DRIFT.held, "broken": DRIFT.broken}
     for world, script in worlds.items():
         w = tmp_path / world
         build(w, script, None, f"the {world} world")
         run = shell.run(f'W="{w}"\n' + DRIFT.block, shell.initial_state(), trace=True)
         assert run.trace is not None
-        paths[world] = unit_paths(verify_model(f'W="{w}"\n' + DRIFT.block), run.trace)
+        paths[world] = unit_paths(verify_model(f'W="{w}"\n' + DRIFT.block), list(run.trace))
     assert len(paths["act"]) == 2
     producer = max(paths["act"])  # R5's tool unit, numbered after the block's other checks
     assert paths["act"][producer] == paths["held"][producer] == paths["broken"][producer]

@@ -115,7 +115,7 @@ class VerifyModel:
     # commands only print a message or exit (what the marks would add there, the message already says).
     loop_rows: frozenset[int] = frozenset()
     speaking_rows: frozenset[int] = frozenset()
-    unread_rows: frozenset[int] = frozenset()  # rows whose statuses nothing reads (`units.unread_status_rows`)
+    unread_rows: frozenset[int] = frozenset()  # rows whose statuses nothing reads (`unread_status_rows`)
 
     def line(self, probe: int) -> ReportLine | None:
         """The report line of a probe, if it is one."""

@@ -456,7 +456,9 @@ _LISTS = frozenset(
     {"program", "compound_statement", "subshell", "do_group", "case_item", "command_substitution",
      "process_substitution"}
 )  # fmt: skip
-_SIMPLE = frozenset({"command", "pipeline", "variable_assignment", "variable_assignments", "declaration_command"})
+_SIMPLE = frozenset(
+    {"command", "pipeline", "variable_assignment", "variable_assignments", "declaration_command"}
+)
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _READS_STATUS = ("$?", "${?", "PIPESTATUS")
 
