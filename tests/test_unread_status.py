@@ -20,6 +20,8 @@ import pytest
 
 from director.exec.shell import Shell
 from director.plan.bash import unit_paths, verify_model
+from director.plan.bash.trace import RICHER, richer_element
+from director.plan.contrast import Baseline
 from tests.test_verify_contrast import live_through
 from tests.test_verify_mined import assert_broken, assert_held, build, run_block
 from tests.verify_corpus.mined import m
@@ -120,3 +122,18 @@ def test_which_statuses_nothing_reads(block: str, unread: bool) -> None:
     model = verify_model(block)
     grep_row = next(p.row for p in model.probes if p.name == "grep")
     assert (grep_row in model.unread_rows) is unread, sorted(model.unread_rows)
+
+
+def test_paths_learned_while_unread_statuses_counted_are_read_by_their_messages() -> None:
+    """A journal learned before this rule (its paths have -1 where `RICHER` stands) is judged by messages
+    and exits alone until an act teaches new paths -- never by a status element no run makes any more.
+    On the code before, the held world's producer path was the one learned "not held": the run acted, the
+    same path came back after the act, and the run stopped failed (a path seen when it did not hold)."""
+    producer = Baseline(frozenset({(2, -1, richer_element(4, 1))}), frozenset({(2, -1)}))
+    assert producer.world_of((2, RICHER)) is None  # seen in both worlds by its messages: tells nothing
+    verdict = Baseline(frozenset({(8, -1, richer_element(7, 1))}), frozenset({(7, -1)}))
+    assert verdict.world_of((8, RICHER, richer_element(7, 1))) == "held"
+    assert verdict.world_of((7, RICHER)) == "not-held"
+    assert Baseline(frozenset({(8,)}), frozenset({(7,)})).world_of((8, RICHER)) == "held"  # before the marks
+    learned = verdict.learned("held", (8, RICHER, richer_element(7, 1)))
+    assert learned.world_of((7, RICHER)) is None  # once it learned anew, the old paths are not read

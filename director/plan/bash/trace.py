@@ -200,8 +200,10 @@ def executed(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, int]:
 
 # A path is the ids of the messages and exits that ran, ascending; then `RICHER` and what the command marks
 # saw (`richer_element`), descending. A path learned before the marks existed has no `RICHER`: it is read
-# by its messages and exits alone (`director.plan.contrast.Baseline`).
-RICHER = -1
+# by its messages and exits alone (`director.plan.contrast.Baseline`). So is one learned while the marks
+# still kept statuses nothing reads (`unread_rows`): it has -1 where `RICHER` stands (-2 is no element:
+# a status is 1–255).
+RICHER = -2
 
 
 def richer_element(row: int, status: int | None) -> int:
