@@ -22,6 +22,7 @@ import typer
 from director import __version__
 from director.cli_options import (
     RUN_OPTIONS,
+    AllowDirtySignersOpt,
     AllowedSignersOpt,
     Command,
     DetailSectionOpt,
@@ -34,17 +35,19 @@ from director.cli_options import (
     OrphanOpt,
     PlanArg,
     PlansArg,
+    ReasonOpt,
+    RevokeOpt,
     SignWithOpt,
     StateDirOpt,
     StateUrlOpt,
     TeardownPreviewOpt,
+    ValidForOpt,
     VerifyReceiptsOpt,
     YesOpt,
 )
 from director.cli_streams import closed_std_streams_to_devnull, guard_stdout, keep_going_without_reader
 from director.error_handler import error_handler
 from director.errors import ExitCode
-from director.errors import UsageError as DirectorUsageError
 from director.targets import DEFAULT_TARGET
 
 if TYPE_CHECKING:
@@ -203,6 +206,7 @@ def _request(kind: "RunKind", mode: "Mode", v: dict[str, Any]) -> "RunRequest":
             wait_for_approval=v.get("wait_for_approval"),
             sign_with=v.get("sign_with"),
             allowed_signers=v.get("allowed_signers"),
+            allow_dirty_signers=bool(v.get("allow_dirty_signers")),
         ),
         step=StepOptions(
             target=v.get("target", DEFAULT_TARGET),
@@ -292,33 +296,28 @@ def check(plans: PlansArg, request: "RunRequest") -> int:
 
 @_command("approve")
 def approve_cmd(
-    plan: PlanArg,
-    section: GateSectionArg = None,
-    operator: OperatorOpt = None,
-    state_dir: StateDirOpt = None,
-    yes: YesOpt = False,
-    state_url: StateUrlOpt = None,
-    sign_with: SignWithOpt = None,
-    allowed_signers: AllowedSignersOpt = None,
-    verify: VerifyReceiptsOpt = False,
-) -> int:
-    """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm).
+    plan: PlanArg, section: GateSectionArg = None, operator: OperatorOpt = None,
+    state_dir: StateDirOpt = None, yes: YesOpt = False, state_url: StateUrlOpt = None,
+    sign_with: SignWithOpt = None, allowed_signers: AllowedSignersOpt = None,
+    verify: VerifyReceiptsOpt = False, valid_for: ValidForOpt = None, revoke: RevokeOpt = None,
+    reason: ReasonOpt = None, allow_dirty_signers: AllowDirtySignersOpt = False,
+) -> int:  # fmt: skip
+    """Record an approval receipt for a gate as it stands now (shows it, then asks to confirm). Exits 14
+    when a run would not release the gate on it (the allowed signers or the approval policy refuse it).
 
     \b
     Examples:
       director approve plans/workflow.cloudflare.md 3 --operator alice
-      director approve plans/workflow.cloudflare.md 3 --sign-with ~/.ssh/id_ed25519
+      director approve plans/workflow.cloudflare.md 3 --sign-with ~/.ssh/id_ed25519 --valid-for 2h
+      director approve plans/workflow.cloudflare.md --revoke 7 --reason "wrong change"
       director approve plans/workflow.cloudflare.md --verify
     """
-    from director.commands.approve import approve_command, verify_command
+    from director.commands.approve import approve_dispatch
 
-    if verify:
-        return verify_command(plan, state_dir=state_dir, state_url=state_url, allowed_signers=allowed_signers)
-    if section is None:
-        raise DirectorUsageError("SECTION: name the gated section to approve (or pass --verify)")
-    return approve_command(
-        plan, section, operator=operator, state_dir=state_dir, yes=yes, state_url=state_url,
-        sign_with=sign_with, allowed_signers=allowed_signers,
+    return approve_dispatch(
+        plan, section, verify=verify, revoke=revoke, reason=reason, operator=operator, state_dir=state_dir,
+        yes=yes, state_url=state_url, sign_with=sign_with, allowed_signers=allowed_signers,
+        valid_for=valid_for, allow_dirty_signers=allow_dirty_signers,
     )  # fmt: skip
 
 

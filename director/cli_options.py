@@ -294,6 +294,36 @@ AllowedSignersOpt = Annotated[
         metavar="FILE",
     ),
 ]
+# No variable on purpose (like --ignore-lint-errors): trusting files git does not hold is decided per run.
+AllowDirtySignersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-dirty-signers",
+        help="Use the allowed-signers and approval policy files even if git says they are not committed "
+        "(untracked, modified, staged): refused otherwise, exit 64; allowed, each is a warning, journaled.",
+    ),
+]
+ValidForOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--valid-for",
+        help="How long the receipt counts (90s, 30m, 24h, 7d; signed into it): default 24h, or less when "
+        "the approval policy's max_valid_for says so.",
+        metavar="DURATION",
+    ),
+]
+RevokeOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--revoke",
+        help="Revoke receipt RECEIPT (its number in `director audit`): it never releases a gate; journaled.",
+        metavar="RECEIPT",
+    ),
+]
+ReasonOpt = Annotated[
+    str | None,
+    typer.Option("--reason", help="Why the receipt is revoked (journaled with it).", metavar="TEXT"),
+]
 JsonResultOpt = Annotated[
     bool,
     typer.Option(
@@ -336,6 +366,7 @@ RUN_OPTIONS: dict[str, tuple[Any, Any, tuple[str, ...]]] = {
     "wait_for_approval": (WaitOpt, None, _RUNS),
     "sign_with": (SignWithOpt, None, _RUNS),
     "allowed_signers": (AllowedSignersOpt, None, _RUNS),
+    "allow_dirty_signers": (AllowDirtySignersOpt, False, _RUNS),
     "jobs": (JobsOpt, None, _ALL),
     "ignore_lint_errors": (IgnoreLintOpt, False, _RUNS),
     "acceptance": (AcceptanceOpt, False, ("check",)),

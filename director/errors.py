@@ -24,6 +24,7 @@ class ExitCode(enum.IntEnum):
     STATE_UNAVAILABLE = 11  # the state database (--state-url) was unreachable or lost mid-run; apply resumes
     NOT_CREATED = 12  # check: the plan was never applied here (its Live State is the published template's)
     JOURNAL_TAMPERED = 13  # the journal's hash chain is broken: a row was edited, deleted or added by hand
+    APPROVAL_REFUSED = 14  # approve: no run will release the gate on the receipt (its signers or policy)
     USAGE = 64  # a bad option or argument (sysexits EX_USAGE)
     PLAN_ERROR = 65  # a malformed plan (sysexits EX_DATAERR)
     INTERNAL = 70  # journal unusable, ledger write check failed, a bug (sysexits EX_SOFTWARE)
@@ -52,6 +53,7 @@ _SEVERITY: tuple[int, ...] = (
     ExitCode.FINDINGS,
     ExitCode.CHANGES,
     ExitCode.AWAITING_APPROVAL,
+    ExitCode.APPROVAL_REFUSED,
     ExitCode.UPSTREAM_GUARD,
     ExitCode.STEP_FAILED,
     ExitCode.LEDGER_CONFLICT,

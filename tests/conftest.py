@@ -4,6 +4,8 @@ saying how to install them)."""
 
 from __future__ import annotations
 
+import compileall
+import json
 import os
 import shutil
 import tempfile
@@ -14,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests import jsonschemas
+import director
+from tests import jsonschemas, xdist_groups
 from tests.pgcluster import Cluster, find_bindir
 from tests.terminal import Term
 
@@ -23,26 +26,79 @@ from tests.terminal import Term
 # /tmp (DIRECTOR_KEEP_TEST_TMP=1 keeps it, to look at a failure). The `tmp_path`s are its direct children,
 # so their paths are shorter than pytest's own (`/tmp/pytest-of-USER/pytest-N/…`): a panel a test reads
 # at a terminal wraps no sooner, and venv shebangs and socket paths stay short.
-_SESSION_TMP = tempfile.mkdtemp(prefix="dt-")
+#
+# Under pytest-xdist every worker is a process of its own that imports this file: each makes its own
+# directory, beside the first process's (the controller's) rather than inside it, so that its `tmp_path`s
+# are exactly as long as in a run without workers (xdist would put them one level deeper, under
+# `popen-gwN/`: a gate panel read at 80x24 then wraps sooner). A worker names its directory in the
+# controller's, which removes it at the end even if the worker was killed.
+_TMP_ROOT = os.environ.setdefault("DIRECTOR_TEST_TMP_ROOT", tempfile.gettempdir())
+_SESSION_TMP = tempfile.mkdtemp(prefix="dt-", dir=_TMP_ROOT)
 os.chmod(_SESSION_TMP, 0o711)  # the PostgreSQL server runs as its own user: it must reach its directory
+_FIRST_TMP = os.environ.setdefault("DIRECTOR_TEST_SESSION_TMP", _SESSION_TMP)
+if _FIRST_TMP != _SESSION_TMP and os.path.isdir(_FIRST_TMP):
+    os.makedirs(os.path.join(_FIRST_TMP, "workers"), exist_ok=True)
+    open(os.path.join(_FIRST_TMP, "workers", os.path.basename(_SESSION_TMP)), "w").close()
 os.environ["TMPDIR"] = _SESSION_TMP
 tempfile.tempdir = None  # read TMPDIR again
+
+# A worker starts with COLUMNS=80 and LINES=24 in its environment whatever the controller had (neither is
+# set in a run without workers): the CLI a test starts would then wrap at 80 columns, and `ps -o args=` cuts
+# a command line at 80 (the venv-worker example's verify greps its worker's path there). A worker takes
+# the controller's values back: none, unless the operator set them.
+_TERMINAL = ("COLUMNS", "LINES")
+_FIRST_TERMINAL = json.loads(
+    os.environ.setdefault("DIRECTOR_TEST_TERMINAL", json.dumps({k: os.environ.get(k) for k in _TERMINAL}))
+)
+for _name in _TERMINAL:
+    if _FIRST_TERMINAL.get(_name) is None:
+        os.environ.pop(_name, None)
+    else:
+        os.environ[_name] = _FIRST_TERMINAL[_name]
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if not config.option.basetemp:  # before pytest's tmp_path factory reads it
+    # before pytest's tmp_path factory reads it; a worker's, which xdist set, is replaced by its own
+    if not config.option.basetemp or hasattr(config, "workerinput"):
         config.option.basetemp = os.path.join(_SESSION_TMP, "t")
+    if not hasattr(config, "workerinput"):
+        # Director's bytecode, once, as `pip install .` compiles an installed package: an editable install
+        # has none until a first import writes it, and with PYTHONDONTWRITEBYTECODE set none ever does, so
+        # each of the suite's thousands of `python -m director` runs compiled its modules from source
+        # (+40-100 ms of CPU each). Written where Python writes it (`__pycache__`, ignored by git).
+        compileall.compile_dir(str(Path(director.__file__).parent), quiet=1)
+
+
+@pytest.hookimpl(trylast=True)  # after `-k`/`-m` deselected what they deselect
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput"):  # a worker: say which tests run together (tests/xdist_groups.py)
+        xdist_groups.write(_FIRST_TMP, items)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own, which would pick `--dist load`
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `-n`: tests grouped by what they share, slow ones handed out first (tests/xdist_groups.py)."""
+    if config.getoption("dist") in ("load", "loadgroup"):
+        return xdist_groups.GroupScheduling(config, log, _SESSION_TMP)
+    return None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if os.environ.get("DIRECTOR_KEEP_TEST_TMP") == "1":
         return
+    workers = os.path.join(_SESSION_TMP, "workers")
+    left = [os.path.join(_TMP_ROOT, n) for n in os.listdir(workers)] if os.path.isdir(workers) else []
+    for path in (*left, _SESSION_TMP):
+        _remove(path)
+
+
+def _remove(path: str) -> None:
     # Once (out of many sessions) the directory outlived its removal, empty: something wrote into it while
     # it was being removed (which, not found). Removed again until it is gone (at most 5 s).
     for _ in range(50):
-        shutil.rmtree(_SESSION_TMP, ignore_errors=True)
-        if not os.path.exists(_SESSION_TMP):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
             break
         time.sleep(0.1)
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.jsonschemas import validated
 from tests.plainbash import kill_processes_under
 from tests.pristine import EXAMPLES
@@ -44,6 +46,17 @@ NEW_PLANS = (
     "battito.local.md",
 )
 OLD_PLANS = ("database.local.md", "static-site.local.md")
+
+#: Example plans that bind a fixed port whatever their knobs (static-site serves on 8765 in every ENV), and
+#: the xdist group of every test that applies one: those tests run on one worker, one after the other, so
+#: that two never race for the port when the suite runs in parallel (tests/conftest.py).
+FIXED_PORT_GROUPS = {"static-site.local.md": "port-8765"}
+
+
+def plan_param(name: str) -> Any:
+    """`name` as a test or fixture parameter, in the group of its fixed port if it has one."""
+    group = FIXED_PORT_GROUPS.get(name)
+    return pytest.param(name, marks=pytest.mark.xdist_group(group)) if group else name
 
 CLI_TIMEOUT_S = 180.0
 

@@ -117,7 +117,8 @@ def _verified_and_refused(tmp: Path, out: Path) -> Path:
         director("approve", str(plan), "2", "--yes", "--sign-with", str(alice), cwd=tmp, out=out).returncode
         == 0
     )
-    assert director("approve", str(plan), "2", "--yes", cwd=tmp, out=out).returncode == 0
+    # unsigned: recorded, and approve exits 14 (a run will refuse it; docs/approvals.md)
+    assert director("approve", str(plan), "2", "--yes", cwd=tmp, out=out).returncode == 14
     r = director("apply", str(plan), cwd=tmp, out=out)
     assert r.returncode == 0 and "refused: unsigned" in r.stdout, r.stdout + r.stderr
     return plan

@@ -54,6 +54,7 @@ from tests.e2e_helpers import (
     identity,
     outside_live_state,
     pid_alive,
+    plan_param,
     port_open,
     read_pid,
     setup_workdir,
@@ -1041,7 +1042,9 @@ class Flow:
         assert self.w.upstream() == self.upstream0, self.fail(step, r, "the upstream resource changed")
 
 
-@pytest.fixture(scope="module", params=list(WORLDS), ids=lambda p: p.removesuffix(".local.md"))
+@pytest.fixture(
+    scope="module", params=[plan_param(n) for n in WORLDS], ids=lambda p: str(p).removesuffix(".local.md")
+)
 def flow(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flow]:
     name: str = request.param
     root = tmp_path_factory.mktemp(name.removesuffix(".local.md"))

@@ -97,6 +97,15 @@ def _awaiting_approval(tmp: Path, out: Path) -> list[Result]:
     return [run_director("apply", str(plan), cwd=tmp, out=out)]
 
 
+def _approval_refused(tmp: Path, out: Path) -> list[Result]:
+    from tests.approvalplans import SIGNERS, key, signer_line
+
+    plan = write_plan(tmp, CounterPlan([Step(marker="🔴")]))
+    (tmp / SIGNERS).write_text(signer_line("alice@example.com", key(tmp, "alice")) + "\n")
+    assert run_director("apply", str(plan), cwd=tmp, out=out).returncode == 4
+    return [run_director("approve", str(plan), "1", "--yes", cwd=tmp, out=out)]  # unsigned: it will be refused
+
+
 def _lease_held(tmp: Path, out: Path) -> list[Result]:
     plan = write_plan(tmp, CounterPlan([Step(extra="sleep 30")]))
     first = _until_acting(["apply", str(plan)], tmp, out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -246,6 +255,7 @@ SCENARIOS: dict[ExitCode, Callable[[Path, Path], list[Result]]] = {
     ExitCode.STATE_UNAVAILABLE: _state_unavailable,
     ExitCode.NOT_CREATED: _not_created,
     ExitCode.JOURNAL_TAMPERED: _journal_tampered,
+    ExitCode.APPROVAL_REFUSED: _approval_refused,
     ExitCode.INTERRUPTED: _interrupted,
 }
 SLOW = {ExitCode.LEASE_HELD, ExitCode.CRASH_LOOP}  # a 30 s block held open; several SIGKILLed runs

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_helpers import pid_alive, port_open, read_pid, wait_for
+from tests.e2e_helpers import FIXED_PORT_GROUPS, pid_alive, port_open, read_pid, wait_for
 from tests.familyplans import director, events, of
 from tests.pristine import EXAMPLES
 
-pytestmark = pytest.mark.slow
+# static-site binds 8765: never beside another test that applies it (tests/e2e_helpers.FIXED_PORT_GROUPS)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(FIXED_PORT_GROUPS["static-site.local.md"])]
 
 PLANS = ("git-deploy.local.md", "static-site.local.md", "database.local.md")
 SITE_PORT = 8765  # static-site.local.md's port for ENV=dev

@@ -26,6 +26,9 @@ from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 pytestmark = pytest.mark.slow
 
 ONCE_SLEEP = 'if [ ! -e "$OUT/slept" ]; then touch "$OUT/slept"; sleep {s}; fi'  # slow the first time only
+# an act that runs until the test releases it (at most 2 min): what another machine sees meanwhile is seen
+# while it runs, however slowly a loaded machine runs the CLI calls that look
+HOLD = 'for i in $(seq 1 1200); do [ -e "$OUT/release" ] && break; sleep 0.1; done'
 
 
 def _git(*args: str, cwd: Path) -> None:
@@ -90,7 +93,7 @@ def out(tmp_path: Path) -> Path:
 def test_exactly_one_of_two_machines_applies_and_both_see_both_runs(
     tmp_path: Path, out: Path, pg_url: str
 ) -> None:
-    a, b = _clones(tmp_path, CounterPlan([Step(extra="sleep 3")]))
+    a, b = _clones(tmp_path, CounterPlan([Step(extra=HOLD)]))
     first = _start(a, pg_url, "machine-a", out)
     try:
         _until(lambda: "s1" in acts(out))
@@ -102,6 +105,7 @@ def test_exactly_one_of_two_machines_applies_and_both_see_both_runs(
         assert st["lease"]["host"] == "machine-a" and st["lease"]["alive"] is True  # seen from machine B
         assert st["state"]["backend"] == "postgresql" and st["state"]["key"] == "git:counter.md"
         assert st["state"]["key_source"] == "git" and "secret" not in status.stdout
+        (out / "release").touch()
         assert first.wait(60) == 0, first.stderr
     finally:
         if first.poll() is None:

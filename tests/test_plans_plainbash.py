@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e_helpers import NEW_PLANS, OLD_PLANS, setup_workdir
+from tests.e2e_helpers import NEW_PLANS, OLD_PLANS, plan_param, setup_workdir
 from tests.plainbash import blocks, kill_processes_under, run_plan, wait_no_processes
 from tests.pristine import EXAMPLES
 
@@ -37,7 +37,7 @@ def _tree(root: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("name", PLANS)
+@pytest.mark.parametrize("name", [plan_param(n) for n in PLANS])
 def test_plan_applies_and_tears_down_under_plain_bash(name: str, tmp_path: Path) -> None:
     work = tmp_path / "work"
     setup_workdir(name, work)

@@ -102,7 +102,7 @@ def test_once_signatures_were_required_a_missing_or_broken_signers_file_stops_th
     signers.write_text(signer_line("alice@example.com", keys["alice"]) + "\n")
     r = cli("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 4 and "approvals must be signed" in r.stdout, r.stdout
-    assert cli("approve", str(plan), "2", "--yes", cwd=tmp_path, out=out).returncode == 0  # unsigned
+    assert cli("approve", str(plan), "2", "--yes", cwd=tmp_path, out=out).returncode == 14  # unsigned: refused
     _broken(kind)(signers)
     r = cli("apply", str(plan), cwd=tmp_path, out=out)
     assert r.returncode == 64, r.stdout + r.stderr
@@ -120,6 +120,8 @@ def _git(*args: str, cwd: Path) -> None:
 def test_a_nested_signers_file_cannot_replace_the_repositorys(tmp_path: Path, out: Path, keys: dict[str, Path]) -> None:
     _git("init", "-q", cwd=tmp_path)
     (tmp_path / SIGNERS).write_text(signer_line("alice@example.com", keys["alice"]) + "\n")
+    _git("add", SIGNERS, cwd=tmp_path)
+    _git("commit", "-qm", "alice may approve", cwd=tmp_path)  # an uncommitted one is refused
     plans = tmp_path / "plans"
     plans.mkdir()
     plan = plans / "closure.md"

@@ -76,10 +76,13 @@ def run(plan: Path, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return director(*args, cwd=plan.parent, out=out)
 
 
-def approve(plan: Path, out: Path, section: str, key: Path | None = None) -> subprocess.CompletedProcess[str]:
+def approve(
+    plan: Path, out: Path, section: str, key: Path | None = None, refused: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`director approve --yes`: exit 0, or 14 when the receipt is one a run will refuse (`refused`)."""
     signed = ("--sign-with", str(key)) if key is not None else ()
     r = run(plan, out, "approve", str(plan), section, "--yes", *signed)
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.returncode == (14 if refused else 0), r.stdout + r.stderr
     return r
 
 
@@ -120,11 +123,11 @@ def test_unsigned_and_unknown_key_receipts_are_refused_audited_and_a_waiting_run
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     (tmp_path / SIGNERS).write_text(line("alice@example.com", keys["alice"]) + "\n")
     assert run(plan, out, "apply", str(plan)).returncode == 4
-    a = approve(plan, out, "2")
-    assert "will refuse this receipt: unsigned; pass --sign-with KEYFILE" in a.stdout
+    a = approve(plan, out, "2", refused=True)
+    assert "will not release §2 on this receipt: unsigned; pass --sign-with KEYFILE" in a.stdout
     r = run(plan, out, "apply", str(plan))
     assert r.returncode == 4 and "receipt 1 by " in r.stdout and "refused: unsigned" in r.stdout, r.stdout
-    approve(plan, out, "2", keys["mallory"])
+    approve(plan, out, "2", keys["mallory"], refused=True)
     r = run(plan, out, "apply", str(plan))
     assert r.returncode == 4 and "refused: key SHA256:" in r.stdout and "is not in" in r.stdout, r.stdout
     assert fingerprint(keys["mallory"]) in r.stdout
@@ -139,7 +142,7 @@ def test_unsigned_and_unknown_key_receipts_are_refused_audited_and_a_waiting_run
     )  # fmt: skip
     try:
         _until(lambda: "waits up to 120 s" in json.dumps(audit(plan, out)["transitions"]))
-        approve(plan, out, "2", keys["mallory"])
+        approve(plan, out, "2", keys["mallory"], refused=True)
         # receipts 2 and 1 refused again as this run started (each run says and audits them), then 3
         _until(lambda: len(events(audit(plan, out), "approval-refused")) == 6)
         assert p.poll() is None, "a refused receipt does not end the wait"
@@ -246,7 +249,7 @@ def test_expired_and_removed_signers_are_refused(tmp_path: Path, out: Path, keys
     alice = line("alice@example.com", keys["alice"])
     signers.write_text(line("bob@example.com", keys["bob"], 'valid-before="20200101"') + "\n" + alice + "\n")
     assert run(plan, out, "apply", str(plan)).returncode == 4
-    approve(plan, out, "2", keys["bob"])
+    approve(plan, out, "2", keys["bob"], refused=True)
     r = run(plan, out, "apply", str(plan))
     assert r.returncode == 4 and "is out of its validity" in r.stdout and "key has expired" in r.stdout, r.stdout
     approve(plan, out, "2", keys["alice"])
@@ -292,7 +295,7 @@ def test_approve_verify_rechecks_every_stored_receipt(tmp_path: Path, out: Path,
     assert r.returncode == 64 and r.stderr.startswith("error: --allowed-signers: no allowed-signers file"), r.stderr
     (tmp_path / SIGNERS).write_text(line("alice@example.com", keys["alice"]) + "\n")
     assert run(plan, out, "apply", str(plan)).returncode == 4
-    approve(plan, out, "2")
+    approve(plan, out, "2", refused=True)
     approve(plan, out, "2", keys["alice"])
     assert run(plan, out, "apply", str(plan)).returncode == 0
     r = run(plan, out, "approve", str(plan), "--verify")
@@ -338,7 +341,7 @@ def _term(plan: Path, out: Path, *args: str, env: dict[str, str] | None = None) 
 def _released_after(data: dict[str, Any], receipt_id: int) -> float:
     """Seconds from the receipt's commit to the run going on with it (both times from the journal)."""
     [receipt] = [a for a in data["approvals"] if a["id"] == receipt_id]
-    [back] = [t for t in data["transitions"] if f"receipt {receipt_id} by " in (t["reason"] or "")]
+    [back] = [t for t in data["transitions"] if re.search(rf"receipt {receipt_id} (signed )?by ", t["reason"] or "")]
     return (datetime.fromisoformat(back["at"]) - datetime.fromisoformat(receipt["at"])).total_seconds()
 
 
@@ -381,14 +384,12 @@ def test_at_a_terminal_a_typed_go_is_held_to_the_same_rule(tmp_path: Path, out: 
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     (tmp_path / SIGNERS).write_text(line("alice@example.com", keys["alice"]) + "\n")
     t = _term(plan, out)
-    try:
-        t.wait("Type go")
+    try:  # no --sign-with at this terminal: it cannot approve, says so once, and waits
+        t.wait("press Enter to stop waiting")
         assert f"director approve {plan} 2 --sign-with KEYFILE" in t.text()
-        t.send("go")  # unsigned: no --sign-with at this terminal
-        t.wait(lambda s: "refused: unsigned" in s and s.rstrip().endswith("awaiting approval):"))
-        assert acts(out) == ["s1"]
+        assert "Type go" not in t.text() and acts(out) == ["s1"]
         approve(plan, out, "2", keys["alice"])
-        t.wait("approved from elsewhere: receipt 2 by ")
+        t.wait("approved from elsewhere: receipt 1 by alice@example.com (signature verified")
         assert t.finish() == 0
     finally:
         t.kill()
@@ -404,9 +405,9 @@ def test_at_a_terminal_a_typed_go_is_held_to_the_same_rule(tmp_path: Path, out: 
     assert acts(out) == ["s1", "s2", "s2"]
     data = audit(plan, out)
     prompt = [a for a in data["approvals"] if a["how"] == "prompt"]
-    assert [(a["principal"], a["id"]) for a in prompt] == [(None, 1), ("alice@example.com", 3)]
+    assert [(a["principal"], a["id"]) for a in prompt] == [("alice@example.com", 2)]
     verified = {e["approval_id"]: e["fingerprint"] for e in events(data, "approval-verified")}
-    assert verified == {2: fingerprint(keys["alice"]), 3: fingerprint(keys["alice"])}
+    assert verified == {1: fingerprint(keys["alice"]), 2: fingerprint(keys["alice"])}
 
 
 # ------------------------------------------------------------------------------ two machines, one PostgreSQL
@@ -433,21 +434,22 @@ def test_approve_signed_on_machine_b_releases_machine_a_at_its_prompt_and_a_tamp
     a, b = tmp_path / "machine-a" / "counter.md", tmp_path / "machine-b" / "counter.md"
     env_a, env_b = ({"DIRECTOR_STATE_URL": pg_url, "DIRECTOR_HOST": m} for m in ("machine-a", "machine-b"))
 
-    def on_b(*args: str) -> subprocess.CompletedProcess[str]:
+    def on_b(*args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
         r = director(*args, cwd=b.parent, out=out, env=env_b)
-        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.returncode == code, r.stdout + r.stderr
         return r
 
     t = Term(["apply", str(a), "--set", "mode=a", "--wait-for-approval", "60"], a.parent, out, env_a)
     try:
-        t.wait("Type go")
-        on_b("approve", str(b), "2", "--yes")  # unsigned: refused on machine A, which keeps asking
+        t.wait("press Enter to stop waiting")  # no key here: this prompt cannot approve, it waits
+        on_b("approve", str(b), "2", "--yes", code=14)  # unsigned: refused on machine A, which keeps asking
         t.wait("refused: unsigned")
         on_b("approve", str(b), "2", "--yes", "--sign-with", str(keys["bob"]))
-        screen = t.wait("approved from elsewhere")
-        assert re.search(r"approved from elsewhere: receipt \d+ by bob@example\.com \(signature verified; recorded "
-                         r"by \S+@machine-b, approve-command\)", screen), screen  # fmt: skip
+        t.wait("approved from elsewhere")
         assert t.finish() == 0, t.text()
+        fp = re.escape(fingerprint(keys["bob"]))  # the signer named, with the key that signed
+        said = rf"approved from elsewhere: receipt \d+ by bob@example\.com \(signature verified, key {fp}; recorded by \S+@machine-b, approve-command\)"
+        assert re.search(said, " ".join(t.seen().split())), t.seen()
     finally:
         t.kill()
     assert acts(out) == ["s1", "s2"]

@@ -12,6 +12,7 @@ import pytest
 
 from director.errors import UsageError
 from director.exec import sshsig
+from director.run import signatures
 from director.state.signing import (
     Claim,
     SignersError,
@@ -107,19 +108,19 @@ def test_ssh_keygen_signs_and_verifies_and_says_why_it_refuses(tmp_path: Path, k
     allowed.write_text(_line("alice@example.com", key) + "\n")
     data = CLAIM.payload().encode()
     sig = sshsig.sign(key, "director-gate", data)
-    ok = sshsig.verify(allowed, "alice@example.com", "director-gate", sig, data)
+    ok = signatures.verify(allowed, "alice@example.com", "director-gate", sig, data)
     printed = subprocess.run(["ssh-keygen", "-l", "-f", f"{key}.pub"], capture_output=True, text=True, check=True)
     assert ok.ok and ok.fingerprint == printed.stdout.split()[1] and ok.key_type == kind.upper()
-    assert sshsig.verify(allowed, "alice@example.com", "director-gate", sig, data + b" ").code == "bad-signature"
-    assert sshsig.verify(allowed, "alice@example.com", "director-destroy", sig, data).code == "bad-signature"
-    assert sshsig.verify(allowed, "bob@example.com", "director-gate", sig, data).code == "principal"
+    assert signatures.verify(allowed, "alice@example.com", "director-gate", sig, data + b" ").code == "bad-signature"
+    assert signatures.verify(allowed, "alice@example.com", "director-destroy", sig, data).code == "bad-signature"
+    assert signatures.verify(allowed, "bob@example.com", "director-gate", sig, data).code == "principal"
     stranger = sshsig.sign(other, "director-gate", data)
-    refused = sshsig.verify(allowed, "alice@example.com", "director-gate", stranger, data)
+    refused = signatures.verify(allowed, "alice@example.com", "director-gate", stranger, data)
     assert refused.code == "unknown-key" and "not in" in refused.reason
     allowed.write_text(_line("alice@example.com", key, 'valid-before="20200101"') + "\n")
-    assert sshsig.verify(allowed, "alice@example.com", "director-gate", sig, data).code == "expired"
+    assert signatures.verify(allowed, "alice@example.com", "director-gate", sig, data).code == "expired"
     allowed.write_text(_line("alice@example.com", key, 'namespaces="director-destroy"') + "\n")
-    assert sshsig.verify(allowed, "alice@example.com", "director-gate", sig, data).code == "namespace"
+    assert signatures.verify(allowed, "alice@example.com", "director-gate", sig, data).code == "namespace"
     assert sshsig.public_key(key) == tuple(key.with_name("key.pub").read_text().split()[:2])
     with pytest.raises(UsageError, match="--sign-with"):
         sshsig.sign(tmp_path / "missing", "director-gate", data)
@@ -142,7 +143,31 @@ def test_a_key_an_agent_holds_signs_through_its_public_key(tmp_path: Path, monke
         sig = sshsig.sign(pub, "director-gate", data)
         allowed = tmp_path / "allowed"
         allowed.write_text(_line("alice@example.com", key) + "\n")
-        assert sshsig.verify(allowed, "alice@example.com", "director-gate", sig, data).ok
+        assert signatures.verify(allowed, "alice@example.com", "director-gate", sig, data).ok
     finally:
         agent.terminate()
         agent.wait(10)
+
+
+def test_why_a_signature_is_refused_is_read_from_the_signature_and_the_file_not_from_words(tmp_path: Path) -> None:
+    """The signature's own key and namespace (PROTOCOL.sshsig) and the file's line for that key say why;
+    ssh-keygen's exit status alone says whether."""
+    key = _key(tmp_path, "key")
+    allowed = tmp_path / "allowed"
+    data = CLAIM.payload().encode()
+    sig = sshsig.sign(key, "director-destroy", data)
+    parsed = sshsig.parse_signature(sig)
+    assert parsed is not None and parsed.namespace == "director-destroy" and parsed.key_type == "ssh-ed25519"
+    assert parsed.key == key.with_name("key.pub").read_text().split()[1]
+    assert sshsig.parse_signature("-----BEGIN SSH SIGNATURE-----\nbm90IGEgc2lnbmF0dXJl\n-----END SSH SIGNATURE-----") is None
+    allowed.write_text(_line("alice@example.com", key) + "\n")
+    wrong = signatures.verify(allowed, "alice@example.com", "director-gate", sig, data)
+    assert wrong.code == "bad-signature" and "signed for namespace director-destroy, not this gate's director-gate" in wrong.reason
+    for options, code in (('valid-after="20990101"', "expired"), ('valid-before="201901011200Z"', "expired"),
+                          ('namespaces="director-gate"', "namespace"), ('namespaces="director-*"', "")):  # fmt: skip
+        allowed.write_text(_line("alice@example.com", key, options) + "\n")
+        c = signatures.verify(allowed, "alice@example.com", "director-destroy", sig, data)
+        assert (c.ok, c.code) == (code == "", code), (options, c)
+    allowed.write_text(_line("*@example.com", key) + "\n")  # a pattern: ssh-keygen matches it, and so do we
+    assert signatures.verify(allowed, "bob@example.com", "director-destroy", sig, data).ok
+    assert signatures.verify(allowed, "bob@example.org", "director-destroy", sig, data).code == "principal"

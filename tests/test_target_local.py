@@ -165,6 +165,30 @@ def test_the_cli_says_an_install_in_two_lines_and_counts_only_at_a_terminal(
     assert screen.index("installed wrangler 4.86.0") < screen.index("director: starting apply run")
 
 
+@pytest.mark.slow  # two CLI runs at once (~5 s)
+def test_two_directors_installing_at_once_install_once_and_both_run(fake_tools: Path, tmp_path: Path) -> None:
+    # What the parallel suite does on a machine without the pin: two workers' first `--target local` runs
+    # reach an empty cache together. One installs; the other waits for it and uses what it installed.
+    script(fake_tools / "npm", FAKE_NPM + "open(os.environ['NPM_LOG'], 'a').write('install\\n')\n")
+    env = {
+        **os.environ, "PATH": f"{fake_tools}{os.pathsep}/usr/bin{os.pathsep}/bin", "FAKE_NPM_SECONDS": "2",
+        "NPM_LOG": str(tmp_path / "npm.log"), "DIRECTOR_CACHE": str(tmp_path / "shared-cache"),
+    }  # fmt: skip
+    runs = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "probe.md").write_text(PROBE_PLAN, encoding="utf-8")
+        argv = [sys.executable, "-m", "director", "apply", "probe.md", "--target", "local", "--non-interactive"]
+        runs.append(subprocess.Popen(argv, cwd=tmp_path / name, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True))  # fmt: skip
+    outs = [p.communicate(timeout=180)[0] for p in runs]
+    assert [p.returncode for p in runs] == [0, 0], outs
+    assert (tmp_path / "npm.log").read_text().splitlines() == ["install"], outs  # npm ran once
+    assert sum("installing wrangler 4.86.0 into" in o for o in outs) == 1, outs
+    assert sum("using wrangler 4.86.0 (" in o for o in outs) == 1, outs
+    assert sorted(p.name for p in (tmp_path / "shared-cache").iterdir()) == [".install.lock", "wrangler-4.86.0"]
+
+
 def test_interrupted_install_is_not_mistaken_for_a_good_one(fake_tools: Path, tmp_path: Path) -> None:
     partial = tmp_path / "cache" / ".tmp-wrangler-4.86.0-999-dead" / "node_modules" / ".bin"
     partial.mkdir(parents=True)

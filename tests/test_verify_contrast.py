@@ -10,21 +10,27 @@ Every check here runs through a whole life with the real CLI, one plan and journ
 
 The truth of every world is decided by plain bash (`tests/test_verify_mined.py`) and by the test, which
 builds each world itself; Director never sees which one it is. The checks are the mined corpus
-(`tests/verify_corpus/mined.py`, each from a public repository) and the shapes issue 24 names.
+(`tests/verify_corpus/mined.py`, each from a public repository) and the shapes issue 24 names. Every
+mined check's truth is proved here under bash; its whole life through the CLI runs for the first check of
+each class (`_classes`) in the suite, for every one under `DIRECTOR_SWEEPS=long` (`bench/sweeps.py`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import pkgutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from director.plan.bash import verify_model
+from tests import sweeps, verify_corpus
 from tests.test_verify_corpus import why
 from tests.test_verify_mined import MINED, build, needs, served
 from tests.verify_corpus.mined import Mined, MinedWorld, m
@@ -287,8 +293,39 @@ def test_issue_shapes_through_their_life(idiom: Mined, tmp_path: Path) -> None:
     assert not problems, f"{idiom.name} ({idiom.kind}):\n" + "\n".join(problems)
 
 
+def _classes(idiom: Mined) -> list[Hashable]:
+    """What makes a mined check a case of its own for Director: how its truth shows (its kind), what its
+    structure is read as (can its exit status fail, report lines only contrast can judge, branches,
+    functions, a precondition, a trailing guard), whether it probes a server; its messages' language; the
+    corpus it was mined into (`mined_c` and `mined_d` are out-of-sample ones)."""
+    vm = verify_model(idiom.block)
+    shape = (
+        idiom.kind, any(u.can_fail for u in vm.units), bool(vm.choices), bool(vm.alternatives),
+        bool(vm.functions), bool(vm.guards), vm.trailing_guard is not None, idiom.server,
+    )  # fmt: skip
+    corpus = next((name for name, idioms in _CORPORA.items() if idiom in idioms), "")
+    return [("shape", shape), ("lang", idiom.lang), ("corpus", corpus)]
+
+
+# Each mined corpus (`tests/verify_corpus/mined_*.py`) by name: each adds a class of its own.
+_CORPORA: dict[str, tuple[Mined, ...]] = {
+    m.name: importlib.import_module(f"tests.verify_corpus.{m.name}").IDIOMS
+    for m in pkgutil.iter_modules(verify_corpus.__path__)
+    if m.name.startswith("mined_")
+}
+
+
+# A life is seven CLI runs: the suite lives through the first check of every class above (named by the
+# parameters), the long sweep through all of them (tests/sweeps.py).
+LIVES = sweeps.in_suite(MINED, _classes)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("idiom", MINED, ids=[i.name for i in MINED])
+@pytest.mark.parametrize(
+    "idiom",
+    [*LIVES, *sweeps.rest_marker(len(MINED) - len(LIVES), "mined checks' lives")],
+    ids=lambda i: str(i.name),
+)
 def test_mined_checks_through_their_life(idiom: Mined, tmp_path: Path) -> None:
     problems = live_through(idiom, tmp_path)
     assert not problems, f"{idiom.name} ({idiom.kind}, {idiom.source}):\n" + "\n".join(problems)

@@ -5,7 +5,9 @@
    and its `fix` turns every world into one where it holds. This proves the corpus, not Director.
 2. Director's verdict = the truth (slow): one small plan per idiom through the real CLI, for `apply`,
    `check`, `teardown` and a ✔-only plan. Each test runs every step of its scenario and reports every
-   mismatch, each with the one Director output line that shows why.
+   mismatch, each with the one Director output line that shows why. The ✔-only plan runs for every idiom;
+   the whole life (apply, check, drift, heal, teardown) for the first idiom of each class in the suite
+   (`_classes`), for every one under `DIRECTOR_SWEEPS=long` (`bench/sweeps.py`).
 3. `director lint` reports a verify finding on exactly the idioms that deserve one.
 """
 
@@ -17,12 +19,14 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from director.plan.bash import verify_model
+from tests import sweeps
 from tests.verify_corpus.idioms import IDIOMS, LINT_CODES, Idiom, World
 from tests.verify_corpus.plans import (
     check_row,
@@ -84,6 +88,12 @@ def _lines(text: str) -> list[str]:
 
 
 WORLDS = [(i, w) for i in IDIOMS for w in i.worlds()]
+# The bash constructs the corpus promises to hold (each is in some idiom's block).
+CONSTRUCTS = (
+    "[[", "=~", "grep -qx", "grep -c", "curl -sf", "elif", "case ", "set -o pipefail", "python3 - ",
+    "node -e", "node - ", "until ", "read -r", "wc -l", "find ", "diff -q", "cmp -s", "stat -c",
+    "sqlite3", "awk ", "set -e", "((", "\\\n", "! grep", "2a:", "2b:",
+)  # fmt: skip
 
 
 @pytest.mark.parametrize(("idiom", "world"), WORLDS, ids=[f"{i.name}-{w}" for i, w in WORLDS])
@@ -133,11 +143,7 @@ def test_corpus_covers_the_idioms_it_promises() -> None:
     kinds = {i.kind for i in IDIOMS}
     assert len(IDIOMS) >= 45 and kinds == {"hard", "soft", "precondition"}
     text = "\n".join(i.block for i in IDIOMS)
-    for needle in (
-        "[[", "=~", "grep -qx", "grep -c", "curl -sf", "elif", "case ", "set -o pipefail", "python3 - ",
-        "node -e", "node - ", "until ", "read -r", "wc -l", "find ", "diff -q", "cmp -s", "stat -c",
-        "sqlite3", "awk ", "set -e", "((", "\\\n", "! grep", "2a:", "2b:",
-    ):  # fmt: skip
+    for needle in CONSTRUCTS:
         assert needle in text, needle
 
 
@@ -235,8 +241,32 @@ def _scenario(idiom: Idiom, tmp: Path) -> Iterator[Scenario]:
 CORPUS = pytest.mark.parametrize("idiom", IDIOMS, ids=_ids)
 
 
+def _classes(idiom: Idiom) -> list[Hashable]:
+    """What makes an idiom a case of its own for a whole life: its kind and worlds, how Director reads its
+    structure (can its exit status fail, lines only contrast judges, branches, functions, preconditions),
+    a server, the lint codes it earns, the programs it needs. The bash constructs it is written with
+    (CONSTRUCTS) are not: how Director reads and runs each idiom's block is proved for every idiom, in every
+    world, by test_director_contract_only_plan; a life adds what follows from its structure."""
+    vm = verify_model(idiom.block)
+    shape = (
+        idiom.kind, idiom.na is not None, any(u.can_fail for u in vm.units), bool(vm.choices),
+        bool(vm.alternatives), bool(vm.functions), bool(vm.guards), vm.trailing_guard is not None, idiom.server,
+    )  # fmt: skip
+    return [("shape", shape), *(("lint", code) for code in sorted(idiom.lint)), *(("tool", t) for t in idiom.tools)]
+
+
+# A whole life is seven CLI runs: the suite lives through the first idiom of each class above (named by the
+# parameters), the long sweep through all (tests/sweeps.py); every idiom's verdict through the CLI is still
+# proved in the suite, in each of its worlds, by test_director_contract_only_plan.
+LIVES = sweeps.in_suite(IDIOMS, _classes)
+
+
 @pytest.mark.slow
-@CORPUS
+@pytest.mark.parametrize(
+    "idiom",
+    [*LIVES, *sweeps.rest_marker(len(IDIOMS) - len(LIVES), "idioms' whole lives")],
+    ids=lambda i: str(i.name),
+)
 def test_director_apply_check_teardown(idiom: Idiom, tmp_path: Path) -> None:
     """The full plan through its life: apply (holds, then in sync), check, drift, heal, teardown (present,
     then already gone).

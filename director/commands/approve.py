@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from director.commands.paths import load_plan, open_journal
@@ -12,8 +12,35 @@ from director.errors import ExitCode, UsageError
 from director.plan.model import Plan, Section
 from director.run import signatures
 from director.run.approval import GateContent
-from director.state.records import ApprovalRecord
+from director.run.signatures import Rule
 from director.state.store import StateStore
+
+
+def approve_dispatch(
+    plan_path: Path, section: str | None, *, verify: bool, revoke: int | None, reason: str | None,
+    operator: str | None, state_dir: Path | None, state_url: str | None, yes: bool, sign_with: Path | None,
+    allowed_signers: Path | None, valid_for: str | None, allow_dirty_signers: bool,
+) -> ExitCode:  # fmt: skip
+    """`director approve`: one of SECTION (a receipt), `--revoke RECEIPT` or `--verify`."""
+    if sum((verify, revoke is not None, section is not None)) > 1:
+        raise UsageError("SECTION, --revoke and --verify: give one of them")
+    if valid_for is not None and section is None:
+        raise UsageError("--valid-for: only with a SECTION to approve")
+    if reason is not None and revoke is None:
+        raise UsageError("--reason: only with --revoke")
+    if verify:
+        return verify_command(plan_path, state_dir=state_dir, state_url=state_url,
+                              allowed_signers=allowed_signers)  # fmt: skip
+    if revoke is not None:
+        return revoke_command(plan_path, revoke, reason=reason, operator=operator, state_dir=state_dir,
+                              state_url=state_url)  # fmt: skip
+    if section is None:
+        raise UsageError("SECTION: name the gated section to approve (or pass --verify or --revoke)")
+    return approve_command(
+        plan_path, section, operator=operator, state_dir=state_dir, yes=yes, state_url=state_url,
+        sign_with=sign_with, allowed_signers=allowed_signers, valid_for=valid_for,
+        allow_dirty_signers=allow_dirty_signers,
+    )
 
 
 def approve_command(
@@ -26,14 +53,17 @@ def approve_command(
     yes: bool = False,
     sign_with: Path | None = None,
     allowed_signers: Path | None = None,
+    valid_for: str | None = None,
+    allow_dirty_signers: bool = False,
 ) -> ExitCode:
     """Record a receipt for a gate's content as it stands (what the waiting run recorded at the gate, with
-    the plan's text as it is now).
+    the plan's text as it is now), counting for `--valid-for` (default 24 h).
 
     The gate is shown first; the receipt is recorded once the operator types its confirmation (`go`, or
     for 💥 what the panel asks), or at once with `--yes`. Without a terminal `--yes` is required.
-    With `--sign-with` the receipt is signed (docs/approvals.md); with an allowed-signers file in force
-    the signature is checked at once, and a receipt a run would refuse is said so.
+    With `--sign-with` the receipt is signed (docs/approvals.md). It is then judged as a run will judge it
+    at release (the allowed signers and the gate's approval policy in force): one a run would refuse, or
+    one that adds nothing to a gate needing several people's approvals, exits 14 (the gate stays shut).
     """
     import sys
 
@@ -45,24 +75,35 @@ def approve_command(
 
     key = trust.signing_key(sign_with)
     signers = trust.allowed_signers(plan_path, allowed_signers)
+    policy = trust.approval_policy(plan_path, signers)
     plan = load_plan(plan_path)
     section = next((s for s in plan.sections if approval.matches(selector, s.key, s.slug, s.title)), None)
     if section is None:
         raise UsageError(f"SECTION: the plan has no section {selector!r}")
+    trust.require_identities(plan, policy, signers)
+    trusted = [*([signers] if signers else []), *map(Path, policy.files)]
+    dirty = trust.uncommitted(trusted, allow_dirty_signers)
     journal = open_journal(plan_path, state_dir, state_url)
     if journal is None:
         raise UsageError(f"{plan_path}: no run yet; run `director apply` first (it stops at the gate)")
     console = make_console(False)
     try:
         trust.require_signers(journal, signers, plan_path)
+        trust.require_policy(journal, policy, plan_path)
         run = history.latest_run(journal, "teardown" if section.kind.value == "teardown" else "apply")
         if run is None:
             raise UsageError(f"{plan_path}: no run has reached {selector!r} yet; run `director apply` first")
         # the inputs its gate was computed with (a teardown's pass over an earlier identity: that one's)
         kn = history.inputs_at_gate(journal, run.id, {str(k): str(v) for k, v in (run.inputs or {}).items()})
-        if knobs.gate_of(section, kn) is None:
+        marker = knobs.gate_of(section, kn)
+        if marker is None:
             given = ", ".join(f"{k}={v}" for k, v in kn.items()) or "none"
             raise UsageError(f"SECTION: {selector!r} is not gated for the inputs of the last run ({given})")
+        rule = policy.for_gate(marker.marker.value, section)
+        seconds = signatures.validity(valid_for, rule)
+        for said in dirty:  # never honoured silently: said, and journaled
+            console.print(said, markup=False, highlight=False)
+            journal.record_event(None, "trust-uncommitted", {"warning": said})
         content = _as_it_stands(plan_path, plan, section, journal, kn)
         gate_panel(console, content)
         who = approval.operator_name(operator)
@@ -75,37 +116,61 @@ def approve_command(
                 console.print("not approved: no receipt recorded", markup=False, highlight=False)
                 return ExitCode.AWAITING_APPROVAL
         r = approval.make_receipt(content, who, "approve-command")
+        at = datetime.fromisoformat(r.at)
+        expires = at + timedelta(seconds=seconds)
         signed = None
         if key is not None:
-            at = datetime.fromisoformat(r.at)
             identity = signatures.plan_identity(plan_path, plan)
-            signed = signatures.sign(key, content, plan=identity, operator=who, host=journal.host,
-                                     how="approve-command", at=at, allowed=signers)  # fmt: skip
-        stored = dataclasses.replace(content, review=approval.Review())  # what is approved, not the display
+            signed = signatures.sign(
+                key, content, plan=identity, operator=who, host=journal.host, how="approve-command", at=at,
+                allowed=signers, expires=expires,
+            )  # fmt: skip
+        # what is approved (not the display), and until when (signed into the claim, when signed)
+        stored = {**dataclasses.replace(content, review=approval.Review()).to_json(),
+                  "expires": expires.isoformat(timespec="seconds")}  # fmt: skip
         aid = journal.record_approval(
-            None, r.section_key, r.sha256, r.operator, "approve-command", stored.to_json(), signed=signed
+            None, r.section_key, r.sha256, r.operator, "approve-command", stored, signed=signed
         )
-        console.print(f"approved §{section.key} for {who}@{r.host} at {r.at}: sha256 {r.sha256}")
-        if signers is not None:
-            receipt = next(a for a in journal.approvals() if a.id == aid)
-            console.print(_checked(receipt, signers, plan_path, plan, journal), markup=False, highlight=False)
+        until = expires.isoformat(timespec="seconds")
+        console.print(f"approved §{section.key} for {who}@{r.host} at {r.at} (valid until {until}): "
+                      f"sha256 {r.sha256}")  # fmt: skip
+        said, code = _judged(aid, plan_path, plan, journal, content, rule, signers)
+        if said:
+            console.print(said, markup=False, highlight=False)
     finally:
         journal.close()
-    return ExitCode.OK
+    return code
 
 
-def _checked(receipt: ApprovalRecord, signers: Path, plan_path: Path, plan: Plan, journal: StateStore) -> str:
-    """What a run checking `signers` will say of this receipt."""
-    c = receipt.content
-    v = signatures.check_receipt(
-        receipt, allowed=signers, plan=signatures.plan_identity(plan_path, plan),
-        marker=str(c.get("marker", "")), section=receipt.section_key, sha256=receipt.sha256,
-        inputs=dict(c.get("inputs", {})), nonces=signatures.spent_nonces(journal),
+def _judged(
+    aid: int, plan_path: Path, plan: Plan, journal: StateStore, content: GateContent, rule: Rule,
+    signers: Path | None,
+) -> tuple[str, ExitCode]:  # fmt: skip
+    """What a run at the gate will make of receipt `aid` (judged as at release: signature, revocation,
+    expiry, self-approval against the waiting run's operator, one per person), and the exit code."""
+    from director.run import history
+
+    waiting = history.gate(journal, content.section_key)
+    now = signatures.standing(
+        journal, allowed=signers, plan=signatures.plan_identity(plan_path, plan), content=content, rule=rule,
+        operator=frozenset(waiting.operator if waiting is not None else ()), now=datetime.now(UTC),
     )  # fmt: skip
-    if v.ok:
-        return f"signed by {v.principal} with {v.fingerprint}: verified against {signers}"
-    hint = "; pass --sign-with KEYFILE" if v.code == "unsigned" else ""
-    return f"warning: a run checking {signers} will refuse this receipt: {v.reason}{hint}"
+    v = now.verdicts[aid]
+    if not v.ok:
+        hint = "; pass --sign-with KEYFILE" if v.code == "unsigned" else ""
+        where = f"a run checking {signers}" if signers is not None else "a run"
+        said = f"refused: {where} will not release §{content.section_key} on this receipt: {v.reason}{hint}"
+        return said, ExitCode.APPROVAL_REFUSED
+    signed = f"signed by {v.principal} with {v.fingerprint}: verified against {signers}" if signers else ""
+    same = now.same_person(aid)
+    if rule.approvals > 1 and same is not None:
+        return (
+            f"{signed}; refused: it does not count again: receipt {same} is by the same person, and "
+            f"§{content.section_key} needs {rule.describe()} ({'; '.join(rule.source)})",
+            ExitCode.APPROVAL_REFUSED,
+        )
+    progress = now.progress()
+    return "; ".join(p for p in (signed, progress) if p), ExitCode.OK
 
 
 def verify_command(
@@ -156,6 +221,7 @@ def verify_command(
                 verdict = f"✓ {v.principal} {v.fingerprint}" if v.ok else f"✗ {v.reason}"
                 ok += v.ok
             spent = " (spent)" if r.id in found.spent else ""
+            spent += " (revoked)" if r.id in found.revoked else ""
             at = f"{r.at:%Y-%m-%dT%H:%M:%S}"
             print(clean(f"{signatures.describe(r)} §{r.section_key} at {at}{spent}: {verdict}"))
     finally:
@@ -166,6 +232,45 @@ def verify_command(
     if breaks or tampered:
         print(f"the journal was tampered with: {len(breaks)} break(s) in its chain, {tampered} receipt(s)")
         return ExitCode.JOURNAL_TAMPERED
+    return ExitCode.OK
+
+
+def revoke_command(
+    plan_path: Path, receipt_id: int, *, reason: str | None, operator: str | None, state_dir: Path | None,
+    state_url: str | None,
+) -> ExitCode:  # fmt: skip
+    """`approve --revoke RECEIPT`: the receipt never releases a gate from now on, whoever signed it
+    (journaled as `approval-revoked`: who, where, when, why). A revocation only takes an approval away,
+    so it needs no signature; `director audit` shows it."""
+    from director.commands.paths import require_plan
+    from director.run import approval, history
+    from director.ui.render import clean
+
+    require_plan(plan_path)
+    journal = open_journal(plan_path, state_dir, state_url)
+    if journal is None:
+        raise UsageError(f"--revoke: {plan_path} has no journal yet, so no receipt {receipt_id}")
+    try:
+        found = history.receipts(journal)
+        receipt = next((r for r in found.all if r.id == receipt_id), None)
+        if receipt is None:
+            raise UsageError(f"--revoke: {plan_path}'s journal has no receipt {receipt_id} (`director audit` "
+                             "lists them)")  # fmt: skip
+        was = found.revoked.get(receipt_id)
+        if was is not None:
+            by = f"{was.get('operator')}@{was.get('host')} at {was.get('at')}"
+            print(clean(f"receipt {receipt_id} was already revoked by {by}"))
+            return ExitCode.OK
+        who = approval.operator_name(operator)
+        journal.record_event(None, history.REVOKED, {
+            "approval_id": receipt_id, "section": receipt.section_key, "operator": who, "host": journal.host,
+            "reason": reason or "",
+        })  # fmt: skip
+        spent = " (it was already spent: an application started on it)" if receipt_id in found.spent else ""
+        print(clean(f"revoked {signatures.describe(receipt)} for §{receipt.section_key}: it releases no gate "
+                    f"from now on{spent}"))  # fmt: skip
+    finally:
+        journal.close()
     return ExitCode.OK
 
 

@@ -112,8 +112,14 @@ def run_command(
     pf = plan_file if plan_file is not None else open_plan(request, plan_path)
     key = trust.signing_key(approval.sign_with) if mode == "run" else None
     signers = trust.allowed_signers(plan_path, approval.allowed_signers) if mode == "run" else None
+    policy = trust.approval_policy(plan_path, signers) if mode == "run" else None
+    dirty: list[str] = []
     if mode == "run":
         refuse_lint_errors(pf.plan, plan_path, ignore=st.ignore_lint_errors)
+        assert policy is not None
+        trust.require_identities(pf.plan, policy, signers)
+        files = [signers] if signers is not None else []
+        dirty = trust.uncommitted([*files, *map(Path, policy.files)], approval.allow_dirty_signers)
     # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
     # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
     given = _preflight(pf.plan, pf.path, kind, mode, list(approval.approve), list(st.sets))
@@ -155,9 +161,12 @@ def run_command(
             signing_key=key,
             allowed_signers=signers,
             closure_key=load_key(p.state),
+            policy=policy,
         )
         if signers is not None:
             console.print(f"approvals must be signed by a key in {signers}", markup=False, highlight=False)
+        for said in dirty:  # said, and journaled below (`director audit`): never honoured silently
+            console.print(said, markup=False, highlight=False)
         engine = Engine(
             plan_file=pf,
             journal=journal,
@@ -175,6 +184,11 @@ def run_command(
                 if mode == "run":
                     trust.require_signers(journal, signers, plan_path)  # fail closed (docs/approvals.md)
                     trust.record_signers(journal, signers)
+                    assert policy is not None
+                    trust.require_policy(journal, policy, plan_path)
+                    trust.record_policy(journal, policy)
+                    for said in dirty:
+                        journal.record_event(None, "trust-uncommitted", {"warning": said})
                     record_template(pf.plan, journal)  # once, before the plan's first run here
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
                 latest = journal.latest_run() if kind == "apply" and mode == "run" else None

@@ -5,19 +5,29 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from director.errors import UsageError
 from director.exec import sshsig
 from director.state.signing import DEFAULT_FILE, load_allowed_signers
 from director.state.store import StateStore
 
+if TYPE_CHECKING:
+    from director.plan.model import Plan
+    from director.run.policy import Policy
+
+
+def _top(plan_path: Path) -> tuple[Path, Path | None]:
+    """The plan's directory, and the root of its git repository (None outside one)."""
+    here = plan_path.resolve().parent
+    return here, next((d for d in (here, *here.parents) if (d / ".git").exists()), None)
+
 
 def default_allowed_signers(plan_path: Path) -> Path | None:
     """The repository's `.director-allowed-signers`: at the root of the plan's git repository (outside a
     repository: in the plan's directory). One file per repository: another one between the plan and the
     root could widen or replace who may approve, so its presence is an error (exit 64) naming it."""
-    here = plan_path.resolve().parent
-    top = next((d for d in (here, *here.parents) if (d / ".git").exists()), None)
+    here, top = _top(plan_path)
     if top is None:
         return here / DEFAULT_FILE if os.path.lexists(here / DEFAULT_FILE) else None
     inside = [d for d in (here, *here.parents) if top in d.parents]
@@ -65,7 +75,7 @@ def allowed_signers(plan_path: Path, given: Path | None) -> Path | None:
     _readable_file(found, option)
     load_allowed_signers(found, option)
     sshsig.program()  # exit 6 now, not at the gate, when ssh-keygen is missing
-    return found.resolve()
+    return Path(os.path.abspath(found))  # not resolved: a symlink in its place is checked as one
 
 
 def require_signers(journal: StateStore, signers: Path | None, plan_path: Path) -> None:
@@ -99,3 +109,143 @@ def signing_key(given: Path | None) -> Path | None:
     sshsig.readable_key(given)
     sshsig.program()
     return given.resolve()
+
+
+# ------------------------------------------------------------------------------ the approval policy
+
+
+def policy_files(plan_path: Path, signers: Path | None) -> list[Path]:
+    """Every `.director-approval-policy.toml` in force: in each directory from the plan's up to the root
+    of its repository (outside a repository: the plan's directory), and beside an allowed-signers file
+    named elsewhere. All of them apply; the stricter wins on every point (`director.run.policy`)."""
+    from director.run.policy import POLICY_FILE
+
+    here, top = _top(plan_path)
+    dirs = [here] if top is None else [d for d in (here, *here.parents) if d == top or top in d.parents]
+    if signers is not None and signers.parent not in dirs:
+        dirs.append(signers.parent)
+    return [d / POLICY_FILE for d in dirs if os.path.lexists(d / POLICY_FILE)]
+
+
+def approval_policy(plan_path: Path, signers: Path | None) -> Policy:
+    """The approval policy the repository declares (every policy file in force, read and checked: a bad
+    one is one `error: FILE:LINE: …`, exit 64); the default policy when there is none."""
+    from director.run.policy import Policy, PolicyError, parse_policy
+
+    policy = Policy()
+    for f in policy_files(plan_path, signers):
+        _readable_file(f, "the approval policy file")
+        try:
+            text = f.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"{f}: cannot read the approval policy: {e}") from None
+        try:
+            policy = policy.tighten(parse_policy(text, os.path.abspath(f)))
+        except PolicyError as e:
+            where = f"{f}:{e.line}" if e.line else str(f)
+            raise UsageError(f"{where}: {e} (docs/approvals.md, Gate policy)") from None
+    return policy
+
+
+def require_identities(plan: Plan, policy: Policy, signers: Path | None) -> None:
+    """A rule that tells people apart (two approvals from different people, or not the run's operator)
+    needs an allowed-signers file: only a verified signature says who approved (exit 64 otherwise)."""
+    from director.plan import markers
+    from director.plan.model import SectionKind, section_label
+
+    if signers is not None:
+        return
+    for s in plan.sections:
+        glyphs = [m.marker.value for m in s.markers if m.rule.gates]
+        if s.kind is SectionKind.TEARDOWN:  # a teardown gates as 💥, marked or not
+            glyphs.append(markers.Marker.DESTRUCTIVE.value)
+        for glyph in glyphs:
+            r = policy.for_gate(glyph, s)
+            if r.needs_identities:
+                raise UsageError(
+                    f"{section_label(s)} needs {r.describe()} ({'; '.join(r.source)}), but no "
+                    f"allowed-signers file is in force ({DEFAULT_FILE} at the repository's root, "
+                    "--allowed-signers or DIRECTOR_ALLOWED_SIGNERS): only a verified signature says who "
+                    "approved -- nothing was run"
+                )
+
+
+def require_policy(journal: StateStore, policy: Policy, plan_path: Path) -> None:
+    """Fail closed: once the plan's runs were held to an approval policy file, a run (or `approve`) that
+    finds none in force stops (relax a policy by editing its file, never by removing it). Any policy file
+    will do, as with the allowed signers: another machine's clone has it at another path."""
+    from director.run import history
+
+    was = history.policy_files(journal)
+    if was and not policy.files:
+        raise UsageError(
+            f"{plan_path}: its journal holds its gates to the approval policy in {was[0]}, but no approval "
+            "policy file is in force now; restore it (to relax a policy, edit it) -- nothing was run"
+        )
+
+
+def record_policy(journal: StateStore, policy: Policy) -> None:
+    """Remember in the journal the policy files this plan's gates are held to (when they change)."""
+    from director.run import history
+
+    if policy.files and history.policy_files(journal) != list(policy.files):
+        journal.record_event(None, history.POLICY, policy.to_json())
+
+
+# ------------------------------------------------------------------------------ committed, or not
+
+
+def uncommitted(files: list[Path], allow: bool) -> list[str]:
+    """The files that say who may approve and how must be what the repository holds: one of them
+    untracked, ignored, modified or staged but not committed is refused (exit 64) unless `allow`
+    (`--allow-dirty-signers`); allowed, each is a warning to show and journal. A file outside any git
+    repository is not checked (its path was chosen by whoever runs Director)."""
+    said: list[str] = []
+    for f in dict.fromkeys(p for q in files for p in (q, q.resolve())):
+        state = _git_state(f)
+        if state is None:
+            continue
+        if not allow:
+            raise UsageError(
+                f"{f}: {state} in its git repository; commit it, or pass --allow-dirty-signers to use it "
+                "as it is -- nothing was run"
+            )
+        said.append(f"warning: {f} is {state} in its git repository: used as it is (--allow-dirty-signers)")
+    return said
+
+
+def _git_state(path: Path) -> str | None:
+    """How `path` differs from its repository's last commit (`git status`), None when it does not, or
+    when it is in no repository."""
+    import shutil
+    import subprocess
+
+    where = path.parent
+    in_repo = any((d / ".git").exists() for d in (where, *where.parents))
+    if not in_repo:
+        return None
+    git = shutil.which("git")
+    if git is None:
+        raise UsageError(
+            f"{path}: git is not installed, so whether this file is committed cannot be told; install git, "
+            "or pass --allow-dirty-signers"
+        )
+    run = [git, "-C", str(where), "status", "--porcelain=v1", "--ignored", "-z", "--", path.name]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    done = subprocess.run(run, capture_output=True, timeout=60, check=False, env=env)
+    if done.returncode != 0:  # never "clean" when git cannot tell (a repository of another owner…)
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"not known to be committed (git status failed: {said[-1] if said else done.returncode})"
+    entries = [e for e in done.stdout.split(b"\\0") if e]
+    if not entries:
+        return None
+    code = entries[0][:2].decode("ascii", "replace")
+    return _STATES.get(code, _STATES.get(code.strip()[:1], f"not committed (git status {code.strip()})"))
+
+
+_STATES = {
+    "??": "untracked (not committed)", "!!": "ignored by git (never committed)",
+    "A": "added but not committed", "M": "modified since the last commit",
+    "D": "deleted in git but present", "R": "renamed but not committed",
+    "T": "changed type since the last commit",
+}  # fmt: skip

@@ -23,7 +23,18 @@ def discovered_vars(plan: Plan) -> list[str]:
     message (`"$OUT/x"`, `echo "D1 $BIND_D1 missing"`) -- and not when the plan makes it itself: a value
     discovery computes (`MAJOR=$(node -v …)`), or a file an act block of the plan creates or writes
     (`echo $! > "$PIDFILE"`): discovery may look at the plan's own resources too.
+
+    Read from every act and discovery block, so computed once a plan (`Plan.derived`): the engine asks
+    after every section, and N sections would otherwise cost N passes over the whole plan.
     """
+    names = plan.derived.get("discovered_vars")
+    if names is None:
+        names = plan.derived["discovered_vars"] = tuple(_discovered_vars(plan))
+    return list(names)
+
+
+def _discovered_vars(plan: Plan) -> list[str]:
+    """`discovered_vars`, computed (one pass over the plan)."""
     own: set[str] = set()
     parents: dict[str, str] = {}  # VAR -> the variable its value is a path under (`PIDFILE="$BASE/x.pid"`)
     for s in plan.sections:

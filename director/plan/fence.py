@@ -4,7 +4,8 @@
     ```sh { name=deploy cwd=app interactive=false }
     ```sh {"name":"deploy","excludeFromRunAll":"true"}        (Runme writes this JSON form too)
 
-Director uses `retries`, `backoff`, `delay`, `timeout` (its retry policy), `processes` (`stop`, the default:
+Director uses `retries`, `backoff`, `delay`, `timeout` (its retry policy), `approvals` and `self-approval` (a
+gated section's approval policy on its act fence, docs/approvals.md), `processes` (`stop`, the default:
 what an earlier attempt of the block left running is stopped before the block runs again; `keep`: it is
 left alone, see docs/processes.md) and from Runme: `name` (the
 block's name, shown by `show` and the events' consumers), `cwd` (the directory the block starts in,
@@ -27,6 +28,9 @@ from director.plan.source import has_surrogate
 RETRY_KEYS = ("retries", "backoff", "delay", "timeout")
 PROCESS_KEYS = ("processes",)
 RUNME_KEYS = ("name", "cwd", "interactive", "excludeFromRunAll", "id")
+# a gated section's approval policy, on its act fence (docs/approvals.md "Gate policy"): tighter only
+APPROVAL_KEYS = ("approvals", "self-approval")
+MAX_APPROVALS = 9
 _BOOLEAN = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
 
 
@@ -67,12 +71,24 @@ class FenceAttributes:
         return self.get("processes") == "keep"
 
     @property
+    def approvals(self) -> int | None:
+        """`approvals=N`: the gate needs N approvals from different people (None: the fence says nothing)."""
+        v = self.get("approvals")
+        return None if v is None else int(v)
+
+    @property
+    def self_approval(self) -> bool | None:
+        """`self-approval=no`: the run's own operator may not approve the gate (None: nothing said)."""
+        v = self.get("self-approval")
+        return None if v is None else _BOOLEAN[v.lower()]
+
+    @property
     def retry_items(self) -> tuple[tuple[str, str], ...]:
         return tuple((k, v) for k, v in self.items if k in RETRY_KEYS)
 
     @property
     def unknown(self) -> tuple[str, ...]:
-        known = (*RETRY_KEYS, *PROCESS_KEYS, *RUNME_KEYS)
+        known = (*RETRY_KEYS, *PROCESS_KEYS, *RUNME_KEYS, *APPROVAL_KEYS)
         return tuple(k for k, _ in self.items if k not in known)
 
 
@@ -114,7 +130,10 @@ def parse_attributes(info_rest: str) -> FenceAttributes | None:
         if key in seen:
             raise FenceAttributeError(f"fence attribute {key!r} is set twice")
         seen.add(key)
-        if key in ("interactive", "excludeFromRunAll") and value.lower() not in _BOOLEAN:
+        number = value.isascii() and value.isdigit()
+        if key == "approvals" and not (number and 1 <= int(value) <= MAX_APPROVALS):
+            raise FenceAttributeError(f"bad approvals={value!r}: expected a number from 1 to {MAX_APPROVALS}")
+        if key in ("interactive", "excludeFromRunAll", "self-approval") and value.lower() not in _BOOLEAN:
             raise FenceAttributeError(f"bad {key}={value!r}: expected true or false")
         if key == "processes" and value not in ("stop", "keep"):
             raise FenceAttributeError(f"bad processes={value!r}: expected stop or keep")

@@ -508,7 +508,8 @@ def _fence_attributes(plan: Plan, out: list[Finding]) -> None:
                         b.span.first_line,
                         "unknown-fence-attribute",
                         f"fence attribute {key!r} is ignored by Director (it uses retries, backoff, delay, "
-                        "timeout, processes and Runme's name, cwd, interactive, excludeFromRunAll, id)",
+                        "timeout, processes, approvals, self-approval and Runme's name, cwd, interactive, "
+                        "excludeFromRunAll, id)",
                     )
                 )
 

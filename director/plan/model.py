@@ -8,6 +8,7 @@ splice exactly the bytes Director owns.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -241,30 +242,56 @@ def key_label(key: str) -> str:
     return f"§{key}" if key.isdigit() else key
 
 
-def label_list(labels: list[str]) -> str:
+def label_list(labels: Iterable[str]) -> str:
     """Section labels as a list a human reads, three or more consecutive numbers as a range:
     `§0–§2, §4, discovery` (a run over a thousand sections says `§1–§1000`, not every one of them)."""
-    out: list[str] = []
-    run: list[int] = []
-
-    def close() -> None:
-        if len(run) >= 3:
-            out.append(f"§{run[0]}–§{run[-1]}")
-        else:
-            out.extend(f"§{n}" for n in run)
-        run.clear()
-
+    ranges = LabelRanges()
     for label in labels:
+        ranges.add(label)
+    return str(ranges)
+
+
+class LabelRanges:
+    """`label_list` built a label at a time: adding one costs the same whatever came before, and the text
+    costs its ranges, not its labels (a run's summary names every section it applied, after each one:
+    read whole each time, a run over N sections would read N²/2 labels)."""
+
+    __slots__ = ("_first", "_last", "_parts")
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []  # closed: ranges and single labels, in order
+        self._first = self._last = -1  # the open run of consecutive numbers (-1: none)
+
+    def add(self, label: str) -> None:
         digits = label[1:]
         if label.startswith("§") and digits.isdigit() and digits == str(int(digits)):
-            if run and int(digits) != run[-1] + 1:
-                close()
-            run.append(int(digits))
+            n = int(digits)
+            if self._last >= 0 and n == self._last + 1:
+                self._last = n
+                return
+            self._close()
+            self._first = self._last = n
         else:
-            close()
-            out.append(label)
-    close()
-    return ", ".join(out)
+            self._close()
+            self._parts.append(label)
+
+    def _open(self) -> list[str]:
+        first, last = self._first, self._last
+        if first < 0:
+            return []
+        if last - first >= 2:
+            return [f"§{first}–§{last}"]
+        return [f"§{n}" for n in range(first, last + 1)]
+
+    def _close(self) -> None:
+        self._parts.extend(self._open())
+        self._first = self._last = -1
+
+    def __bool__(self) -> bool:
+        return bool(self._parts) or self._first >= 0
+
+    def __str__(self) -> str:
+        return ", ".join([*self._parts, *self._open()])
 
 
 @dataclass(frozen=True)
@@ -354,6 +381,11 @@ class Plan:
     contract: tuple[ContractItem, ...]
     live_state: LiveState | None
     title_line: int = 0
+    # What is computed once from the plan's sections other than Live State (an index the engine would
+    # otherwise rebuild from the whole plan after every section: `ledger.cells.discovered_vars`), by name.
+    # `reparse.reparse_live_state` derives the plan after a ledger write with `dataclasses.replace`, so the
+    # two share it: that re-read changes Live State alone, which feeds none of it. Not compared.
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def section(self, key: str) -> Section:
         """The section with this key (number as a string, or slug); KeyError if none."""

@@ -38,7 +38,7 @@ from director.run.gates import (
     operator_name,
 )
 from director.run.reasons import ledger_changes, realized_value, ticked
-from director.run.signatures import describe
+from director.run.signatures import Tally
 from director.state.lifecycle import RunState
 from director.state.records import ApprovalRecord
 from director.state.store import ApprovalHow, StateStore
@@ -332,22 +332,26 @@ def consumed(journal: StateStore, approval_id: int) -> bool:
 
 def _wait(run: Run, section: Section, content: GateContent, why: str) -> NoReturn:
     """No approval: the run stops awaiting one (exit 4); the message says how to give it."""
-    run.journal.record_event(
-        run.run_id,
-        history.GATE_WAITING,
-        {"section": section.key, "sha256": content.sha256, "content": content.to_json()},
-    )
+    run.journal.record_event(run.run_id, history.GATE_WAITING, _waiting_data(run, section, content))
     _emit_gate(run, section, content, False, why)
     run.report(section, "awaiting-approval", why, emit=False)  # the `gate` event says it
     msg = f"{run.label(section)} {content.marker} {section.title}: {why}"
     result = run.finish(RunState.AWAITING_APPROVAL, section.key, msg)
-    result.approve_hint = f"director approve {run.pf.path} {section.key}"
+    result.approve_hint = _hint(run, section)
     raise Stop(result)
 
 
+def _hint(run: Run, section: Section) -> str:
+    """The `director approve` command that gives this gate an approval (with the key option when
+    approvals must be signed: an unsigned one would be refused)."""
+    hint = f"director approve {run.pf.path} {section.key}"
+    return f"{hint} --sign-with KEYFILE" if run.cfg.allowed_signers is not None else hint
+
+
 def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates) -> None:
-    """Obtain an approval for this section's content as it stands, or stop the run awaiting one: the act's
-    closure (`director.run.closure`) from the session the act starts in."""
+    """Obtain the approvals this section's content needs as it stands (its gate's policy: how many, from
+    whom), or stop the run awaiting them: the act's closure (`director.run.closure`) from the session
+    the act starts in."""
     if knobs.gate_of(section, run.knobs) is None:
         return
     run.journal.commit()  # nothing held open while a gate deliberates (a signing key may ask its passphrase)
@@ -370,72 +374,91 @@ def gate(run: Run, section: Section, texts: dict[int, str], templates: Templates
         redact=run.shell.redactor.redact,
         acted_before=run.successes.last(f"{section.key}/section") is not None,
     )
-    rule = markers.by_glyph(content.marker)
-    receipt, own = signatures.usable(run, section, content), False
-    if receipt is None:
-        method: ApprovalHow | None = None
-        if any(matches(sel, section.key, section.slug, section.title) for sel in run.cfg.approve):
-            method = "flag"
-        elif run.cfg.auto_approve and rule is not None and rule.auto_approvable:
-            method = "auto"
-        if method is not None:
-            mine = signatures.own_receipt(run, section, content, method)
-            receipt, own = (mine, True) if signatures.judge(run, section, content, mine) else (None, False)
-    if receipt is None and run.prompter is not None:
-        receipt, own = _ask(run, section, content)
-    elif receipt is None:
-        receipt = _await_receipt(run, section, content)  # None unless `--wait-for-approval`
-        if receipt is None:
-            _wait(run, section, content, _needs(run, section, "needs a human go", content))
+    marker = markers.by_glyph(content.marker)
+    rule = run.cfg.policy.for_gate(content.marker, section)
+    own: list[ApprovalRecord] = []
+    method: ApprovalHow | None = None
+    if any(matches(sel, section.key, section.slug, section.title) for sel in run.cfg.approve):
+        method = "flag"
+    elif run.cfg.auto_approve and marker is not None and marker.auto_approvable:
+        method = "auto"
+    found = signatures.tally(run, section, content, rule)  # receipts from elsewhere first, as before
+    if method is not None and not found.complete:
+        mine = signatures.own_receipt(run, section, content, method)
+        if signatures.judge(run, section, content, mine, rule):
+            own.append(mine)
+            found = signatures.tally(run, section, content, rule, own)
+    if not found.complete and run.prompter is not None:
+        found = _ask(run, section, content, own, found)
+    elif not found.complete:
+        found = _await_receipts(run, section, content, own, found)  # the same unless `--wait-for-approval`
+        if not found.complete:
+            _wait(run, section, content, _needs(run, section, "needs a human go", content, found))
     run.journal.require_intact()  # never released across a break in the journal's chain (exit 13)
-    _release(run, section, content, receipt, own)
+    _release(run, section, content, found, own)
 
 
-def _needs(run: Run, section: Section, why: str, content: GateContent | None = None) -> str:
-    """Why the gate stops, with the last receipt refused for it (an allowed-signers file in force)."""
+def _needs(
+    run: Run, section: Section, why: str, content: GateContent | None = None, found: Tally | None = None
+) -> str:
+    """Why the gate stops, with the approvals it has (a policy of several), the last receipt refused for
+    it, and why it was asked again."""
     refused = [said for key, said in run.refused.values() if key == section.key]
+    have = found.progress(run.signers) if found is not None else ""
+    why = f"{why}: {have}" if have else why
     why = f"{why}; {refused[-1]}" if refused else why
     reasked = content.review.reasked if content is not None else ""
     return f"{why}; {reasked}" if reasked else why
 
 
-def _release(run: Run, section: Section, content: GateContent, receipt: ApprovalRecord, own: bool) -> None:
-    """The gate passes on `receipt`: said (whose approval, and its verified signer), and spent now -- its
-    act starts next (an approval covers one application, even one Ctrl-C or a crash cuts short)."""
-    run.gate_receipts[section.key] = receipt.id
-    data = {"approval_id": receipt.id, "section": section.key, **run.signers.get(receipt.id, {})}
-    run.journal.record_event(run.run_id, history.SPENT, data)
-    v = run.signers.get(receipt.id)
-    signed = f", signed by {v['principal']} with {v['fingerprint']}" if v else ""
-    how: str = receipt.how
-    if not own:
+def _release(
+    run: Run, section: Section, content: GateContent, found: Tally, own: list[ApprovalRecord]
+) -> None:
+    """The gate passes on the receipts counted: said (whose approvals, and their verified signers), and
+    spent now -- its act starts next (an approval covers one application, even one Ctrl-C or a crash
+    cuts short)."""
+    mine = {r.id for r in own}
+    elsewhere = [r for r in found.counted if r.id not in mine]
+    for receipt in found.counted:
+        run.gate_receipts[section.key] = receipt.id
+        v = run.signers.get(receipt.id)
+        data = {"approval_id": receipt.id, "section": section.key, **(v or {})}
+        run.journal.record_event(run.run_id, history.SPENT, data)
+        how: str = receipt.how
         at = receipt.at.isoformat(timespec="seconds")
-        how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at}{signed})"
-        made = "`director approve`" if receipt.how == "approve-command" else receipt.how
-        run.approved_with[section.key] = (
-            f"approved with the receipt {receipt.operator}@{receipt.host} recorded by {made} at {at}{signed}"
+        if receipt.id not in mine:  # the event's documented form (docs/events.md); the signer in its fields
+            signed = f", signed by {v['principal']} with {v['fingerprint']}" if v else ""
+            how = f"receipt ({receipt.how} by {receipt.operator}@{receipt.host} at {at}{signed})"
+        extra = {"principal": v["principal"], "fingerprint": v["fingerprint"]} if v else {}
+        run.bus.emit(
+            "approval", section=section.key, sha256=content.sha256, operator=receipt.operator, how=how,
+            **extra,
         )
-    extra = {"principal": v["principal"], "fingerprint": v["fingerprint"]} if v else {}
-    run.bus.emit(
-        "approval", section=section.key, sha256=content.sha256, operator=receipt.operator, how=how, **extra
-    )
+    if elsewhere:  # the summary: the verified signer first, then what the row says
+        run.approved_with[section.key] = "approved with " + " and ".join(
+            signatures.summary_words(r, run.signers.get(r.id)) for r in elsewhere
+        )
 
 
 # -- at a terminal: the typed confirmation races approvals from elsewhere -----------------------------------
 
 
-def _ask(run: Run, section: Section, content: GateContent) -> tuple[ApprovalRecord, bool]:
-    """Ask at the terminal while waiting for a receipt from elsewhere (`director approve` in another
-    terminal or on another machine): whichever comes first releases the gate. The run is
-    `awaiting-approval` meanwhile (`status` says so). A typed confirmation is this run's own receipt,
-    signed with `--sign-with`; while signatures are checked, a refused one (unsigned) is said and asked
-    again. `--wait-for-approval TIMEOUT` bounds the wait here too."""
+def _ask(run: Run, section: Section, content: GateContent, own: list[ApprovalRecord], found: Tally) -> Tally:
+    """Ask at the terminal while waiting for receipts from elsewhere (`director approve` in another
+    terminal or on another machine): whichever completes the gate's approvals first releases it. The run
+    is `awaiting-approval` meanwhile (`status` says so). A typed confirmation is this run's own receipt,
+    signed with `--sign-with`; where it cannot count (approvals must be signed and the run has no key,
+    the policy refuses the run's own operator) the prompt says so once and only waits; where it was
+    refused, or counted and more are needed, likewise: never the same question, or refusal, again.
+    `--wait-for-approval TIMEOUT` bounds the wait here too."""
     assert run.prompter is not None
     prompter = run.prompter
+    rule = found.rule
     mine = [a.id for a in run.journal.approvals() if a.section_key == section.key]
     after = [max(mine, default=0)]
     timeout = run.cfg.wait_for_approval
     deadline = None if timeout is None or timeout == float("inf") else time.monotonic() + timeout
+    now = [found]
 
     def wait(seconds: float) -> Arrival:
         if deadline is not None:
@@ -444,92 +467,123 @@ def _ask(run: Run, section: Section, content: GateContent) -> tuple[ApprovalReco
                 return Arrival(timed_out=True)
         before = set(run.refused)
         found = run.journal.wait_for_approval(section.key, content.sha256, after[0], seconds)
-        receipt = None
-        if found is not None:
-            receipt = signatures.usable(run, section, content, after[0])
-            after[0] = max(after[0], found.id)
-        signer = run.signers.get(receipt.id) if receipt is not None else None
-        return Arrival(receipt, tuple(s for i, (_, s) in run.refused.items() if i not in before),
-                       principal=signer["principal"] if signer else None)  # fmt: skip
+        if found is None:
+            return Arrival()
+        after[0] = max(after[0], found.id)
+        was, now[0] = now[0], signatures.tally(run, section, content, rule, own)
+        said = tuple(s for i, (_, s) in run.refused.items() if i not in before)
+        said += tuple(n for n in now[0].notes if n not in was.notes)
+        if now[0].complete:
+            last = now[0].counted[-1]
+            signer = run.signers.get(last.id)
+            return Arrival(last, said, said=signatures.released(now[0].counted, run.signers),
+                           principal=signer["principal"] if signer else None)  # fmt: skip
+        if len(now[0].counted) > len(was.counted):
+            said += (now[0].progress(run.signers),)
+        return Arrival(None, said)
 
     hint = f"director approve {run.pf.path} {section.key}"
     _waiting(run, section, content, f"{run.label(section)} asks at the terminal and waits for `{hint}`")
-    if run.cfg.allowed_signers is not None:
-        hint += " --sign-with KEYFILE"  # an unsigned approval would be refused
-    _emit_gate(run, section, content, None, "prompt")
+    hint = _hint(run, section)  # an unsigned approval would be refused
+    cannot = signatures.typed_cannot(run, section, rule)
+    _emit_gate(run, section, content, None, "elsewhere" if cannot else "prompt")
     asked = time.monotonic()
-    result: tuple[ApprovalRecord | None, bool, str]
+    shown: set[int] = set()
+    result: tuple[Tally | None, str]
     first = True
     try:
         while True:
-            earlier = tuple(said for key, said in run.refused.values() if key == section.key)
-            answer = prompter.ask_go(content, Elsewhere(wait, hint, timeout, earlier, panel=first))
+            earlier = tuple(s for i, (key, s) in run.refused.items() if key == section.key and i not in shown)
+            shown |= set(run.refused)
+            why = cannot or now[0].progress(run.signers)
+            elsewhere = Elsewhere(wait, hint, timeout, earlier, panel=first, typed=not cannot, waiting=why)
+            answer = prompter.ask_go(content, elsewhere)
             first = False
             if isinstance(answer, Arrival):
-                result = (answer.receipt, False, "no approval in time")
+                result = (now[0], "") if answer.receipt is not None else (None, "no approval in time")
                 break
             if not answer:
-                result = (None, False, "declined at the prompt")
+                result = (None, "stopped waiting at the prompt" if cannot else "declined at the prompt")
                 break
             typed = signatures.own_receipt(run, section, content, "prompt")
             after[0] = max(after[0], typed.id)
-            if signatures.judge(run, section, content, typed):
-                result = (typed, True, "")
-                break
+            if signatures.judge(run, section, content, typed, rule):
+                own.append(typed)
+                now[0] = signatures.tally(run, section, content, rule, own)
+                if now[0].complete:
+                    result = (now[0], "")
+                    break
+                cannot = f"your approval counts: {now[0].progress(run.signers)}"
+            else:
+                cannot = (
+                    f"this prompt cannot approve {run.label(section)}: its typed {content.review.confirm} "
+                    "was refused (above)"
+                )
     finally:
         # the human's time at the gate is not the section's
         run.waited[section.key] = run.waited.get(section.key, 0.0) + time.monotonic() - asked
-    receipt, own, why = result
-    back = f"approved ({describe(receipt)})" if receipt is not None else why
+    done, why = result
+    back = f"approved ({signatures.released(done.counted, run.signers)})" if done is not None else why
     run.journal.transition(run.run_id, RunState.RUNNING, back)
-    if receipt is None:
-        _wait(run, section, content, _needs(run, section, why, content))
-    return receipt, own
+    if done is None:
+        _wait(run, section, content, _needs(run, section, why, content, now[0]))
+    return done
 
 
 def _waiting(run: Run, section: Section, content: GateContent, why: str, wait_s: float | None = None) -> None:
     """Journal that the gate waits for a human (`gate-waiting`) and the run is `awaiting-approval`."""
-    data: dict[str, Any] = {"section": section.key, "sha256": content.sha256, "content": content.to_json()}
+    data = _waiting_data(run, section, content)
     if wait_s is not None:
         data["wait_s"] = wait_s
     run.journal.record_event(run.run_id, history.GATE_WAITING, data)
     run.journal.transition(run.run_id, RunState.AWAITING_APPROVAL, why)
 
 
-# -- `apply --wait-for-approval [TIMEOUT]`: the gate waits for a receipt instead of stopping ---------------
+def _waiting_data(run: Run, section: Section, content: GateContent) -> dict[str, Any]:
+    """A `gate-waiting` event: the gate's content as the act will read it (secrets sealed), and who runs
+    the run (for `director approve`: a policy refusing self-approval refuses them)."""
+    return {"section": section.key, "sha256": content.sha256, "content": content.to_json(),
+            "operator": sorted(signatures.run_identities(run))}  # fmt: skip
 
 
-def _await_receipt(run: Run, section: Section, content: GateContent) -> ApprovalRecord | None:
-    """Wait, `awaiting-approval`, for a new receipt for exactly this content (`director approve` from any
-    terminal or, with `--state-url`, any machine); None when the option is off or the time ran out (the
-    run then stops as it would without the option). The store waits: LISTEN/NOTIFY on PostgreSQL,
-    a read of the file every 0.25 s on SQLite. A receipt refused (signatures checked) is said, audited,
-    and the wait goes on."""
+# -- `apply --wait-for-approval [TIMEOUT]`: the gate waits for receipts instead of stopping -----------------
+
+
+def _await_receipts(
+    run: Run, section: Section, content: GateContent, own: list[ApprovalRecord], found: Tally
+) -> Tally:
+    """Wait, `awaiting-approval`, for new receipts for exactly this content (`director approve` from any
+    terminal or, with `--state-url`, any machine) until the gate's approvals are complete; the tally as
+    it stands when the option is off or the time ran out (the run then stops as it would without the
+    option). The store waits: LISTEN/NOTIFY on PostgreSQL, a read of the file every 0.25 s on SQLite. A
+    receipt refused is said, audited, and the wait goes on."""
+    rule = found.rule
     timeout = run.cfg.wait_for_approval
     if timeout is None:
-        return None
+        return found
     known = [a.id for a in run.journal.approvals() if a.section_key == section.key]
     after = max(known, default=0)
-    hint = f"director approve {run.pf.path} {section.key}"
     limit = "" if timeout == float("inf") else f" up to {timeout:g} s"
-    why = f"{run.label(section)} waits{limit} for `{hint}`"
-    _waiting(run, section, content, why, timeout)
+    why = f"{run.label(section)} waits{limit} for `{_hint(run, section)}`"
+    have = found.progress(run.signers)
+    _waiting(run, section, content, f"{why} ({have})" if have else why, timeout)
     run.bus.emit("run.state", run_id=run.run_id, to=RunState.AWAITING_APPROVAL.value, reason=why)
     _emit_gate(run, section, content, None, "waiting for a receipt")
     asked = time.monotonic()
     deadline = asked + timeout
-    receipt = None
-    while receipt is None and (left := deadline - time.monotonic()) > 0:
-        found = run.journal.wait_for_approval(section.key, content.sha256, after, left)
-        if found is None:
+    while not found.complete and (left := deadline - time.monotonic()) > 0:
+        arrived = run.journal.wait_for_approval(section.key, content.sha256, after, left)
+        if arrived is None:
             break
-        receipt = signatures.usable(run, section, content, after)
-        after = max(after, found.id)
+        found = signatures.tally(run, section, content, rule, own)
+        after = max(after, arrived.id)
     run.waited[section.key] = run.waited.get(section.key, 0.0) + time.monotonic() - asked  # not the section's
-    back = describe(receipt) if receipt else "no receipt in time"
+    back = "no receipt in time"
+    if found.complete:
+        back = signatures.released(found.counted, run.signers)
     run.journal.transition(run.run_id, RunState.RUNNING, back)
     run.bus.emit("run.state", run_id=run.run_id, to=RunState.RUNNING.value, reason=back)
-    return receipt
+    return found
 
 
 def approval_used(run: Run, section: Section) -> None:

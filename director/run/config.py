@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from director.run.policy import Policy
 from director.state.journal import RunKind
 
 Mode = Literal["run", "preview", "check"]  # apply/teardown, `director plan`, `director check`
@@ -31,6 +32,7 @@ class ApprovalOptions:
     wait_for_approval: float | None = None
     sign_with: Path | None = None
     allowed_signers: Path | None = None
+    allow_dirty_signers: bool = False  # use an allowed-signers or policy file git says is not committed
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class RunConfig:
     wait_for_approval: float | None = None  # seconds a gate waits for a receipt (`--wait-for-approval`)
     signing_key: Path | None = None  # `--sign-with`: this run's own approvals are signed with it
     allowed_signers: Path | None = None  # in force: a gate is released only by a verified signature
+    policy: Policy = field(default_factory=Policy)  # how many approvals a gate needs, from whom (run.policy)
     detail_section: str | None = None  # `plan --section N`: the gate to show in full
     acceptance: bool = False  # `check --acceptance`: the ✔ sections' checks run too
     # the key that seals secrets in a gate's closure (`director.run.closure`; b"": this process's own)
@@ -117,6 +120,7 @@ class RunConfig:
         signing_key: Path | None,
         allowed_signers: Path | None,
         closure_key: bytes = b"",
+        policy: Policy | None = None,
     ) -> RunConfig:
         """The engine's view of a request, with what was resolved from it: the operator's name, the
         target the run really uses, the `--set` answers by knob, the signing key and signers in force."""
@@ -137,6 +141,7 @@ class RunConfig:
             wait_for_approval=a.wait_for_approval,
             signing_key=signing_key,
             allowed_signers=allowed_signers,
+            policy=policy or Policy(),
             detail_section=request.screen.detail_section,
             acceptance=request.acceptance,
             closure_key=closure_key,

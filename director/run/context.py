@@ -20,7 +20,7 @@ from director.ledger import compose
 from director.ledger.evidence import read_evidence
 from director.ledger.planfile import PlanFile
 from director.ledger.splice import LedgerUpdate
-from director.plan.model import Plan, Section, key_label, label_list, section_label
+from director.plan.model import LabelRanges, Plan, Section, key_label, label_list, section_label
 from director.plan.verify import CheckResult
 from director.run import history
 from director.run.config import Outcome, RunConfig, RunResult, SectionReport
@@ -53,6 +53,24 @@ class Done:
     fingerprint: str
     output: str
     session: dict[str, Any] | None = None  # the session it left, as journaled (taken back when skipped)
+
+
+@dataclass
+class _Tally:
+    """What `Run.summary` says, read as far as the run's lists had grown at its last call: they only grow
+    (what was applied, reported, verified), and a summary is written after every section, so reading them
+    whole each time would make a run of N sections read N²/2 entries. Started over when the sections
+    finished before a resume change (they decide which in-sync sections were finished earlier)."""
+
+    resumed_from: int
+    applied: LabelRanges = field(default_factory=LabelRanges)
+    applied_n: int = 0
+    reports_n: int = 0
+    skipped: list[str] = field(default_factory=list)
+    earlier: LabelRanges = field(default_factory=LabelRanges)
+    insync: LabelRanges = field(default_factory=LabelRanges)
+    verified: LabelRanges = field(default_factory=LabelRanges)
+    verified_n: int = 0
 
 
 @dataclass
@@ -126,11 +144,13 @@ class Run:
     worlds: Worlds = field(init=False)  # the worlds each check was seen in (verdicts by contrast)
     results_before: dict[str, str] = field(init=False)  # check row -> its result when the run started
     section_started: dict[str, float] = field(default_factory=dict)  # section -> when its first step began
+    _tally: _Tally = field(init=False, repr=False)  # `summary`'s lists, read as far as they had grown
 
     def __post_init__(self) -> None:
         self.bases = Bases(self.journal, since=self.forgotten_before)
         self.successes = SectionSuccesses(self.journal)
         self.worlds = Worlds(self.journal)
+        self._tally = _Tally(resumed_from=len(self.done_before_resume))
         # as seen here: a published template's ✅ rows are not this machine's (ledger.evidence)
         self.results_before = dict(read_evidence(self.plan, self.journal).check_results)
 
@@ -198,23 +218,37 @@ class Run:
 
     def summary(self) -> str:
         """What this run did, for `last_action` and the end of the run."""
+        t = self._tally
+        if t.resumed_from != len(self.done_before_resume):
+            t = self._tally = _Tally(resumed_from=len(self.done_before_resume))
+        for label in self.applied[t.applied_n :]:
+            t.applied.add(label)
+        t.applied_n = len(self.applied)
+        for r in self.reports[t.reports_n :]:
+            if r.verdict == "skipped":
+                t.skipped.append(self.label_of(r.key))
+            elif r.verdict == "in-sync":
+                (t.earlier if r.key in self.done_before_resume else t.insync).add(key_label(r.key))
+        t.reports_n = len(self.reports)
+        for label in self.verified[t.verified_n :]:
+            t.verified.add(label)
+        t.verified_n = len(self.verified)
         parts = []
-        if self.applied:
-            parts.append("applied " + label_list(self.applied))
-        skipped = [self.label_of(r.key) for r in self.reports if r.verdict == "skipped"]
-
-        insync = [r.key for r in self.reports if r.verdict == "in-sync"]
-        earlier = [key_label(k) for k in insync if k in self.done_before_resume]
-        insync = [key_label(k) for k in insync if k not in self.done_before_resume]
-        if earlier:
-            parts.insert(0, "finished before the run was resumed " + label_list(earlier))
-        if insync:
-            parts.append("in sync " + label_list(insync))
-        verified = [v for v in self.verified if v not in skipped]
+        if t.earlier:
+            parts.append("finished before the run was resumed " + str(t.earlier))
+        if t.applied:
+            parts.append("applied " + str(t.applied))
+        if t.insync:
+            parts.append("in sync " + str(t.insync))
+        if t.skipped:  # a section verified, then skipped, is said once: as skipped
+            skipped = set(t.skipped)
+            verified = label_list(v for v in self.verified if v not in skipped)
+        else:
+            verified = str(t.verified)
         if verified:
-            parts.append("verified " + label_list(verified))
-        if skipped:
-            parts.append("verify skipped " + label_list(skipped))
+            parts.append("verified " + verified)
+        if t.skipped:
+            parts.append("verify skipped " + label_list(t.skipped))
         return "; ".join(parts) or "nothing to do"
 
     def label_of(self, key: str) -> str:

@@ -119,8 +119,9 @@ class Arrival:
     signatures are checked), refusals to say, or that the time ran out."""
 
     receipt: ApprovalRecord | None = None
-    refused: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()  # what to say of receipts that arrived and do not release it (yet)
     timed_out: bool = False
+    said: str = ""  # whose approvals released it: `receipt 5 signed by alice@example.com with SHA256:… (…)`
     principal: str | None = None  # the receipt's signer, when its signature verified
 
 
@@ -133,7 +134,11 @@ class Elsewhere:
     hint: str  # the `director approve PLAN SECTION` command
     timeout: float | None = None  # `--wait-for-approval TIMEOUT`: when the run stops waiting (None: never)
     refused: tuple[str, ...] = ()  # receipts already refused for this content (said above the prompt)
-    panel: bool = True  # show the gate panel (not when asking again after a refused typed go)
+    panel: bool = True  # show the gate panel (not when asking again after a typed go)
+    # whether a typed confirmation can approve here; when not, `waiting` says why, once, and any line
+    # typed stops the wait (the run stops, awaiting approval): never the same refusal asked again
+    typed: bool = True
+    waiting: str = ""
 
 
 class Prompter(Protocol):

@@ -25,6 +25,8 @@ from director.state.store import RunKind, StateStore
 GATE_WAITING = "gate-waiting"
 SPENT = "approval-used"
 SIGNED = "signatures-required"
+POLICY = "approval-policy"  # the policy files a plan's gates were held to (docs/approvals.md)
+REVOKED = "approval-revoked"  # `director approve --revoke RECEIPT`: it never releases a gate
 # Receipts a run makes for itself (a typed go, `--approve`, `--auto-approve`) belong to that run only.
 OWN_HOWS = frozenset({"prompt", "flag", "auto"})
 
@@ -88,6 +90,7 @@ class Receipts:
     all: tuple[ApprovalRecord, ...]
     spent: frozenset[int]
     nonces: dict[str, int]  # each signature nonce, with the first receipt that carried (or spent) it
+    revoked: dict[int, dict[str, Any]]  # receipt id -> who revoked it, when, why (`approval-revoked`)
 
     def for_section(self, section_key: str) -> list[ApprovalRecord]:
         return [a for a in self.all if a.section_key == section_key]
@@ -100,10 +103,15 @@ class Receipts:
     def usable_from_journal(self, receipt: ApprovalRecord) -> bool:
         """A receipt another process may act on: made by `director approve`, never spent. A typed go or
         an approval flag belongs to the run that made it (Ctrl-C or a crash voids it)."""
-        return receipt.how not in OWN_HOWS and receipt.id not in self.spent
+        return receipt.how not in OWN_HOWS and receipt.id not in self.spent and receipt.id not in self.revoked
 
 
 def receipts(journal: StateStore) -> Receipts:
+    revoked: dict[int, dict[str, Any]] = {}
+    for e in journal.events(kind=REVOKED):
+        rid = e.data.get("approval_id")
+        if isinstance(rid, int):
+            revoked.setdefault(rid, {**e.data, "at": e.at.isoformat(timespec="seconds")})
     spent_events = journal.events(kind=SPENT)
     spent = frozenset(int(e.data.get("approval_id") or 0) for e in spent_events)
     nonces: dict[str, int] = {}
@@ -117,7 +125,7 @@ def receipts(journal: StateStore) -> Receipts:
                 nonces.setdefault(Claim.parse(a.signed_payload).nonce, a.id)
             except ValueError:
                 continue
-    return Receipts(tuple(approvals), spent, nonces)
+    return Receipts(tuple(approvals), spent, nonces, revoked)
 
 
 @dataclass(frozen=True)
@@ -127,6 +135,9 @@ class Waiting:
     run_id: int | None
     content: dict[str, Any]  # the gate content (`GateContent.to_json`), secrets sealed
     reach: dict[str, Any]  # what the act can read (`director.run.closure.Reach.to_json`), secrets sealed
+    # who ran that run (`director.run.policy.operator_identities`): whom a policy refusing self-approval
+    # refuses; () from a run before gates recorded it
+    operator: tuple[str, ...] = ()
 
 
 def gate(journal: StateStore, section_key: str, run_id: int | None = None) -> Waiting | None:
@@ -134,7 +145,8 @@ def gate(journal: StateStore, section_key: str, run_id: int | None = None) -> Wa
     for e in reversed(journal.events(run_id, GATE_WAITING)):
         content = e.data.get("content")
         if e.data.get("section") == section_key and isinstance(content, dict) and content.get("reach"):
-            return Waiting(e.run_id, dict(content), dict(content["reach"]))
+            who = tuple(str(i) for i in e.data.get("operator") or ())
+            return Waiting(e.run_id, dict(content), dict(content["reach"]), who)
     return None
 
 
@@ -146,3 +158,9 @@ def signatures_required(journal: StateStore) -> str | None:
     """The allowed-signers file the plan's runs were held to, if any run was (the last one named)."""
     evs = journal.events(kind=SIGNED)
     return str(evs[-1].data.get("file") or "") or "an allowed-signers file" if evs else None
+
+
+def policy_files(journal: StateStore) -> list[str]:
+    """The approval policy files the plan's gates were last held to (none: no run was held to one)."""
+    evs = journal.events(kind=POLICY)
+    return [str(f) for f in evs[-1].data.get("files") or ()] if evs else []

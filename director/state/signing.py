@@ -16,10 +16,14 @@ refused), and has `ssh-keygen -Y verify` check the signature over the stored tex
 from __future__ import annotations
 
 import base64
+import fnmatch
+import hashlib
 import json
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,13 +65,19 @@ class Claim:
     operator: str
     host: str
     how: str  # prompt | flag | approve-command | auto
+    # when the approval stops counting, RFC 3339 UTC, seconds (`director approve --valid-for`); None: the
+    # claim names no end (a claim signed before receipts carried one, or a run's own approval)
+    expires: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "format": FORMAT, "plan": self.plan, "section": self.section, "sha256": self.sha256,
             "inputs": dict(sorted(self.inputs.items())), "at": self.at, "nonce": self.nonce,
             "principal": self.principal, "operator": self.operator, "host": self.host, "how": self.how,
         }  # fmt: skip
+        if self.expires is not None:  # absent, not null: a claim without one reads as it was signed
+            out["expires"] = self.expires
+        return out
 
     def payload(self) -> str:
         """The canonical text that is signed: JSON, sorted keys, no spaces (signed as UTF-8)."""
@@ -87,6 +97,7 @@ class Claim:
                 **{k: data[k] for k in ("plan", "section", "sha256", "at", "nonce", "principal")},
                 inputs={str(k): str(v) for k, v in dict(data["inputs"]).items()},
                 **{k: data[k] for k in ("operator", "host", "how")},
+                expires=str(data["expires"]) if "expires" in data else None,
             )
         except (KeyError, TypeError, ValueError):
             raise ValueError("the signed text lacks a field of the claim") from None
@@ -157,6 +168,24 @@ class AllowedSigner:
     key_type: str
     key: str  # base64 of the public key blob
     options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def fingerprint(self) -> str:
+        return key_fingerprint(self.key)
+
+
+def key_fingerprint(blob: str) -> str:
+    """`SHA256:…` of a public key (base64 blob), as `ssh-keygen -l` prints it: base64 of the blob's
+    SHA-256, unpadded."""
+    digest = hashlib.sha256(base64.b64decode(blob)).digest()
+    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
+
+
+def listed_principals(signers: list[AllowedSigner], fingerprint: str) -> tuple[str, ...]:
+    """Every principal the file lists for the key with this fingerprint (a CA's line certifies others)."""
+    found = (p for s in signers if "cert-authority" not in s.options and s.fingerprint == fingerprint
+             for p in s.principals)  # fmt: skip
+    return tuple(dict.fromkeys(found))
 
 
 def parse_allowed_signers(text: str) -> list[AllowedSigner]:
@@ -236,3 +265,49 @@ def principal_for(signers: list[AllowedSigner], key_type: str, key: str, operato
     if operator in literal:
         return operator
     return literal[0] if literal else None
+
+
+def refusal_code(
+    signers: list[AllowedSigner], fingerprint: str, principal: str, namespace: str, listed: tuple[str, ...],
+    now: datetime,
+) -> tuple[str, tuple[str, ...]]:  # fmt: skip
+    """Why the file refuses a well-formed signature by the key `fingerprint` for `principal` under
+    `namespace` (ssh-keygen refused it), read from the file's line for that key, and whom the file lists
+    for it: `unknown-key` (no line: never listed, or removed), `principal` (listed for others),
+    `namespace` (its `namespaces=` do not include this one), `expired` (now is outside its
+    `valid-after`/`valid-before`), else `refused`. `listed`: `-Y find-principals` (a certified key)."""
+    mine = [s for s in signers if "cert-authority" not in s.options and s.fingerprint == fingerprint]
+    names = tuple(p for s in mine for p in s.principals) or listed
+    if not names:
+        return "unknown-key", ()
+    line = next((s for s in mine if any(fnmatch.fnmatchcase(principal, p) for p in s.principals)), None)
+    if line is None and (mine or principal not in names):
+        return "principal", names
+    if line is not None:
+        spaces = [n.strip() for n in line.options.get("namespaces", "*").split(",")]
+        if not any(fnmatch.fnmatchcase(namespace, n) for n in spaces):
+            return "namespace", names
+        if not valid_at(line.options, now):
+            return "expired", names
+    return "refused", names
+
+
+_WHEN = re.compile(r"^(\d{8})(\d{4}(\d{2})?)?(Z)?$")
+
+
+def valid_at(options: Mapping[str, str], now: datetime) -> bool:
+    """Whether `now` is inside a line's `valid-after`/`valid-before` (ssh-keygen(1): YYYYMMDD[HHMM[SS]],
+    local time unless it ends in Z); a value that is not such a time counts as outside."""
+    for name in ("valid-after", "valid-before"):
+        value = options.get(name)
+        if value is None:
+            continue
+        m = _WHEN.match(value)
+        if m is None:
+            return False
+        digits = (m.group(1) + (m.group(2) or "0000")).ljust(14, "0")
+        when = datetime.strptime(digits, "%Y%m%d%H%M%S")
+        at = when.replace(tzinfo=UTC) if m.group(4) else when.astimezone(UTC)
+        if (now < at) if name == "valid-after" else (now >= at):
+            return False
+    return True

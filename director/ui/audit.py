@@ -53,7 +53,7 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
                 )
             c.print(t)
         for ev in (e for e in data.get("events", []) if e.get("run_id") == rid):
-            c.print(f"  event {seconds(ev['at'])} {ev['kind']}: {_cut(ev.get('data'), 100)}", markup=False,
+            c.print(f"  event {seconds(ev['at'])} {ev['kind']}: {_event_words(ev)}", markup=False,
                     highlight=False)
     approvals = data.get("approvals", [])
     if approvals:
@@ -75,8 +75,23 @@ def render_audit(c: Console, data: dict[str, Any]) -> None:
                 c.print(f"  receipt {a['id']}: {said}", markup=False, highlight=False)
     other = [e for e in data.get("events", []) if e.get("run_id") is None]
     for ev in other:
-        c.print(f"event {seconds(ev['at'])} {ev['kind']}: {_cut(ev.get('data'), 100)}", markup=False,
-                highlight=False)
+        c.print(f"event {seconds(ev['at'])} {ev['kind']}: {_event_words(ev)}", markup=False, highlight=False)
+
+
+def _event_words(ev: dict[str, Any]) -> str:
+    """An event's data as a line: whose approval released a gate, a revocation and a warning in words
+    (never cut where the signer or the file would be lost); any other event, its data cut."""
+    d = ev.get("data") or {}
+    kind = ev.get("kind")
+    if kind == "approval-used":
+        signed = f" signed by {d['principal']} with {d.get('fingerprint')}" if d.get("principal") else ""
+        return f"released §{d.get('section')} on receipt {d.get('approval_id')}{signed}"
+    if kind == "approval-revoked":
+        why = f": {_cut(d.get('reason'), 80)}" if d.get("reason") else ""
+        return f"receipt {d.get('approval_id')} revoked by {d.get('operator')}@{d.get('host')}{why}"
+    if kind == "trust-uncommitted":
+        return str(d.get("warning"))
+    return _cut(d, 100)
 
 
 def _signatures(events: list[dict[str, Any]]) -> dict[Any, str]:

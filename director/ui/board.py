@@ -395,8 +395,10 @@ class LiveReporter:
             row = self._row(ev["section"], ev.get("title", ""))
             row.state = "awaiting-approval"
             word = (ev.get("content") or {}).get("review", {}).get("confirm") or "go"
-            asking = ev.get("approved") is None
-            row.detail = f"waiting for a typed {word}" if asking else str(ev.get("how", ""))
+            how = str(ev.get("how", ""))
+            asking = ev.get("approved") is None and how == "prompt"
+            row.detail = f"waiting for a typed {word}" if asking else {
+                "elsewhere": "waiting for an approval from elsewhere"}.get(how, how)  # fmt: skip
             self.current = None
         elif t == "approval":
             row = self._row(ev["section"])

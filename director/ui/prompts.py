@@ -129,9 +129,13 @@ class TerminalPrompter:
                 return confirm(self.c, content, *GO, page=page, stream=self._stream())
             from director.ui.race import race
 
+            asked, above = question(content, *GO, page=page is not None), hint
+            if not elsewhere.typed:  # said once; then only a receipt from elsewhere, or a line to stop
+                above, asked = waiting_hint(elsewhere.hint), Text(WAITING)
+            if elsewhere.waiting:
+                above = f"{elsewhere.waiting}\n{above}"
             with _cancellable():
-                return race(self.c, content, question(content, *GO, page=page is not None), Text(hint),
-                            elsewhere, page=page)  # fmt: skip
+                return race(self.c, content, asked, Text(above), elsewhere, page=page)
         finally:
             self.resume()
 
@@ -141,9 +145,18 @@ GO = ("to run these commands", "the run stops, awaiting approval")
 PAGE = "d"  # typed at a gate asked again for changed content: the diff, paged
 
 
+# What a prompt that cannot approve (docs/approvals.md) asks instead of the confirmation word.
+WAITING = "Waiting for an approval from elsewhere; press Enter to stop waiting (the run stops, awaiting it)"
+
+
 def elsewhere_hint(command: str) -> str:
     """The line above a racing prompt: the gate can be approved from elsewhere too."""
     return f"or approve from elsewhere: {command} (the first approval to arrive is used)"
+
+
+def waiting_hint(command: str) -> str:
+    """The line above a prompt that cannot approve: how to approve from elsewhere."""
+    return f"approve from elsewhere: {command}"
 
 
 def question(content: GateContent, what: str, declines: str, *, page: bool = False) -> Text:

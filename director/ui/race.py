@@ -32,9 +32,10 @@ def race(
     page: Callable[[], None] | None = None,
 ) -> bool | Arrival:
     """Ask for the gate's confirmation word while waiting for a receipt: True only for the word typed
-    exactly, False for any other line or end of input; the `Arrival` of a receipt (or of the time running
-    out) when that comes first. With `page`, a typed `d` calls it (the diff, paged; no receipt is waited
-    for meanwhile) and asks again."""
+    exactly (and only where a typed word can approve, `elsewhere.typed`), False for any other line or end
+    of input; the `Arrival` of the receipts that release the gate (or of the time running out) when that
+    comes first. With `page`, a typed `d` calls it (the diff, paged; no receipt is waited for meanwhile)
+    and asks again."""
     from director.ui.render import is_plain
 
     word = content.review.confirm or "go"
@@ -69,7 +70,7 @@ def race(
                     c.print(question, end="")
                     c.file.flush()
                     continue
-                return answer == word
+                return elsewhere.typed and answer == word  # a prompt that cannot approve: any line stops
             continue
         got = elsewhere.wait(POLL_S)
         if got.refused and not plain:
@@ -83,7 +84,8 @@ def race(
             c.print()
             r = got.receipt
             if r is not None:
-                said = f"approved from elsewhere: receipt {r.id} {approver(r, got.principal)}"
+                whose = got.said or f"receipt {r.id} {approver(r, got.principal)}"
+                said = f"approved from elsewhere: {whose}"
                 c.print(Text(said, style="bold green"), markup=False, highlight=False)
             return got
 

@@ -517,12 +517,14 @@ def verify_model(text: str, line_offset: int = 0, context: str = "") -> VerifyMo
     `context` holds the definitions of session functions the block calls (from earlier blocks): what
     they print counts where they are called. They are read after the block's own text.
     """
-    return _verify_model(text, line_offset, context)
+    model = _verify_model(text, context)
+    return replace(model, line_offset=line_offset) if line_offset else model
 
 
 @functools.lru_cache(maxsize=1024)
-def _verify_model(block: str, line_offset: int, context: str) -> VerifyModel:
-    """`verify_model`, cached by text, offset and context."""
+def _verify_model(block: str, context: str) -> VerifyModel:
+    """`verify_model` at offset 0, cached by text and context: the offset only places the block in the plan
+    (parse asks at the block's line, lint at 0: one reading serves both)."""
     text = f"{block}\n{context}" if context else block
     script = parse(text)
     root, b = analysed(text)
@@ -554,7 +556,6 @@ def _verify_model(block: str, line_offset: int, context: str) -> VerifyModel:
         functions=tuple(script.functions),
         traceable=traceable,
         has_error=script.has_error,
-        line_offset=line_offset,
         units=check_units(root, script, b.by_node, reported),
         choices=choice_lines(root, script, b.by_node, reported),
         alternatives=alternatives(root, b.by_node),

@@ -1,0 +1,151 @@
+"""Director against plain bash, paired in one run: the 200-section act + verify plan (`tests/scaleplan.py`)
+applied by `director apply`, and the same observe / act / verify work done by one `bash -c` a section.
+
+The two alternate (Director, bash, Director, bash, …), each in a fresh directory, `--repeat` times after one
+warm-up pair; the figures are medians, with the ratio taken pair by pair (so a drift of the machine's speed
+hits both sides of a pair), and the load average before and after. `--profile` adds one Director run under
+cProfile and says where its time went, by part.
+
+Usage: .venv/bin/python bench/bench_pair.py [-n 200] [--repeat 5] [--profile]
+Target (issue 37): Director / bash <= 2.0x wall, median of 5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests import scaleplan  # noqa: E402
+
+TARGET = 2.0
+
+
+def load() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def env() -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("CLOUDFLARE_", "CF_"))}
+    e.update(CI="1", NO_COLOR="1", COLUMNS="160")
+    return e
+
+
+def timed(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of one process and what it waited for (os.wait4)."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed in {cwd}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def director_run(n: int, profile: Path | None = None) -> tuple[float, float]:
+    d = Path(tempfile.mkdtemp(prefix="bench-pair-"))
+    try:
+        scaleplan.write_plan(d / "p.md", n)
+        pre = ["-m", "cProfile", "-o", str(profile)] if profile else []
+        argv = [sys.executable, *pre, "-m", "director", "apply", "p.md", "--plain", "--non-interactive"]
+        return timed(argv, d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def bash_run(n: int) -> tuple[float, float]:
+    d = Path(tempfile.mkdtemp(prefix="bench-pair-"))
+    try:
+        scaleplan.write_bash(d / "loop.sh", n)
+        return timed(["bash", "loop.sh"], d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# Where an apply's time goes, by the functions that stand for each part (cumulative seconds; the parts
+# overlap where one calls another, so they are said, not summed).
+PARTS = (
+    ("the whole apply (cli.main)", "director/cli.py", "main"),
+    ("imports before main", None, None),
+    ("waiting on bash (poll)", "~", "<method 'poll' of 'select.poll' objects>"),
+    ("a block: Shell.run (fork, pty, capture)", "director/exec/shell.py", "run"),
+    ("journal statements (sqlite3 execute)", "~", "<method 'execute' of 'sqlite3.Connection' objects>"),
+    ("journal commits (sqlite3 commit)", "~", "<method 'commit' of 'sqlite3.Connection' objects>"),
+    ("parse the plan", "director/plan/parse.py", "parse"),
+    ("lint before apply", "director/commands/lintgate.py", "refuse_lint_errors"),
+    ("Live State writes", "director/run/context.py", "write_ledger"),
+    ("events (the plain lines, --events)", "director/run/events.py", "emit"),
+    ("verdicts (judge a verify block)", "director/run/steps.py", "judge_block"),
+)
+
+
+def breakdown(prof: Path) -> None:
+    stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
+    total = max(v[3] for v in stats.values())
+    found: dict[str, tuple[int, float]] = {}
+    for (file, _, name), (_, nc, _, ct, _) in stats.items():
+        for label, f, fn in PARTS:
+            if f is not None and name == fn and (file == f or file.endswith(f)):
+                n0, t0 = found.get(label, (0, 0.0))
+                found[label] = (n0 + nc, t0 + ct)
+    main = found.get(PARTS[0][0], (0, 0.0))[1]
+    found[PARTS[1][0]] = (1, total - main)
+    print(f"\n== where one Director run's time goes (cProfile, {total:.2f} s in all; profiling inflates "
+          f"Python's share) ==")  # fmt: skip
+    for label, _, _ in PARTS:
+        if label in found:
+            n, t = found[label]
+            print(f"  {label:44} {t:7.3f} s  {t / total * 100:5.1f} %  ({n} calls)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", type=int, default=200, help="sections (default 200)")
+    ap.add_argument("--repeat", type=int, default=5, help="counted pairs (default 5)")
+    ap.add_argument("--profile", action="store_true", help="one more Director run under cProfile: by part")
+    ns = ap.parse_args()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load()}")
+    e = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "director")], env=e, check=True)
+    private = tempfile.mkdtemp(prefix="bench-pair-")
+    os.environ["TMPDIR"] = private
+    tempfile.tempdir = None
+    try:
+        director_run(ns.n), bash_run(ns.n)  # warm-up pair
+        rows: list[tuple[float, float, float, float]] = []
+        for _ in range(ns.repeat):
+            dw, dc = director_run(ns.n)
+            bw, bc = bash_run(ns.n)
+            rows.append((dw, dc, bw, bc))
+        print(f"\n== {ns.n} sections, an act and a verify each: {ns.repeat} pairs, medians ==")
+        med = [statistics.median(r[i] for r in rows) for i in range(4)]
+        ratios = [r[0] / r[2] for r in rows]
+        cpu_ratios = [r[1] / r[3] for r in rows]
+        for label, wall, cpu in (("director apply", med[0], med[1]), ("bash -c a section", med[2], med[3])):
+            print(f"  {label:18} wall {wall:7.3f} s  cpu {cpu:7.3f} s   {wall / ns.n * 1000:6.2f} ms/section")
+        print(f"  ratio director / bash: wall {statistics.median(ratios):.2f}x "
+              f"(pairs {', '.join(f'{r:.2f}' for r in ratios)}), cpu {statistics.median(cpu_ratios):.2f}x   "
+              f"target <= {TARGET}x wall")  # fmt: skip
+        print(f"  per section over bash: {(med[0] - med[2]) / ns.n * 1000:.2f} ms wall")
+        if ns.profile:
+            prof = Path(private) / "apply.prof"
+            director_run(ns.n, prof)
+            breakdown(prof)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    print(f"\nload average at the end: {load()}")
+
+
+if __name__ == "__main__":
+    main()
