@@ -116,6 +116,8 @@ def test_the_producer_takes_one_path_whatever_its_status(shell: Shell, tmp_path:
         ('f() {\n  grep x "$F" > "$O"\n  echo checked\n}\nf', True),  # in a function, overwritten
         ('f() {\n  echo checking\n  grep x "$F" > "$O"\n}\nf || echo bad', False),  # the function's status
         ('grep x "$F" > "$O"; echo "$?"', False),
+        ('said() { if [ $? -eq 0 ]; then echo found; else echo none; fi; }\ngrep x "$F" > "$O"\nsaid', False),
+        ('said() { echo "checked $1"; }\ngrep x "$F" > "$O"\nsaid log', True),  # a function that reads no `$?`
     ],
 )
 def test_which_statuses_nothing_reads(block: str, unread: bool) -> None:

@@ -468,16 +468,19 @@ def unread_status_rows(root: Node, script: Script, node_cmd: Mapping[int, int]) 
 
     A command's status is unread when it is a simple statement (a command, a pipeline, an assignment) that
     another statement of its list follows -- which sets `$?` anew -- and that statement does not read `$?`
-    (or `PIPESTATUS`); never under `set -e` or a `trap … ERR` (they read every untested status). The last
-    statement of a list, a condition and an element of an and-or list are read (conservatively: the status
-    may become a function's, a branch's, the block's). The last statement of a `$(…)` passes its status to
-    the command around it, so it leaves the row to that command. A row is unread when at least one of its
-    commands is and every other one is unread or such a last statement of a substitution.
+    (or `PIPESTATUS`), itself or in a function of the block's it calls; never under `set -e` or a
+    `trap … ERR` (they read every untested status). The last statement of a list, a condition and an element
+    of an and-or list are read (conservatively: the status may become a function's, a branch's, the
+    block's). The last statement of a `$(…)` passes its status to the command around it, so it leaves the
+    row to that command. A row is unread when at least one of its commands is and every other one is
+    unread or such a last statement of a substitution.
     """
     if errexit(script) or any(
         c.program == "trap" and any(a.static == "ERR" for a in c.args[1:]) for c in script.commands
     ):
         return frozenset()
+    # a function that reads `$?` reads the status of the statement before its call
+    readers = {n for n, fn in _functions(root).items() if any(r in node_text(fn) for r in _READS_STATUS)}
     unread: set[int] = set()
     neutral: set[int] = set()
     for n in _walk(root):
@@ -495,7 +498,7 @@ def unread_status_rows(root: Node, script: Script, node_cmd: Mapping[int, int]) 
                 if i == len(stmts) - 1:
                     if n.type in _SUBSTITUTIONS:
                         neutral.update(own)
-                elif not any(r in node_text(stmts[i + 1]) for r in _READS_STATUS):
+                elif not _reads_status(stmts[i + 1], script, node_cmd, readers):
                     unread.update(own)
     rows: dict[int, bool] = {}
     for c in script.commands:
@@ -503,6 +506,13 @@ def unread_status_rows(root: Node, script: Script, node_cmd: Mapping[int, int]) 
             continue
         rows[c.row] = rows.get(c.row, True) and c.id in unread
     return frozenset(r for r, ok in rows.items() if ok)
+
+
+def _reads_status(node: Node, script: Script, node_cmd: Mapping[int, int], readers: set[str]) -> bool:
+    """Whether a statement reads `$?` (or `PIPESTATUS`): in its text, or by calling a function that does."""
+    if any(r in node_text(node) for r in _READS_STATUS):
+        return True
+    return any(script.commands[c].name in readers for c in _probes_under(node, node_cmd))
 
 
 def _own_commands(node: Node, node_cmd: Mapping[int, int]) -> list[int]:
