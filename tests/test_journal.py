@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -300,9 +301,15 @@ def test_a_failed_write_ends_the_batch_without_keeping_it(journal: Journal, monk
     assert journal.chain_breaks() == []
 
 
-def test_a_signal_during_a_write_lands_after_it(journal: Journal, monkeypatch: Any) -> None:
+@pytest.mark.parametrize("threads", ["alone", "beside another thread"])
+def test_a_signal_during_a_write_lands_after_it(journal: Journal, monkeypatch: Any, threads: str) -> None:
     """Ctrl-C while a write runs (between its statements) is delivered when the write is done: the
-    write is whole (its row and its audit event), never half."""
+    write is whole (its row and its audit event), never half. Also while another thread lives (a family's
+    members, a reader): the kernel hands a process's signal to a thread that does not block it."""
+    if threads != "alone":
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait, daemon=True)
+        other.start()
     rid = new_run(journal)
     real = journal._d.execute
     sent: list[bool] = []
@@ -317,6 +324,9 @@ def test_a_signal_during_a_write_lands_after_it(journal: Journal, monkeypatch: A
     with pytest.raises(KeyboardInterrupt):
         journal.record_approval(rid, "2", "abc", "bob", "flag")
     monkeypatch.undo()
+    if threads != "alone":
+        stop.set()
+        other.join()
     assert sent and [a.section_key for a in journal.approvals()] == ["2"]
     assert [e.kind for e in journal.events(kind="approval")] == ["approval"]
 

@@ -57,8 +57,14 @@ def test_resolve_order_flag_previous_prompt_default() -> None:
     plan = _plan(TRIGGER, ENV)
     r = knobs.resolve(plan, {"TRIGGER": "cli"}, {"ENV": "prod", "TRIGGER": "http"}, None)
     assert r.values == {"TRIGGER": "cli", "ENV": "prod"} and r.how == {"TRIGGER": "flag", "ENV": "previous"}
-    r = knobs.resolve(plan, {}, None, lambda k: "binding" if k == "TRIGGER" else "dev")
+    r = knobs.resolve(plan, {}, None, lambda i: "binding" if i.knob == "TRIGGER" else "dev")
     assert r.values == {"TRIGGER": "binding", "ENV": "dev"} and r.how["TRIGGER"] == "prompt"
+    asked: dict[str, str] = {}
+    r = knobs.resolve(plan, {"TRIGGER": "cli"}, {"ENV": "prod"}, lambda i: asked.setdefault(i.knob, i.default),
+                      ask_again=True)  # fmt: skip
+    assert asked == {"ENV": "prod"} and r.how == {"TRIGGER": "flag", "ENV": "prompt"}  # its default: the answer
+    r = knobs.resolve(plan, {}, {"ENV": "prod"}, None, ask_again=True)  # no prompt: the answers stand
+    assert r.values["ENV"] == "prod" and r.how["ENV"] == "previous"
     r = knobs.resolve(plan, {}, None, None)
     assert r.values == {"TRIGGER": "http", "ENV": "dev"} and set(r.how.values()) == {"default"}
 

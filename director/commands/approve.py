@@ -73,23 +73,19 @@ def approve_command(
     from director.ui.prompts import confirm, gate_panel
     from director.ui.render import make_console
 
-    key = trust.signing_key(sign_with)
-    signers = trust.allowed_signers(plan_path, allowed_signers)
-    policy = trust.approval_policy(plan_path, signers)
     plan = load_plan(plan_path)
     section = next((s for s in plan.sections if approval.matches(selector, s.key, s.slug, s.title)), None)
     if section is None:
         raise UsageError(f"SECTION: the plan has no section {selector!r}")
-    trust.require_identities(plan, policy, signers)
-    trusted = [*([signers] if signers else []), *map(Path, policy.files)]
-    dirty = trust.uncommitted(trusted, allow_dirty_signers)
+    trusted = trust.gather(plan, plan_path, sign_with=sign_with, allowed=allowed_signers,
+                           allow_dirty=allow_dirty_signers)  # fmt: skip
+    key, signers, policy = trusted.key, trusted.signers, trusted.policy
     journal = open_journal(plan_path, state_dir, state_url)
     if journal is None:
         raise UsageError(f"{plan_path}: no run yet; run `director apply` first (it stops at the gate)")
     console = make_console(False)
     try:
-        trust.require_signers(journal, signers, plan_path)
-        trust.require_policy(journal, policy, plan_path)
+        trust.hold(journal, trusted, plan_path, record=False)  # the warnings are journaled below
         run = history.latest_run(journal, "teardown" if section.kind.value == "teardown" else "apply")
         if run is None:
             raise UsageError(f"{plan_path}: no run has reached {selector!r} yet; run `director apply` first")
@@ -101,7 +97,7 @@ def approve_command(
             raise UsageError(f"SECTION: {selector!r} is not gated for the inputs of the last run ({given})")
         rule = policy.for_gate(marker.marker.value, section)
         seconds = signatures.validity(valid_for, rule)
-        for said in dirty:  # never honoured silently: said, and journaled
+        for said in trusted.dirty:  # never honoured silently: said, and journaled
             console.print(said, markup=False, highlight=False)
             journal.record_event(None, "trust-uncommitted", {"warning": said})
         content = _as_it_stands(plan_path, plan, section, journal, kn)

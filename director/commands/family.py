@@ -6,15 +6,18 @@ provider's teardown while a consumer beside it is live (audited, and overridable
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from director.commands.paths import backend_for, paths_for
+from director.commands.paths import backend_of, paths_for
 from director.errors import DirectorError, UpstreamGuard, UsageError
 
 if TYPE_CHECKING:
-    from director.plan.family import Declarations
+    from director.plan.family import Declarations, Provide
     from director.plan.model import Plan
+    from director.run.config import RunRequest
+    from director.state.backends import StateBackend
 
 #: Where a consumer's blocks (and the local target's shim) find its providers' state directories.
 ENV_PROVIDER_STATES = "DIRECTOR_PROVIDER_STATE_DIRS"
@@ -23,6 +26,30 @@ _DECLARES = ("**provides**", "**requires**", "**discovers**", "**discovered**")
 
 # ---------------------------------------------------------------------------------------------------
 # What a family says about one plan
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A plan that provides what another requires: its path, the declaration, and the plan as read now."""
+
+    path: Path
+    provide: Provide
+    plan: Plan
+
+
+def alone(path: Path, plan: Plan, request: RunRequest) -> dict[str, str]:
+    """What a family says about one plan run alone, read from the plan as already parsed: a provider's
+    teardown is refused while a consumer beside it is live (`guard_teardown`); the plan receives what the
+    providers it names realized, and an apply needs them applied (`provided_alone`)."""
+    decl = decl_of(plan)
+    if not (decl.provides or decl.requires):
+        return {}
+    state_url = request.state.state_url
+    if request.mode == "run" and request.kind == "teardown":
+        a = request.approval
+        guard_teardown(path, plan, decl, set(), state_url, a.operator, request.orphan_consumers)
+    need_live = request.mode == "run" and request.kind == "apply"
+    return provided_alone(path, decl, state_url, need_live=need_live)
 
 
 def declares(path: Path) -> bool:
@@ -46,9 +73,9 @@ def decl_of(plan: Plan) -> Declarations:
     return declarations(plan)
 
 
-def _latest(path: Path, state_url: str | None) -> tuple[str, str] | None:
+def _latest(backend: StateBackend) -> tuple[str, str] | None:
     """(kind, state) of the plan's latest run, or None when nothing ran for it here."""
-    journal = backend_for(path, None, state_url).open(create=False)
+    journal = backend.open(create=False)
     if journal is None:
         return None
     try:
@@ -58,42 +85,38 @@ def _latest(path: Path, state_url: str | None) -> tuple[str, str] | None:
         journal.close()
 
 
-def is_live(path: Path, state_url: str | None) -> bool:
+def is_live(path: Path, plan: Plan, state_url: str | None) -> bool:
     """Applied here and not torn down since: its latest run is anything but a completed teardown, and its
-    Live State says something of it exists (a run that created nothing -- stopped at its discovery, its
-    interview or its first gate -- leaves it `not-created`, a finished teardown `gone`)."""
-    latest = _latest(path, state_url)
+    Live State (`plan`, as read) says something of it exists (a run that created nothing -- stopped at its
+    discovery, its interview or its first gate -- leaves it `not-created`, a finished teardown `gone`)."""
+    latest = _latest(backend_of(path, plan, None, state_url))
     if latest is None or latest == ("teardown", "completed"):
         return False
-    return _ledger_status(path) not in _NOTHING_EXISTS
+    ls = plan.live_state
+    # the status as its runs here wrote it (`live`, `partially applied`, `gone`…), without `(unconfirmed)`
+    status = str(ls.data.get("status", "")).split(" (", 1)[0].strip() if ls is not None else ""
+    return status not in _NOTHING_EXISTS
 
 
 _NOTHING_EXISTS = ("not-created", "gone")
 
 
-def _ledger_status(path: Path) -> str:
-    """The plan's Live State status as its runs here wrote it (`live`, `partially applied`, `gone`…), without
-    its `(unconfirmed)` note; "" when the plan cannot be read (then it counts as live: nothing is assumed
-    gone)."""
+def readable(path: Path) -> Plan | None:
+    """The plan at `path`, or None when it cannot be read or parsed."""
     try:
-        ls = parse(path).live_state
+        return parse(path)
     except DirectorError:
-        return ""
-    if ls is None:
-        return ""
-    return str(ls.data.get("status", "")).split(" (", 1)[0].strip()
+        return None
 
 
-def applied(path: Path, state_url: str | None) -> bool:
+def applied(backend: StateBackend) -> bool:
     """A provider whose latest run is a completed apply: what it provides is realized."""
-    return _latest(path, state_url) == ("apply", "completed")
+    return _latest(backend) == ("apply", "completed")
 
 
-def provided_env(
-    consumer: Path, decl: Declarations, providers: dict[str, tuple[Path, Any]]
-) -> dict[str, str]:
-    """`DIRECTOR_PROVIDED_*` for each requirement whose provider is known (name → (plan path, Provide)), read
-    from the provider's Live State as it is now, and where the providers keep their state."""
+def provided_env(consumer: Path, decl: Declarations, providers: dict[str, Provider]) -> dict[str, str]:
+    """`DIRECTOR_PROVIDED_*` for each requirement whose provider is known (name → provider, its Live State as
+    read now), and where the providers keep their state."""
     from director.ledger.compose import outputs
     from director.run.family import provided_env as env_for
 
@@ -102,9 +125,9 @@ def provided_env(
     for r in decl.requires:
         if r.name not in providers:
             continue
-        path, provide = providers[r.name]
-        out.update(env_for(r, provide, outputs(parse(path))))
-        states.append(str(paths_for(path, None, None).state))
+        pr = providers[r.name]
+        out.update(env_for(r, pr.provide, outputs(pr.plan)))
+        states.append(str(paths_for(pr.path, None, None).state))
     if states:
         out[ENV_PROVIDER_STATES] = os.pathsep.join(dict.fromkeys(states))
     return out
@@ -116,7 +139,7 @@ def provided_alone(
     """A plan run alone receives what the providers it names realized; an apply needs them applied."""
     from director.errors import PlanError
 
-    providers: dict[str, tuple[Path, Any]] = {}
+    providers: dict[str, Provider] = {}
     for r in decl.requires:
         if r.plan is None:
             continue
@@ -130,40 +153,41 @@ def provided_alone(
                 path=str(path),
                 line=r.line,
             )
-        provide = decl_of(parse(target)).provide(r.name)
+        plan = parse(target)
+        provide = decl_of(plan).provide(r.name)
         if provide is None:
             raise PlanError(
                 f"requires `{r.name}` from {r.plan}, which does not provide it", path=str(path), line=r.line
             )
-        if need_live and not (r.optional or r.discovered) and not applied(target, state_url):
+        needed = need_live and not (r.optional or r.discovered)
+        if needed and not applied(backend_of(target, plan, None, state_url)):
             raise UsageError(
                 f"{path}: requires `{r.name}` from {r.plan}, which is not applied here (its latest run is "
                 f"not a completed apply); nothing was run. Apply it first, or both: director apply "
                 f"{shown(target)} {path}"
             )
-        providers[r.name] = (target, provide)
+        providers[r.name] = Provider(target, provide, plan)
     return provided_env(path, decl, providers)
 
 
-def consumers_beside(path: Path, decl: Declarations) -> dict[Path, list[str]]:
-    """The plans in the provider's directory that require what it provides (by naming it, or by name), and
-    the names each requires."""
+def consumers_beside(path: Path, decl: Declarations) -> dict[Path, tuple[Plan, list[str]]]:
+    """The plans in the provider's directory that require what it provides (by naming it, or by name): each
+    as read, and the names it requires."""
     names = {p.name for p in decl.provides}
     if not names:
         return {}
     me = path.resolve()
-    found: dict[Path, list[str]] = {}
+    found: dict[Path, tuple[Plan, list[str]]] = {}
     for other in sorted(me.parent.glob("*.md")):
         if other.resolve() == me or not declares(other):
             continue
-        try:
-            od = decl_of(parse(other))
-        except DirectorError:
+        plan = readable(other)
+        if plan is None:
             continue  # a sibling that does not parse binds nothing
-        for r in od.requires:
+        for r in decl_of(plan).requires:
             named = r.plan is not None and (other.parent / r.plan).resolve() == me
             if r.name in names and (named or r.plan is None):
-                found.setdefault(other.resolve(), []).append(r.name)
+                found.setdefault(other.resolve(), (plan, []))[1].append(r.name)
     return found
 
 
@@ -177,17 +201,23 @@ def guard_teardown(
     override: bool,
 ) -> None:
     """A provider's teardown is refused while a consumer is live, unless that consumer is torn down in this
-    run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited."""
+    run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited in the
+    provider's journal (none is made for a plan that never ran here)."""
     bound = consumers_beside(path, decl)
-    live = [c for c in bound if c not in leaving and is_live(c, state_url)]
+    live = [c for c, (read, _) in bound.items() if c not in leaving and is_live(c, read, state_url)]
     if not live:
         return
     from director.run.gates import operator_name
 
-    names = ", ".join(f"{shown(c)} ({', '.join(bound[c])})" for c in live)
+    names = ", ".join(f"{shown(c)} ({', '.join(bound[c][1])})" for c in live)
     who = operator_name(operator)
-    _audit(path, state_url, "teardown-consumers-orphaned" if override else "teardown-refused",
-           {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
+    journal = backend_of(path, plan, None, state_url).open(create=False)  # audited where it ran (if it did)
+    if journal is not None:
+        try:
+            journal.record_event(None, "teardown-consumers-orphaned" if override else "teardown-refused",
+                                 {"consumers": [str(c) for c in live], "operator": who})  # fmt: skip
+        finally:
+            journal.close()
     if override:
         return
     it = "it" if len(live) == 1 else "them"
@@ -202,14 +232,3 @@ def shown(path: Path) -> str:
     """A path as short as it can be said from here."""
     rel = os.path.relpath(path)
     return rel if len(rel) < len(str(path)) else str(path)
-
-
-def _audit(path: Path, state_url: str | None, kind: str, data: dict[str, Any]) -> None:
-    """An audit event in the plan's journal (none is made for a plan that never ran here)."""
-    journal = backend_for(path, None, state_url).open(create=False)
-    if journal is None:
-        return
-    try:
-        journal.record_event(None, kind, data)
-    finally:
-        journal.close()

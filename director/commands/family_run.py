@@ -26,16 +26,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from director.commands.family import (
+    Provider,
+    alone,
     applied,
     decl_of,
-    declares,
     guard_teardown,
     parse,
-    provided_alone,
     provided_env,
     shown,
 )
-from director.commands.paths import require_plan
+from director.commands.paths import backend_for, locate, require_plan
 from director.errors import DirectorError, ExitCode, UsageError, most_severe
 
 if TYPE_CHECKING:
@@ -52,23 +52,15 @@ if TYPE_CHECKING:
 def run_plans(plans: list[Path], request: RunRequest) -> ExitCode:
     """One plan (a file), or a family (several, or a directory), as `request` asks."""
     from director.commands.prereqs import check_engine
-    from director.commands.run import check_request, open_plan, run_command
+    from director.commands.run import check_request, run_command
 
     check_request(request)
     check_engine()  # bash ≥ 4.1 and /proc, before anything is read or created
     if len(plans) == 1 and not plans[0].is_dir():
         path = plans[0]
-        pf = open_plan(request, path)  # the one parse of this plan: its family declarations read from it
-        provided: dict[str, str] = {}
-        if declares(path):
-            decl = decl_of(pf.plan)
-            state_url = request.state.state_url
-            if request.mode == "run" and request.kind == "teardown":
-                guard_teardown(path, pf.plan, decl, set(), state_url, request.approval.operator,
-                               request.orphan_consumers)  # fmt: skip
-            need_live = request.mode == "run" and request.kind == "apply"
-            provided = provided_alone(path, decl, state_url, need_live=need_live)
-        return run_command(request, path, plan_file=pf, provided=provided or None)
+        site = locate(path, request)  # the one parse of this plan: its family declarations read from it
+        provided = alone(site.path, site.file.plan, request)
+        return run_command(request, site, provided=provided or None)
     return FamilyRun(plans, request).run()
 
 
@@ -200,7 +192,7 @@ class FamilyRun:
                 r = ext.require
                 if r.optional or r.discovered or not ext.exists:
                     continue
-                if not applied(ext.provider, state_url):
+                if not applied(backend_for(ext.provider, None, state_url)):
                     m = graph.member(ext.consumer)
                     raise UsageError(
                         f"{m.label}: requires `{r.name}` from {r.plan}, which is neither in this run nor "
@@ -320,15 +312,16 @@ class FamilyRun:
 
     def _provided(self, graph: Graph, m: Member) -> dict[str, str]:
         """What the member's providers realized, read from their Live State now (after they ran)."""
-        providers: dict[str, tuple[Path, Any]] = {}
+        providers: dict[str, Provider] = {}
         for e in graph.edges:
             if e.consumer == m.path:
-                providers[e.require.name] = (e.provider, e.provide)
+                providers[e.require.name] = Provider(e.provider, e.provide, parse(e.provider))
         for ext in graph.external:
             if ext.consumer == m.path and ext.exists:
-                provide = decl_of(parse(ext.provider)).provide(ext.require.name)
+                plan = parse(ext.provider)
+                provide = decl_of(plan).provide(ext.require.name)
                 if provide is not None:
-                    providers[ext.require.name] = (ext.provider, provide)
+                    providers[ext.require.name] = Provider(ext.provider, provide, plan)
         return provided_env(m.path, m.decl, providers)
 
     def run(self) -> ExitCode:
@@ -453,7 +446,8 @@ class FamilyRun:
         error: str | None = None
         try:
             provided = self._provided(graph, m)  # a teardown's §0 reads them too (consumers go first)
-            code = run_command(request, Path(m.label), provided=provided or None, family=seat)
+            code = run_command(request, locate(Path(m.label), request), provided=provided or None,
+                               family=seat)  # fmt: skip
         except DirectorError as exc:
             code, error = ExitCode(exc.exit_code), str(exc)
             console.print(f"error: {exc}", markup=False, highlight=False)

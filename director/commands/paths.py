@@ -13,7 +13,9 @@ from director.errors import StorageError, UsageError
 from director.files import write_atomic
 
 if TYPE_CHECKING:
+    from director.ledger.planfile import PlanFile
     from director.plan.model import Plan
+    from director.run.config import RunRequest
     from director.state.backends import StateBackend
     from director.state.store import StateStore
 
@@ -111,24 +113,37 @@ def prepare_dirs(p: Paths) -> list[Path]:
 
 @dataclass(frozen=True)
 class Site:
-    """Where one plan's run keeps its state, prepared once: its directories (`created`: what this start
-    made, removed again if the journal cannot be opened), its state backend, and the identity every process
-    its blocks start carries (`process_identity`)."""
+    """One plan's run, located once before anything is created (`locate`) and handed down: the path the
+    operator named, the plan as this run reads it (`file`: parsed once, its secret values known to the
+    writer), where its state lives (`paths`), its state backend, and the identity every process its blocks
+    start carries (`exec.marks.state_identity`). Its directories are made when the run starts
+    (`prepare_dirs`)."""
 
+    path: Path
+    file: PlanFile
     paths: Paths
-    created: list[Path]
     backend: StateBackend
     identity: str
 
 
-def site_for(
-    plan_path: Path, state_dir: Path | None, state_url: str | None, workdir: Path | None, plan: Plan
-) -> Site:
-    """The directories made, the backend chosen and the identity named, for one run of the plan."""
-    p = paths_for(plan_path, state_dir, workdir)
-    created = prepare_dirs(p)
-    backend = backend_for(plan_path, state_dir, state_url, plan)
-    return Site(p, created, backend, process_identity(plan_path, backend))
+def locate(plan_path: Path, request: RunRequest) -> Site:
+    """The PLAN argument checked (readable; writable when the run writes Live State back) and read (its
+    secret values, those of the environment and of `--secret`, known to the writer), and where its state
+    is: nothing is created."""
+    from director.exec.marks import state_identity
+    from director.exec.secrets import secret_name_predicate, secret_values
+    from director.ledger.planfile import PlanFile
+    from director.state.backends import choose
+
+    require_plan(plan_path)
+    if request.mode == "run":
+        require_writable_plan(plan_path)
+    state = request.state
+    p = paths_for(plan_path, state.state_dir, state.workdir)
+    secrets = secret_values(os.environ, secret_name_predicate(list(request.step.secrets)))
+    pf = PlanFile.load(plan_path, secret_values=secrets)
+    backend = choose(p.journal, p.lock, plan_path, state.state_url, pf.plan.plan_id)
+    return Site(plan_path, pf, p, backend, state_identity(plan_path.name, backend.describe()))
 
 
 def require_plan(plan_path: Path) -> Path:
@@ -176,29 +191,24 @@ def load_plan(plan_path: Path) -> Plan:
 def backend_for(
     plan_path: Path, state_dir: Path | None, state_url: str | None, plan: Plan | None = None
 ) -> StateBackend:
-    """SQLite beside the plan, or PostgreSQL with `--state-url` / `DIRECTOR_STATE_URL` (keyed by
-    `director.state.identity.plan_key`: the Live State's `plan_id`, else the path in the git repository)."""
-    from director.state.backends import SqliteBackend, pg_backend
-    from director.state.identity import plan_key
-
-    if not state_url:
-        p = paths_for(plan_path, state_dir, None)
-        return SqliteBackend(p.journal, p.lock, plan_path.resolve())
-    if plan is None:
+    """SQLite beside the plan, or PostgreSQL with `--state-url` / `DIRECTOR_STATE_URL` (`backend_of`; the
+    plan read from `plan_path` when it is not given and a database keys the state by its `plan_id`)."""
+    if state_url and plan is None:
         plan = load_plan(plan_path)
-    plan_id = plan.live_state.data.get("plan_id") if plan.live_state is not None else None
-    return pg_backend(state_url, plan_key(plan_path, plan_id), str(plan_path.resolve()))
+    return backend_of(plan_path, plan, state_dir, state_url)
+
+
+def backend_of(
+    plan_path: Path, plan: Plan | None, state_dir: Path | None, state_url: str | None
+) -> StateBackend:
+    """The state backend of the plan as read (`state.backends.choose`: keyed by its `plan_id`, else its
+    path in the git repository)."""
+    from director.state.backends import choose
+
+    p = paths_for(plan_path, state_dir, None)
+    return choose(p.journal, p.lock, plan_path, state_url, plan.plan_id if plan is not None else None)
 
 
 def open_journal(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> StateStore | None:
     """The plan's journal, or None when nothing was recorded for it yet (nothing ran)."""
     return backend_for(plan_path, state_dir, state_url).open(create=False)
-
-
-def process_identity(plan_path: Path, backend: StateBackend) -> str:
-    """The plan's identity in the environment of every process its blocks start (`director.exec.marks`):
-    one plan's state (the journal file, or the database and plan key) on this machine."""
-    from director.exec.marks import plan_identity
-
-    d = backend.describe()
-    return plan_identity(plan_path.name, f"{d['backend']} {d['where']} {d['key']}")

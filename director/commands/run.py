@@ -15,14 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from director.commands import run_screen
 from director.commands.lintgate import refuse_lint_errors
-from director.commands.paths import (
-    Paths,
-    ignore_file,
-    remove_created,
-    require_plan,
-    require_writable_plan,
-    site_for,
-)
+from director.commands.paths import Paths, Site, ignore_file, prepare_dirs, remove_created
 from director.commands.run_screen import InFamily
 from director.errors import DirectorError, ExitCode, PlanError, UsageError
 
@@ -30,12 +23,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from director.exec.shell import Shell
-    from director.ledger.planfile import PlanFile
-    from director.plan import knobs
     from director.plan.model import Plan
     from director.run.config import Mode, RunRequest
     from director.run.events import Bus
-    from director.run.gates import Prompter
     from director.state.backends import StateBackend
     from director.state.journal import RunKind
     from director.state.store import StateStore
@@ -71,30 +61,18 @@ def check_request(request: RunRequest) -> None:
 _MAX_TIMEOUT_S = 365 * 24 * 3600.0
 
 
-def open_plan(request: RunRequest, plan_path: Path) -> PlanFile:
-    """The plan as this run reads it (parsed once): a plan file a run can write back, its secret values
-    known to the writer."""
-    from director.ledger.planfile import PlanFile
-
-    require_plan(plan_path)
-    if request.mode == "run":
-        require_writable_plan(plan_path)
-    return PlanFile.load(plan_path, secret_values=_secret_values(list(request.step.secrets)))
-
-
 def run_command(
     request: RunRequest,
-    plan_path: Path,
+    site: Site,
     *,
-    plan_file: PlanFile | None = None,
     provided: dict[str, str] | None = None,
     family: InFamily | None = None,
 ) -> ExitCode:
     """apply / teardown (mode `run`), plan (`preview`), check (`check`) of one plan, as `request` asks.
 
-    `plan_file` is the plan already read (`open_plan`); `provided` is what the plan's providers realized
-    (`DIRECTOR_PROVIDED_*`, docs/plan-format.md), added to its blocks' environment; `family` is set when the
-    run is a member of a family run.
+    `site` is the plan as read and where its state is (`paths.locate`); `provided` is what the plan's
+    providers realized (`DIRECTOR_PROVIDED_*`, docs/plan-format.md), added to its blocks' environment;
+    `family` is set when the run is a member of a family run.
     """
     from director.ci import github_actions, in_ci
     from director.commands import trust
@@ -107,21 +85,17 @@ def run_command(
     from director.ui.render import make_console
 
     kind, mode, st, screen = request.kind, request.mode, request.step, request.screen
-    state, approval = request.state, request.approval
-    secrets = list(st.secrets)
-    pf = plan_file if plan_file is not None else open_plan(request, plan_path)
-    key = trust.signing_key(approval.sign_with) if mode == "run" else None
-    signers = trust.allowed_signers(plan_path, approval.allowed_signers) if mode == "run" else None
-    policy = trust.approval_policy(plan_path, signers) if mode == "run" else None
-    dirty: list[str] = []
+    approval, secrets, p, pf = request.approval, list(st.secrets), site.paths, site.file
+    # 1. What is said about the plan and the options before anything is created: its lint errors, who may
+    # approve and how (`trust.gather`), the `--set` values. The plan is read as `pf.plan` where needed,
+    # never kept in a local for the run: a ledger write replaces it, and a local would hold the plan as
+    # first read (its text and model: 40 MB for a 5 MB plan) to the end.
+    trusted = None
     if mode == "run":
-        refuse_lint_errors(pf.plan, plan_path, ignore=st.ignore_lint_errors)
-        assert policy is not None
-        trust.require_identities(pf.plan, policy, signers)
-        files = [signers] if signers is not None else []
-        dirty = trust.uncommitted([*files, *map(Path, policy.files)], approval.allow_dirty_signers)
-    # Read as `pf.plan` where needed, never kept in a local for the run: a ledger write replaces it, and a
-    # local would hold the plan as first read (its text and model: 40 MB for a 5 MB plan) to the end.
+        refuse_lint_errors(pf.plan, site.path, ignore=st.ignore_lint_errors)
+        a = approval
+        trusted = trust.gather(pf.plan, site.path, sign_with=a.sign_with, allowed=a.allowed_signers,
+                               allow_dirty=a.allow_dirty_signers)  # fmt: skip
     given = _preflight(pf.plan, pf.path, kind, mode, list(approval.approve), list(st.sets))
     _check_detail(pf.plan, screen.detail_section)
     interactive = not screen.non_interactive and not in_ci() and sys.stdin.isatty() and sys.stdout.isatty()
@@ -130,25 +104,24 @@ def run_command(
         interactive, console = family.prompter is not None, family.console
     else:
         console = make_console(screen.plain or to_stdout or not sys.stdout.isatty(), stderr=to_stdout)
-    site = site_for(plan_path, state.state_dir, state.state_url, state.workdir, pf.plan)
-    p, backend = site.paths, site.backend
+    # 2. The effects the engine is handed: its directories, target, screen, journal and shell.
+    created = prepare_dirs(p)
     tgt, tenv, used = _target(st.target, p, pf.plan, console)
-
     with ExitStack() as closing:
         bus, live = run_screen.views(console, pf.plan, kind, interactive, screen.plain, family)
         if family is None:
             try:
                 run_screen.event_sinks(bus, screen.events, closing)
             except UsageError:
-                remove_created(site.created)  # refused before anything ran: nothing of this run is left
+                remove_created(created)  # refused before anything ran: nothing of this run is left
                 raise
         elif family.events is not None:
             bus.subscribe(family.events)
         if family is not None:
             prompter = family.prompter
         else:
-            prompter = run_screen.prompter(console, live, interactive, plan_path, kind)
-        journal = _open_journal(backend, p, secret_name_predicate(secrets), site.created)
+            prompter = run_screen.prompter(console, live, interactive, site.path, kind)
+        journal = _open_journal(site.backend, secret_name_predicate(secrets), created)
         # A family member's blocks never read the terminal: several may run at once (docs/families.md).
         shell = _shell(
             tenv, p, interactive and family is None, secrets, provided or {}, site.identity, pf.plan
@@ -160,14 +133,15 @@ def run_command(
             operator=operator_name(approval.operator),
             target=st.target if used else "none",  # the target a run really used
             sets=given,
-            signing_key=key,
-            allowed_signers=signers,
+            signing_key=trusted.key if trusted is not None else None,
+            allowed_signers=trusted.signers if trusted is not None else None,
             closure_key=load_key(p.state),
-            policy=policy,
+            policy=trusted.policy if trusted is not None else None,
         )
-        if signers is not None:
-            console.print(f"approvals must be signed by a key in {signers}", markup=False, highlight=False)
-        for said in dirty:  # said, and journaled below (`director audit`): never honoured silently
+        if trusted is not None and trusted.signers is not None:
+            console.print(f"approvals must be signed by a key in {trusted.signers}", markup=False,
+                          highlight=False)  # fmt: skip
+        for said in trusted.dirty if trusted is not None else ():  # said, and journaled (`director audit`)
             console.print(said, markup=False, highlight=False)
         engine = Engine(
             plan_file=pf,
@@ -179,24 +153,16 @@ def run_command(
             config=cfg,
             workdir=p.workspace,
         )
+        # 3. The run: under the plan's lease, held to what its journal requires, then the engine.
         try:
-            lease = _lease(backend, p, pf, journal, bus, kind, mode)
+            lease = _lease(site, journal, bus, kind, mode)
             signals = family.interrupts if family is not None else _signals_to
             with lease, signals(engine.interrupt), run_screen.shown(live):
-                if mode == "run":
-                    trust.require_signers(journal, signers, plan_path)  # fail closed (docs/approvals.md)
-                    trust.record_signers(journal, signers)
-                    assert policy is not None
-                    trust.require_policy(journal, policy, plan_path)
-                    trust.record_policy(journal, policy)
-                    for said in dirty:
-                        journal.record_event(None, "trust-uncommitted", {"warning": said})
+                if trusted is not None:  # fail closed (docs/approvals.md)
+                    trust.hold(journal, trusted, site.path, record=True)
                     record_template(pf.plan, journal)  # once, before the plan's first run here
                     journal.record_event(None, "plan-before-run", {"text": pf.plan.source, "kind": kind})
-                latest = journal.latest_run() if kind == "apply" and mode == "run" else None
-                torn_down = latest is not None and (latest.kind, latest.state) == ("teardown", "completed")
-                ask_again = st.reinterview or torn_down  # the first apply after a teardown asks again
-                result = engine.execute(_resolver(pf, given, prompter, ask_again))
+                result = engine.execute()  # the interview first
         except KeyboardInterrupt:
             if engine.run is None:  # Ctrl-C at the interview: say so, the board of pending sections is gone
                 what = "no run was started" if mode == "run" else "nothing was observed"
@@ -210,6 +176,7 @@ def run_command(
             result.detail = (
                 f"--section {screen.detail_section}: no gate to show (the preview does not judge it)"
             )
+        # 4. How it ended: the screen's summary, the exit code, `--json`, GitHub's annotations.
         code = run_screen.finish(
             console, bus, result, mode, kind, to_stdout,
             live=live is not None, pf=pf, table=family is None,
@@ -217,10 +184,10 @@ def run_command(
     if family is not None:
         family.result = result
     if screen.json and family is None:
-        run_screen.print_result(request.command, plan_path, result, code, pf)
+        run_screen.print_result(request.command, site.path, result, code, pf)
     if github_actions():
         out = sys.stderr if to_stdout else sys.stdout
-        run_screen.github_report(pf.plan, plan_path, result, mode, kind, code, out)
+        run_screen.github_report(pf.plan, site.path, result, mode, kind, code, out)
     return code
 
 
@@ -259,9 +226,7 @@ def _check_approvals(plan: Plan, approve: list[str]) -> None:
             raise UsageError(f"--approve: the plan has no section {selector!r}")
 
 
-def _open_journal(
-    backend: StateBackend, p: Paths, is_secret: Callable[[str], bool], created: list[Path]
-) -> StateStore:
+def _open_journal(backend: StateBackend, is_secret: Callable[[str], bool], created: list[Path]) -> StateStore:
     """The plan's state store; if it cannot be opened, the directories this start created are removed
     again (if empty). A journal is never removed: it is created whole or not at all (`state.schema`), and
     one that exists may be another process's, made a moment ago."""
@@ -331,39 +296,8 @@ def _shell(
     )  # fmt: skip
 
 
-def _resolver(
-    pf: PlanFile, given: dict[str, str], prompter: Prompter | None, reinterview: bool = False
-) -> Callable[[dict[str, str] | None], knobs.Resolution]:
-    """The interview: `--set` answers, then the previous run's, then the prompter (if any).
-
-    With `reinterview` (`--reinterview`, or the first apply after a completed teardown) every question
-    without a `--set` answer is asked again at a terminal, the previous answer as its default; without a
-    terminal the previous answers stand.
-    """
-    import dataclasses
-
-    from director.plan import knobs
-
-    def resolve(previous: dict[str, str] | None) -> knobs.Resolution:
-        ask = prompter.ask_input if prompter is not None else None
-
-        def ask_knob(knob: str) -> str:
-            assert ask is not None
-            inp = pf.plan.knob_inputs()[knob]
-            if previous and previous.get(knob) in inp.options:
-                inp = dataclasses.replace(inp, default=previous[knob])
-            return ask(inp)
-
-        asked_again = reinterview and ask is not None
-        return knobs.resolve(pf.plan, given, None if asked_again else previous, ask_knob if ask else None)
-
-    return resolve
-
-
 @contextmanager
-def _lease(
-    backend: StateBackend, p: Paths, pf: PlanFile, journal: StateStore, bus: Bus, kind: str, mode: str
-) -> Iterator[None]:
+def _lease(site: Site, journal: StateStore, bus: Bus, kind: str, mode: str) -> Iterator[None]:
     """One writer per plan while a run (not a preview or a check) executes; its holder row kept fresh.
 
     Holding the lease proves every earlier writer of this plan and state directory gone: the temp files
@@ -371,6 +305,7 @@ def _lease(
     """
     from director.files import remove_stale_temps, sweep_stale_temps
 
+    pf, p, backend = site.file, site.paths, site.backend
     cm: Any = backend.acquire(journal, run_kind=kind, plan=str(pf.path)) if mode == "run" else nullcontext()
     with cm as lease:
         if lease is not None:

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from director.commands.paths import backend_for, load_plan, paths_for, process_identity
+from director.commands.paths import backend_for, load_plan, paths_for
 from director.errors import DirectorError, ExitCode, UsageError
 
 
@@ -48,7 +48,7 @@ def family_status_command(
 
     if state_dir is not None:
         raise UsageError("--state-dir names one plan's state: ask for one plan's status with it")
-    graph, _ = members(plans)
+    graph, read = members(plans)
     order = graph.order()
     docs = [status_data(Path(m.label), None, state_url) for m in order]
     label = {m.path: m.label for m in graph.members}
@@ -61,7 +61,7 @@ def family_status_command(
             "schema": FAMILY_SCHEMA,
             "order": [m.label for m in order],
             "edges": edges,
-            "live": {m.label: is_live(m.path, state_url) for m in order},
+            "live": {m.label: is_live(m.path, read[m.path], state_url) for m in order},
             "plans": docs,
         }
         print(json.dumps(out, indent=2, ensure_ascii=False, default=_rfc3339))
@@ -88,6 +88,7 @@ def _rfc3339(value: object) -> str:
 
 def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> dict[str, Any]:
     """Everything `status` shows, JSON-ready (the `director.status/1` document of `--json`)."""
+    from director.exec.marks import state_identity
     from director.plan.tojson import check_row_json, kv_json
 
     plan = load_plan(plan_path)
@@ -112,7 +113,7 @@ def status_data(plan_path: Path, state_dir: Path | None, state_url: str | None =
         "state": backend.describe(),  # where the journal, receipts and lease live; the plan key in use
     }
     journal = backend.open(create=False)
-    out["processes"] = _processes(process_identity(plan_path, backend), journal)
+    out["processes"] = _processes(state_identity(plan_path.name, backend.describe()), journal)
     if journal is not None:
         try:
             out["last_run"] = _last_run(journal)

@@ -1,9 +1,11 @@
-"""Which signing key and which allowed-signers file a command uses (docs/approvals.md), checked before
-anything runs: a bad file is one `error:` line naming it (and its line), nothing is created."""
+"""Which signing key, allowed-signers file and approval policy a command uses (docs/approvals.md), gathered
+once into one `Trust` before anything runs (a bad file is one `error:` line naming it, and its line; nothing
+is created), then held against what the plan's journal requires in one call once it is open (`hold`)."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +17,90 @@ from director.state.store import StateStore
 if TYPE_CHECKING:
     from director.plan.model import Plan
     from director.run.policy import Policy
+
+
+@dataclass(frozen=True)
+class Trust:
+    """Who may approve a plan's gates and how, as found before anything runs: the key receipts are signed
+    with (`--sign-with`), the allowed-signers file in force (None: approvals are not checked), the approval
+    policy (every policy file in force, the stricter wins), and a warning for each of those files git says
+    is not committed (only with `--allow-dirty-signers`: said, and journaled by `hold`)."""
+
+    key: Path | None
+    signers: Path | None
+    policy: Policy
+    dirty: tuple[str, ...]
+
+
+def gather(
+    plan: Plan, plan_path: Path, *, sign_with: Path | None, allowed: Path | None, allow_dirty: bool
+) -> Trust:
+    """The signing key (`--sign-with`), the allowed-signers file (`--allowed-signers`, else the
+    repository's) and the approval policy in force for `plan`: first where each file is (readable regular
+    files), then whether each is committed (`uncommitted`: refused unless `allow_dirty`, then a warning),
+    then what they say (a bad file is one `error: FILE:LINE: …`, exit 64). A rule that tells people apart
+    needs the allowed signers: only a verified signature says who approved."""
+    from director.plan.model import section_label
+    from director.run.policy import Policy, PolicyError, parse_policy
+
+    key = signing_key(sign_with)
+    named, option = _signers_file(plan_path, allowed)
+    signers = Path(os.path.abspath(named)) if named is not None else None  # a symlink is checked as one
+    found = policy_files(plan_path, signers)
+    texts = [_policy_text(f) for f in found]
+    files = [*([signers] if signers is not None else []), *(Path(os.path.abspath(f)) for f in found)]
+    dirty = tuple(uncommitted(files, allow_dirty))
+    policy = Policy()
+    for f, text in zip(found, texts, strict=True):
+        try:
+            policy = policy.tighten(parse_policy(text, os.path.abspath(f)))
+        except PolicyError as e:
+            where = f"{f}:{e.line}" if e.line else str(f)
+            raise UsageError(f"{where}: {e} (docs/approvals.md, Gate policy)") from None
+    needing = policy.needing_identities(plan) if signers is None else None
+    if needing is not None:
+        s, r = needing
+        raise UsageError(
+            f"{section_label(s)} needs {r.describe()} ({'; '.join(r.source)}), but no allowed-signers file "
+            f"is in force ({DEFAULT_FILE} at the repository's root, --allowed-signers or "
+            "DIRECTOR_ALLOWED_SIGNERS): only a verified signature says who approved -- nothing was run"
+        )
+    if named is not None:
+        load_allowed_signers(named, option)
+        sshsig.program()  # exit 6 now, not at the gate, when ssh-keygen is missing
+    return Trust(key, signers, policy, dirty)
+
+
+def hold(journal: StateStore, trusted: Trust, plan_path: Path, *, record: bool) -> None:
+    """Fail closed against what the plan's journal requires, read once (`history.held_to`): once its runs
+    required signed approvals, or held its gates to an approval policy file, a run (or `approve`) without
+    one in force is refused, naming the file the journal last held it to. With `record` (a run), the
+    journal then remembers the allowed-signers and policy files in force (when they change) and each
+    uncommitted file's warning (`director audit`: never honoured silently)."""
+    from director.run import history
+
+    held = history.held_to(journal)
+    if trusted.signers is None and held.signers is not None:
+        raise UsageError(
+            f"{plan_path}: its journal requires signed approvals (checked against {held.signers}), but no "
+            f"allowed-signers file is in force now ({DEFAULT_FILE} at the repository's root, "
+            "--allowed-signers or DIRECTOR_ALLOWED_SIGNERS); restore it -- nothing was run"
+        )
+    policy = trusted.policy
+    if held.policy_files and not policy.files:
+        raise UsageError(
+            f"{plan_path}: its journal holds its gates to the approval policy in {held.policy_files[0]}, but "
+            "no approval policy file is in force now; restore it (to relax a policy, edit it) -- nothing was "
+            "run"
+        )
+    if not record:
+        return
+    if trusted.signers is not None and held.signers != str(trusted.signers):
+        journal.record_event(None, history.SIGNED, {"file": str(trusted.signers)})
+    if policy.files and held.policy_files != list(policy.files):
+        journal.record_event(None, history.POLICY, policy.to_json())
+    for said in trusted.dirty:
+        journal.record_event(None, "trust-uncommitted", {"warning": said})
 
 
 def _top(plan_path: Path) -> tuple[Path, Path | None]:
@@ -63,43 +149,28 @@ def _readable_file(path: Path, option: str) -> None:
 
 def allowed_signers(plan_path: Path, given: Path | None) -> Path | None:
     """The allowed-signers file in force (`--allowed-signers`, `DIRECTOR_ALLOWED_SIGNERS`, else the
-    repository's), read and checked; None: approvals are not checked (`require_signers` refuses that
-    once the plan's journal has required signatures)."""
+    repository's), read and checked; None: approvals are not checked (`hold` refuses that once the plan's
+    journal has required signatures)."""
+    named, option = _signers_file(plan_path, given)
+    if named is None:
+        return None
+    load_allowed_signers(named, option)
+    sshsig.program()  # exit 6 now, not at the gate, when ssh-keygen is missing
+    return Path(os.path.abspath(named))  # not resolved: a symlink in its place is checked as one
+
+
+def _signers_file(plan_path: Path, given: Path | None) -> tuple[Path | None, str]:
+    """The allowed-signers file in force, as named (a readable regular file, not read yet), and the option
+    that named it."""
     found: Path | None = None
     if given is not None and str(given) not in ("", "."):
         found, option = given, "--allowed-signers"
     else:
         found, option = default_allowed_signers(plan_path), "the default allowed-signers file"
     if found is None:
-        return None
+        return None, option
     _readable_file(found, option)
-    load_allowed_signers(found, option)
-    sshsig.program()  # exit 6 now, not at the gate, when ssh-keygen is missing
-    return Path(os.path.abspath(found))  # not resolved: a symlink in its place is checked as one
-
-
-def require_signers(journal: StateStore, signers: Path | None, plan_path: Path) -> None:
-    """Fail closed: once the plan's journal has required signed approvals, a run (or `approve`) without an
-    allowed-signers file in force is refused, naming the file the journal last held it to."""
-    from director.run import history
-
-    if signers is not None:
-        return
-    was = history.signatures_required(journal)
-    if was is not None:
-        raise UsageError(
-            f"{plan_path}: its journal requires signed approvals (checked against {was}), but no "
-            f"allowed-signers file is in force now ({DEFAULT_FILE} at the repository's root, "
-            "--allowed-signers or DIRECTOR_ALLOWED_SIGNERS); restore it -- nothing was run"
-        )
-
-
-def record_signers(journal: StateStore, signers: Path | None) -> None:
-    """Remember in the journal that this plan's approvals are signed (once per file)."""
-    from director.run import history
-
-    if signers is not None and history.signatures_required(journal) != str(signers):
-        journal.record_event(None, history.SIGNED, {"file": str(signers)})
+    return found, option
 
 
 def signing_key(given: Path | None) -> Path | None:
@@ -127,69 +198,13 @@ def policy_files(plan_path: Path, signers: Path | None) -> list[Path]:
     return [d / POLICY_FILE for d in dirs if os.path.lexists(d / POLICY_FILE)]
 
 
-def approval_policy(plan_path: Path, signers: Path | None) -> Policy:
-    """The approval policy the repository declares (every policy file in force, read and checked: a bad
-    one is one `error: FILE:LINE: …`, exit 64); the default policy when there is none."""
-    from director.run.policy import Policy, PolicyError, parse_policy
-
-    policy = Policy()
-    for f in policy_files(plan_path, signers):
-        _readable_file(f, "the approval policy file")
-        try:
-            text = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise UsageError(f"{f}: cannot read the approval policy: {e}") from None
-        try:
-            policy = policy.tighten(parse_policy(text, os.path.abspath(f)))
-        except PolicyError as e:
-            where = f"{f}:{e.line}" if e.line else str(f)
-            raise UsageError(f"{where}: {e} (docs/approvals.md, Gate policy)") from None
-    return policy
-
-
-def require_identities(plan: Plan, policy: Policy, signers: Path | None) -> None:
-    """A rule that tells people apart (two approvals from different people, or not the run's operator)
-    needs an allowed-signers file: only a verified signature says who approved (exit 64 otherwise)."""
-    from director.plan import markers
-    from director.plan.model import SectionKind, section_label
-
-    if signers is not None:
-        return
-    for s in plan.sections:
-        glyphs = [m.marker.value for m in s.markers if m.rule.gates]
-        if s.kind is SectionKind.TEARDOWN:  # a teardown gates as 💥, marked or not
-            glyphs.append(markers.Marker.DESTRUCTIVE.value)
-        for glyph in glyphs:
-            r = policy.for_gate(glyph, s)
-            if r.needs_identities:
-                raise UsageError(
-                    f"{section_label(s)} needs {r.describe()} ({'; '.join(r.source)}), but no "
-                    f"allowed-signers file is in force ({DEFAULT_FILE} at the repository's root, "
-                    "--allowed-signers or DIRECTOR_ALLOWED_SIGNERS): only a verified signature says who "
-                    "approved -- nothing was run"
-                )
-
-
-def require_policy(journal: StateStore, policy: Policy, plan_path: Path) -> None:
-    """Fail closed: once the plan's runs were held to an approval policy file, a run (or `approve`) that
-    finds none in force stops (relax a policy by editing its file, never by removing it). Any policy file
-    will do, as with the allowed signers: another machine's clone has it at another path."""
-    from director.run import history
-
-    was = history.policy_files(journal)
-    if was and not policy.files:
-        raise UsageError(
-            f"{plan_path}: its journal holds its gates to the approval policy in {was[0]}, but no approval "
-            "policy file is in force now; restore it (to relax a policy, edit it) -- nothing was run"
-        )
-
-
-def record_policy(journal: StateStore, policy: Policy) -> None:
-    """Remember in the journal the policy files this plan's gates are held to (when they change)."""
-    from director.run import history
-
-    if policy.files and history.policy_files(journal) != list(policy.files):
-        journal.record_event(None, history.POLICY, policy.to_json())
+def _policy_text(f: Path) -> str:
+    """A policy file's text (a readable regular file, UTF-8)."""
+    _readable_file(f, "the approval policy file")
+    try:
+        return f.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{f}: cannot read the approval policy: {e}") from None
 
 
 # ------------------------------------------------------------------------------ committed, or not

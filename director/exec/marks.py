@@ -41,6 +41,7 @@ __all__ = [
     "marked",
     "plan_identity",
     "recorded_in",
+    "state_identity",
     "step_marks",
     "stop",
 ]
@@ -60,6 +61,12 @@ def plan_identity(name: str, where: str) -> str:
     """
     digest = hashlib.sha256(where.encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return f"{_UNSAFE.sub('_', name)[:60] or 'plan'}@{digest}"
+
+
+def state_identity(name: str, state: Mapping[str, object]) -> str:
+    """`plan_identity` of the plan file `name` whose state a backend describes (`StateBackend.describe`:
+    the backend, where, and the plan's key there): one plan's state on this machine."""
+    return plan_identity(name, f"{state['backend']} {state['where']} {state['key']}")
 
 
 def step_marks(

@@ -59,7 +59,8 @@ class Baseline:
 
     def world_of(self, path: Path) -> World | None:
         """The world `path` was seen in, if any. A check seen only before paths held what its command
-        marks saw (`bash.trace.RICHER`) is judged by its messages and exits alone until it learns anew."""
+        marks saw as they are read now (`bash.trace.RICHER`) is judged by its messages and exits alone until
+        it learns anew: in the one world they were seen in (seen in several, they tell nothing)."""
         worlds: tuple[tuple[World, frozenset[Path]], ...] = (
             ("held", self.held), ("not-held", self.not_held), ("settled", self.settled),
         )  # fmt: skip
@@ -68,9 +69,9 @@ class Baseline:
                 return world
         if RICHER in path and not any(RICHER in p for _, paths in worlds for p in paths):
             old = legacy(path)
-            for world, paths in worlds:
-                if old in paths:
-                    return world
+            found = {world for world, paths in worlds if any(legacy(p) == old for p in paths)}
+            if len(found) == 1:
+                return found.pop()
         return None
 
     def learned(self, world: World, path: Path) -> Baseline:

@@ -6,6 +6,7 @@ the callers that expand `${VAR}` cells outside templates.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from typing import Literal
 
 from director.errors import UsageError
 from director.plan.markers import TEARDOWN_GATE, gating_order
-from director.plan.model import Block, MarkerSpec, Plan, Section, SectionKind
+from director.plan.model import Block, Input, MarkerSpec, Plan, Section, SectionKind
 from director.plan.templates import TemplateError as TemplateError
 from director.plan.templates import expand as expand
 
@@ -58,18 +59,27 @@ def resolve(
     plan: Plan,
     given: Mapping[str, str],
     previous: Mapping[str, str] | None,
-    ask: Callable[[str], str] | None,
+    ask: Callable[[Input], str] | None,
+    *,
+    ask_again: bool = False,
 ) -> Resolution:
-    """Resolve every input: a flag wins, then a previous resolution, then the prompt, then the default."""
+    """Resolve every input: a flag wins, then a previous resolution, then the prompt, then the default.
+
+    With `ask_again` (`--reinterview`, or the first apply after a completed teardown) and a prompt, every
+    input without a flag is asked again, its previous answer as the default; without a prompt the previous
+    answers stand.
+    """
     values: dict[str, str] = {}
     how: dict[str, Decided] = {}
     for inp in plan.inputs:
+        before = previous.get(inp.knob) if previous else None
         if inp.knob in given:
             values[inp.knob], how[inp.knob] = given[inp.knob], "flag"
-        elif previous and previous.get(inp.knob) in inp.options:
-            values[inp.knob], how[inp.knob] = str(previous[inp.knob]), "previous"
+        elif before in inp.options and not (ask_again and ask is not None):
+            values[inp.knob], how[inp.knob] = str(before), "previous"
         elif ask is not None:
-            values[inp.knob], how[inp.knob] = ask(inp.knob), "prompt"
+            asked = dataclasses.replace(inp, default=str(before)) if before in inp.options else inp
+            values[inp.knob], how[inp.knob] = ask(asked), "prompt"
         else:
             values[inp.knob], how[inp.knob] = inp.default, "default"
     return Resolution(values, how)

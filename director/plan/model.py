@@ -395,6 +395,12 @@ class Plan:
         raise KeyError(key)
 
     @property
+    def plan_id(self) -> object:
+        """The `plan_id` its Live State names (None: none): what keys its state in a shared database and
+        its identity in a signed receipt, wherever the plan file lies."""
+        return self.live_state.data.get("plan_id") if self.live_state is not None else None
+
+    @property
     def executable_sections(self) -> tuple[Section, ...]:
         """Sections apply walks, in execution order: §0, Requires-discovery, then §1… (not Teardown)."""
         zero = [s for s in self.sections if s.kind is SectionKind.VARIABLES]

@@ -98,6 +98,7 @@ class RunConfig:
     max_recoveries: int = 5
     target: str = "cloudflare"
     sets: dict[str, str] = field(default_factory=dict)
+    reinterview: bool = False  # `--reinterview`: every question asked again (as after a teardown)
     secret_names: tuple[str, ...] = ()
     wait_for_approval: float | None = None  # seconds a gate waits for a receipt (`--wait-for-approval`)
     signing_key: Path | None = None  # `--sign-with`: this run's own approvals are signed with it
@@ -137,6 +138,7 @@ class RunConfig:
             max_recoveries=st.max_recoveries,
             target=target,
             sets=sets,
+            reinterview=st.reinterview,
             secret_names=st.secrets,
             wait_for_approval=a.wait_for_approval,
             signing_key=signing_key,

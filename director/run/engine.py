@@ -28,8 +28,6 @@ from director.state.lifecycle import RunState
 from director.state.store import StateStore
 from director.targets.base import Target
 
-ResolveInputs = Callable[[dict[str, str] | None], knobs.Resolution]
-
 
 class Engine:
     """Runs one `apply` / `teardown` / `plan` / `check` invocation of a plan."""
@@ -75,17 +73,27 @@ class Engine:
         self.shell.interrupt()
         return running
 
+    def _interview(self, previous: dict[str, str] | None, ask_again: bool) -> knobs.Resolution:
+        """The inputs: `--set` answers, then the previous run's, then the prompter's (if any); with
+        `ask_again` (`--reinterview`, or the first apply after a completed teardown) asked again at a
+        terminal, the previous answer as the default (`knobs.resolve`)."""
+        ask = self.prompter.ask_input if self.prompter is not None else None
+        return knobs.resolve(self.pf.plan, self.cfg.sets, previous, ask, ask_again=ask_again)
+
     def _fresh_session(self) -> SessionState:
         return SessionState(variables={}, exported=frozenset(), functions="", cwd=str(self.workdir))
 
-    def execute(self, resolve_inputs: ResolveInputs) -> RunResult:
-        """Run (or resume) the plan; `resolve_inputs(previous)` does the interview."""
+    def execute(self) -> RunResult:
+        """Run (or resume) the plan, its interview first (`_interview`)."""
         if self.cfg.mode != "run":
-            return self._preview(resolve_inputs)
+            return self._preview()
+        latest = self.journal.latest_run() if self.cfg.kind == "apply" else None
+        torn_down = latest is not None and (latest.kind, latest.state) == ("teardown", "completed")
         before = self.journal.latest_run(self.cfg.kind)
         resume_id, recovering = resume.open_run(self.journal, self.bus, self.cfg)
         carried = resume.superseded(self.journal, before) if resume_id is None else None
-        res = resolve_inputs(resume.previous_inputs(self.journal))
+        # the first apply after a teardown asks again
+        res = self._interview(resume.previous_inputs(self.journal), self.cfg.reinterview or torn_down)
         resolved_at = self.clock().isoformat(timespec="seconds")
         forgotten = resume.forgotten_before(self.journal)
         if resume_id is None:
@@ -165,9 +173,9 @@ class Engine:
         self.journal.reset_recoveries(run.run_id)
         return run.finish(RunState.COMPLETED, None, run.summary())
 
-    def _preview(self, resolve_inputs: ResolveInputs) -> RunResult:
+    def _preview(self) -> RunResult:
         """`director plan` / `director check`: observe only."""
-        res = resolve_inputs(resume.previous_inputs(self.journal))
+        res = self._interview(resume.previous_inputs(self.journal), self.cfg.reinterview)
         forgotten = resume.forgotten_before(self.journal)
         return Preview(
             plan=self.pf.plan,

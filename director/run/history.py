@@ -154,6 +154,20 @@ def latest_run(journal: StateStore, kind: RunKind) -> RunRecord | None:
     return journal.latest_run(kind)
 
 
+@dataclass(frozen=True)
+class Held:
+    """What the plan's journal holds its approvals to, read once: the allowed-signers file its runs were
+    last checked against (None: never), and the approval policy files its gates were last held to."""
+
+    signers: str | None
+    policy_files: list[str]
+
+
+def held_to(journal: StateStore) -> Held:
+    """`signatures_required` and `policy_files`, read together: what a run or `approve` holds its trust to."""
+    return Held(signatures_required(journal), policy_files(journal))
+
+
 def signatures_required(journal: StateStore) -> str | None:
     """The allowed-signers file the plan's runs were held to, if any run was (the last one named)."""
     evs = journal.events(kind=SIGNED)

@@ -22,7 +22,7 @@ from typing import Any
 
 from director.plan import markers
 from director.plan.fence import MAX_APPROVALS
-from director.plan.model import Section, section_label
+from director.plan.model import Plan, Section, SectionKind, section_label
 
 POLICY_FILE = ".director-approval-policy.toml"
 DEFAULT_VALID_FOR_S = 24 * 3600.0  # a receipt from `director approve` without --valid-for
@@ -113,6 +113,19 @@ class Policy:
         if marker == markers.Marker.DESTRUCTIVE.value:
             rule = rule.tighten(self.destructive)
         return rule.tighten(plan_rule(section)) if section is not None else rule
+
+    def needing_identities(self, plan: Plan) -> tuple[Section, Rule] | None:
+        """The first gate of `plan` whose rule tells people apart (two approvals from different people, or
+        not the run's operator): only a verified signature can say who approved there."""
+        for s in plan.sections:
+            glyphs = [m.marker.value for m in s.markers if m.rule.gates]
+            if s.kind is SectionKind.TEARDOWN:  # a teardown gates as 💥, marked or not
+                glyphs.append(markers.Marker.DESTRUCTIVE.value)
+            for glyph in glyphs:
+                r = self.for_gate(glyph, s)
+                if r.needs_identities:
+                    return s, r
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {"files": list(self.files), **{t: _rule_json(getattr(self, t)) for t in TABLES}}

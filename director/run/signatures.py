@@ -67,8 +67,7 @@ class Verdict:
 
 def plan_identity(plan_path: Path, plan: Plan) -> str:
     """The plan's identity a signature names (`director.state.identity.plan_key`: the same on every clone)."""
-    plan_id = plan.live_state.data.get("plan_id") if plan.live_state is not None else None
-    return plan_key(plan_path, plan_id).key
+    return plan_key(plan_path, plan.plan_id).key
 
 
 def signer_principal(key: Path, allowed: Path | None, operator: str) -> str:

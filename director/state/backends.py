@@ -1,9 +1,8 @@
 """Where a plan's state lives: SQLite beside the plan (the default) or PostgreSQL (`--state-url`).
 
 A `StateBackend` opens the plan's `StateStore` and takes, inspects and breaks its lease; the commands
-choose one (`director.commands.paths.backend_for`) and hand its store to the engine, which never learns
-which it got. psycopg is imported only when a `--state-url` is given (it is the optional extra
-`director-plans[postgres]`).
+have one chosen (`choose`) and hand its store to the engine, which never learns which it got. psycopg is
+imported only when a `--state-url` is given (it is the optional extra `director-plans[postgres]`).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from director.errors import UsageError
 from director.proc import pid_alive
 from director.secretnames import is_secret_name
 from director.state import location
-from director.state.identity import PlanKey, host_name
+from director.state.identity import PlanKey, host_name, plan_key
 from director.state.records import LeaseHolder
 from director.state.store import PlanLease, StateStore
 
@@ -216,3 +215,14 @@ def pg_backend(url: str, key: PlanKey, plan_path: str) -> PgBackend:
     except ImportError:
         raise UsageError("--state-url needs psycopg 3: pip install 'director-plans[postgres]'") from None
     return PgBackend(url, key, plan_path)
+
+
+def choose(
+    journal_path: Path, lock_path: Path, plan_path: Path, state_url: str | None, plan_id: object = None
+) -> StateBackend:
+    """SQLite (`journal_path`, `lock_path`: beside the plan unless `--state-dir`), or PostgreSQL with
+    `--state-url` / `DIRECTOR_STATE_URL`, keyed by `identity.plan_key` (`plan_id`, the plan's Live State's,
+    else the plan's path in its git repository)."""
+    if not state_url:
+        return SqliteBackend(journal_path, lock_path, plan_path.resolve())
+    return pg_backend(state_url, plan_key(plan_path, plan_id), str(plan_path.resolve()))

@@ -37,15 +37,33 @@ _HELD = {signal.SIGINT, signal.SIGTERM}
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT/SIGTERM wait while the body runs (main thread only: Python runs handlers there)."""
+    """SIGINT/SIGTERM wait while the body runs, then reach the handler they would have reached.
+
+    Held by Python-level handlers, not by the thread's signal mask: a process-directed signal goes to any
+    thread that does not block it (a family's member threads, a reader's), and Python then runs the main
+    thread's handler at once, mid-write. A handler is set from the main thread only (Python runs every
+    handler there); elsewhere the body runs as it is.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    caught: list[int] = []
+
+    def hold(signum: int, _frame: object) -> None:
+        caught.append(signum)
+
+    old = {s: signal.signal(s, hold) for s in _HELD}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for s, handler in old.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        for signum in dict.fromkeys(caught):  # each once, in the order they came
+            handler = old[signal.Signals(signum)]
+            if callable(handler):
+                handler(signum, None)
+            elif handler in (signal.SIG_DFL, None):
+                signal.raise_signal(signum)  # the default action, now that the write is whole
 
 
 class JournalBase:

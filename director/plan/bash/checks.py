@@ -17,7 +17,7 @@ from tree_sitter import Node
 from director.plan.bash.choices import choice_lines
 from director.plan.bash.grammar import analysed, descendants, parse
 from director.plan.bash.shape import any_after, flatten, group_exits, is_fail_exit, statements, unredirect
-from director.plan.bash.units import Unit, alternatives, check_units
+from director.plan.bash.units import Unit, alternatives, check_units, unread_status_rows
 from director.plan.bash.values import value_lines
 from director.plan.bash.words import Script, Word
 
@@ -115,6 +115,7 @@ class VerifyModel:
     # commands only print a message or exit (what the marks would add there, the message already says).
     loop_rows: frozenset[int] = frozenset()
     speaking_rows: frozenset[int] = frozenset()
+    unread_rows: frozenset[int] = frozenset()  # rows whose statuses nothing reads (`unread_status_rows`)
 
     def line(self, probe: int) -> ReportLine | None:
         """The report line of a probe, if it is one."""
@@ -561,6 +562,7 @@ def _verify_model(block: str, context: str) -> VerifyModel:
         context_row=own_rows,
         loop_rows=_loop_rows(root),
         speaking_rows=_speaking_rows(script, reported),
+        unread_rows=unread_status_rows(root, script, b.by_node),
     )
 
 

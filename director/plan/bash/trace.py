@@ -200,8 +200,10 @@ def executed(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, int]:
 
 # A path is the ids of the messages and exits that ran, ascending; then `RICHER` and what the command marks
 # saw (`richer_element`), descending. A path learned before the marks existed has no `RICHER`: it is read
-# by its messages and exits alone (`director.plan.contrast.Baseline`).
-RICHER = -1
+# by its messages and exits alone (`director.plan.contrast.Baseline`). So is one learned while the marks
+# still kept statuses nothing reads (`unread_rows`): it has -1 where `RICHER` stands (-2 is no element:
+# a status is 1–255).
+RICHER = -2
 
 
 def richer_element(row: int, status: int | None) -> int:
@@ -223,8 +225,8 @@ def unit_paths(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, tuple
 
     What a function prints counts where it was called (the unit running when the function's lines ran).
     Units the run never reached are absent. The marks count outside loops only (a poll's failed tries say
-    nothing of the world), never for a line that only prints or exits (its message already counts), and in
-    a function only when one unit calls it.
+    nothing of the world), never for a line that only prints or exits (its message already counts), in
+    a function only when one unit calls it, and a status only when something reads it (`model.unread_rows`).
     """
     row_unit: dict[int, int] = {}
     for u in model.units:
@@ -251,8 +253,8 @@ def unit_paths(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, tuple
         if unit_index is None or unit_index not in ran:
             continue
         status = int(e.rest) if e.name == STATUS and e.rest.isdigit() else None
-        if e.name == STATUS and not 0 < (status or 0) < 256:
-            continue
+        if e.name == STATUS and (not 0 < (status or 0) < 256 or e.line - 1 in model.unread_rows):
+            continue  # a status nothing reads shows nowhere under plain bash: no world is told by it
         richer.setdefault(unit_index, set()).add(richer_element(e.line - 1, status))
     if not marked:
         return {u: tuple(sorted(ids)) for u, ids in ran.items()}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from director.plan.bash.shape import flatten, is_fail_exit, simple_name, statements, unredirect
-from director.plan.bash.words import Script
+from director.plan.bash.words import Script, node_text
 
 # Commands whose status is 0 whatever they are given (for a statement's own status; `echo` to a closed
 # pipe aside).
@@ -449,3 +449,80 @@ def _branch_lists(n: Node) -> list[list[Node]]:
     if n.type == "case_statement":
         return [statements(item) for item in n.children if item.type == "case_item"]
     return []
+
+
+# Statement lists whose statements run one after another in one shell (an `if`'s branches are read apart).
+_LISTS = frozenset(
+    {"program", "compound_statement", "subshell", "do_group", "case_item", "command_substitution",
+     "process_substitution"}
+)  # fmt: skip
+_SIMPLE = frozenset(
+    {"command", "pipeline", "variable_assignment", "variable_assignments", "declaration_command"}
+)
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_READS_STATUS = ("$?", "${?", "PIPESTATUS")
+
+
+def unread_status_rows(root: Node, script: Script, node_cmd: Mapping[int, int]) -> frozenset[int]:
+    """Rows whose commands' exit statuses nothing reads: plain bash shows them nowhere.
+
+    A command's status is unread when it is a simple statement (a command, a pipeline, an assignment) that
+    another statement of its list follows -- which sets `$?` anew -- and that statement does not read `$?`
+    (or `PIPESTATUS`), itself or in a function of the block's it calls; never under `set -e` or a
+    `trap … ERR` (they read every untested status). The last statement of a list, a condition and an element
+    of an and-or list are read (conservatively: the status may become a function's, a branch's, the
+    block's). The last statement of a `$(…)` passes its status to the command around it, so it leaves the
+    row to that command. A row is unread when at least one of its commands is and every other one is
+    unread or such a last statement of a substitution.
+    """
+    if errexit(script) or any(
+        c.program == "trap" and any(a.static == "ERR" for a in c.args[1:]) for c in script.commands
+    ):
+        return frozenset()
+    # a function that reads `$?` reads the status of the statement before its call
+    readers = {n for n, fn in _functions(root).items() if any(r in node_text(fn) for r in _READS_STATUS)}
+    unread: set[int] = set()
+    neutral: set[int] = set()
+    for n in _walk(root):
+        if n.type in _LISTS:
+            lists = [statements(n)]
+        elif n.type == "if_statement":
+            lists = _if_parts(n)[1]  # its branches, `elif`s and `else` included
+        else:
+            continue
+        for stmts in lists:
+            for i, s in enumerate(stmts):
+                if unredirect(s).type not in _SIMPLE:
+                    continue
+                own = _own_commands(s, node_cmd)
+                if i == len(stmts) - 1:
+                    if n.type in _SUBSTITUTIONS:
+                        neutral.update(own)
+                elif not _reads_status(stmts[i + 1], script, node_cmd, readers):
+                    unread.update(own)
+    rows: dict[int, bool] = {}
+    for c in script.commands:
+        if c.id in neutral:
+            continue
+        rows[c.row] = rows.get(c.row, True) and c.id in unread
+    return frozenset(r for r, ok in rows.items() if ok)
+
+
+def _reads_status(node: Node, script: Script, node_cmd: Mapping[int, int], readers: set[str]) -> bool:
+    """Whether a statement reads `$?` (or `PIPESTATUS`): in its text, or by calling a function that does."""
+    if any(r in node_text(node) for r in _READS_STATUS):
+        return True
+    return any(script.commands[c].name in readers for c in _probes_under(node, node_cmd))
+
+
+def _own_commands(node: Node, node_cmd: Mapping[int, int]) -> list[int]:
+    """The commands of a statement, those inside its `$(…)`/`<(…)` left to their own lists."""
+    ids: list[int] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        cid = node_cmd.get(n.id)
+        if cid is not None:
+            ids.append(cid)
+        stack.extend(c for c in n.children if c.type not in _SUBSTITUTIONS)
+    return ids
