@@ -12,10 +12,10 @@ functions, cwd) flows between them in document order as a `SessionState`:
   file (the block `exec`ed, or was SIGKILLed) leaves the session unchanged. A block's own `trap … EXIT`
   is chained (a `trap` wrapper records it and the capture runs it after saving the state).
 - Captured are the variables the blocks set: not bash's own (BASH*, PPID, RANDOM, LINENO…), not
-  those inherited unchanged from the operator's environment, and `PATH` without Director's
-  `path_prepend` entries (they are put first again on restore). Scalars keep their attributes
-  (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their `declare -p`
-  statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
+  those inherited unchanged from the operator's environment (unless a block of the plan assigns one), and
+  `PATH` without Director's `path_prepend` entries (they are put first again on restore). Scalars keep
+  their attributes (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their
+  `declare -p` statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
   capture: that block's changes are lost. Not carried: shell options (`set -e`, `shopt`), aliases,
   traps other than EXIT, unsetting an inherited variable.
 
