@@ -107,3 +107,25 @@ def test_no_secret_in_any_store_or_on_any_screen(tmp_path: Path, out: Path) -> N
             assert not found, f"{where} holds pieces of a minted password: {found[:3]}"
     # and what the approver saw instead: the receipt diff names the sealed value that changed
     assert "was for other content" in diff and "(sealed " in diff, diff
+
+
+def test_plan_never_shows_a_piece_of_a_secret_in_a_changed_value(tmp_path: Path, out: Path) -> None:
+    """`plan` names what changed since a section's last success (`DB_URL changed: … → …`), each value cut
+    to 48 characters: the value is redacted before it is cut (a cut token no longer matches the redactor)."""
+    token = "tok-" + "".join(secrets.choice("ghijklmnopqrstuvwxyz") for _ in range(36))
+    env = {"API_TOKEN": token, "REGION": "eu"}
+    plan = tmp_path / "closure.md"
+    plan.write_text(
+        plan_text(
+            var0='export DB_URL="postgres://app:${API_TOKEN}@db.internal/$REGION"',
+            act='echo "$DB_URL" >/dev/null',
+        )
+    )
+    r = cli("apply", str(plan), "--approve", "2", cwd=tmp_path, out=out, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    env["REGION"] = "us"
+    r = cli("plan", str(plan), "--section", "2", cwd=tmp_path, out=out, env=env)
+    shown = r.stdout + r.stderr
+    assert "DB_URL changed" in shown, shown  # the sequence reaches the reason it is about
+    found = [p for p in _pieces(token) if p in shown]
+    assert not found, f"`plan` shows pieces of the token: {found[:3]}\n{shown.replace(token, '<TOKEN>')}"

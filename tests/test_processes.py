@@ -129,3 +129,36 @@ def test_marked_processes_their_unmarked_descendants_and_stopping_them_term_then
             if q.poll() is None:
                 q.kill()
             q.wait()
+
+
+@linux_only
+def test_stop_returns_once_the_stopped_process_is_reaped_not_only_dead(tmp_path: object) -> None:
+    """A process orphaned by a crashed Director is init's child, and an init that reaps on a timer keeps its
+    zombie's pid: an act that runs next and asks `kill -0 "$(cat app.pid)"` took it for a live server. Here
+    its parent reaps it one second after it died; `stop` returns only once it is gone from /proc."""
+    from director.exec import marks
+
+    parent = subprocess.Popen(
+        [sys.executable, "-c",
+         "import os, subprocess, sys, time\n"
+         "c = subprocess.Popen(['sleep', '60'])\n"
+         "print(c.pid, flush=True)\n"
+         "while open(f'/proc/{c.pid}/stat').read().rsplit(')', 1)[1].split()[0] != 'Z':\n"
+         "    time.sleep(0.01)\n"
+         "time.sleep(1.0)\n"
+         "c.wait()\n"
+         "time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        start = proc_start_time(pid)
+        assert start is not None
+        proc = marks.Marked(pid=pid, start=start, command="sleep", step="", kept=False)
+        how = marks.stop([proc], grace_s=2.0, clock=time.monotonic, sleeper=time.sleep)
+        assert dict(how) == {proc: "SIGTERM"}
+        assert not os.path.exists(f"/proc/{pid}"), "stop returned while the stopped process was a zombie"
+    finally:
+        parent.kill()
+        parent.wait()

@@ -90,6 +90,17 @@ def test_state_file_keeps_what_blocks_set_and_drops_bash_and_inherited_names() -
     assert state.functions.endswith("export -f g\n")
 
 
+def test_a_variable_the_plan_assigns_is_session_state_even_at_the_inherited_value() -> None:
+    """`ENV=dev director apply` on a §0 that says `export ENV="dev"`: ENV is the plan's (its ledger cells and
+    its sections' fingerprints read it), not the operator's environment's."""
+    raw = _state_file("/w", 'declare -x ENV="dev"\ndeclare -x HOME="/home/op"\n')
+    base = {"ENV": "dev", "HOME": "/home/op"}
+    kept = parse_state_file(raw, base_env=base, path_prepend=(), assigned={"ENV"})
+    assert kept is not None and kept.variables == {"ENV": "dev"} and kept.exported == {"ENV"}
+    plain = parse_state_file(raw, base_env=base, path_prepend=())
+    assert plain is not None and plain.variables == {}
+
+
 @pytest.mark.parametrize("raw", [b"", b'0\0/w\0declare -- A="1"\n', _state_file("/w", "", end=b"EN")])
 def test_a_truncated_state_file_is_no_state(raw: bytes) -> None:
     assert parse_state_file(raw, base_env={}, path_prepend=()) is None

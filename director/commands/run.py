@@ -123,7 +123,9 @@ def run_command(
             prompter = run_screen.prompter(console, live, interactive, site.path, kind)
         journal = _open_journal(site.backend, secret_name_predicate(secrets), created)
         # A family member's blocks never read the terminal: several may run at once (docs/families.md).
-        shell = _shell(tenv, p, interactive and family is None, secrets, provided or {}, site.identity)
+        shell = _shell(
+            tenv, p, interactive and family is None, secrets, provided or {}, site.identity, pf.plan
+        )
         bus.redact_with(lambda text: shell.redactor.redact(text))  # every event, every field
         cfg = RunConfig.derive(
             request,
@@ -263,14 +265,22 @@ def _target(name: str, p: Paths, plan: Plan, console: Console) -> tuple[Target, 
 
 
 def _shell(
-    tenv: TargetEnv, p: Paths, interactive: bool, secrets: list[str], provided: dict[str, str], plan_mark: str
+    tenv: TargetEnv,
+    p: Paths,
+    interactive: bool,
+    secrets: list[str],
+    provided: dict[str, str],
+    plan_mark: str,
+    plan: Plan,
 ) -> Shell:
     """The blocks' session: this environment, what its providers realized, and the target's, in the
     workspace, secrets redacted, every process a block starts marked with the plan's identity
-    (docs/processes.md)."""
+    (docs/processes.md). A variable the plan's blocks assign is the session's even when the operator's
+    environment holds the same value (`ENV=dev director apply` on a §0 saying `export ENV="dev"`)."""
     from director.exec.marks import PLAN_VAR
     from director.exec.secrets import Redactor
     from director.exec.shell import Shell
+    from director.plan import bash
     from director.run.closure import DIRECTOR_OPTIONS
 
     # Director's own options are not the blocks' (a gate's closure holds the environment they inherit)
@@ -278,9 +288,11 @@ def _shell(
     base_env.update(provided)
     base_env.update(tenv.env)
     redactor = Redactor(_secret_values(secrets))
+    assigned = frozenset().union(*(bash.assigns(b.text) for s in plan.sections for b in s.executable_blocks))
     return Shell(
         base_env, p.workspace, interactive=interactive, path_prepend=tenv.path_prepend, redactor=redactor,
         marks={PLAN_VAR: plan_mark},
+        assigned=assigned,
     )  # fmt: skip
 
 

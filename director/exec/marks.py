@@ -249,7 +249,8 @@ def stop(
     sleeper: Callable[[float], None],
 ) -> Mapping[Marked, str]:
     """SIGTERM (and SIGCONT) each process, SIGKILL those left after `grace_s`, wait on /proc until none is
-    left (giving up 5 s after SIGKILL: a process in uninterruptible sleep must not hang Director).
+    left (giving up 5 s after SIGKILL: a process in uninterruptible sleep must not hang Director), then
+    until its parent reaped it (`REAP_WAIT_S`: a zombie's pid still answers `kill -0`).
 
     Returns how each ended: `SIGTERM`, `SIGKILL`, or `survived`.
     """
@@ -278,4 +279,32 @@ def stop(
                 how[p] = "survived"
             break
         sleeper(0.01)
+    _wait_reaped([p for p, h in how.items() if h != "survived"], clock=clock, sleeper=sleeper)
     return how
+
+
+# How long `stop` waits for an ended process's parent to reap it. A process orphaned by a crashed Director
+# is init's child, and an init that reaps on a timer (some container inits poll every 2 s) leaves the
+# zombie's pid in place: the act that runs next and asks `kill -0 "$(cat app.pid)"` (the usual guard)
+# would take it for a live server and not start one.
+REAP_WAIT_S = 5.0
+
+
+def _wait_reaped(
+    procs: list[Marked], *, clock: Callable[[], float], sleeper: Callable[[float], None]
+) -> None:
+    """Wait (up to `REAP_WAIT_S`) until no ended process of `procs` is still a zombie in the process table."""
+    deadline = clock() + REAP_WAIT_S
+    while any(_zombie(p) for p in procs) and clock() < deadline:
+        sleeper(0.01)
+
+
+def _zombie(proc: Marked) -> bool:
+    fields = proc_stat(proc.pid)
+    if fields is None or len(fields) <= 19 or fields[19] != proc.start:
+        return False
+    if fields[1] == str(os.getpid()):  # our own child: reaped here, nobody else will
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, os.WNOHANG)
+        return proc_stat(proc.pid) is not None
+    return True

@@ -12,10 +12,10 @@ functions, cwd) flows between them in document order as a `SessionState`:
   file (the block `exec`ed, or was SIGKILLed) leaves the session unchanged. A block's own `trap … EXIT`
   is chained (a `trap` wrapper records it and the capture runs it after saving the state).
 - Captured are the variables the blocks set: not bash's own (BASH*, PPID, RANDOM, LINENO…), not
-  those inherited unchanged from the operator's environment, and `PATH` without Director's
-  `path_prepend` entries (they are put first again on restore). Scalars keep their attributes
-  (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their `declare -p`
-  statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
+  those inherited unchanged from the operator's environment (unless a block of the plan assigns one), and
+  `PATH` without Director's `path_prepend` entries (they are put first again on restore). Scalars keep
+  their attributes (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their
+  `declare -p` statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
   capture: that block's changes are lost. Not carried: shell options (`set -e`, `shopt`), aliases,
   traps other than EXIT, unsetting an inherited variable.
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -425,8 +425,13 @@ def parse_state_file(
     *,
     base_env: Mapping[str, str],
     path_prepend: Sequence[str],
+    assigned: Collection[str] = frozenset(),
 ) -> SessionState | None:
-    """The session captured by the EXIT trap, or None if the file is incomplete."""
+    """The session captured by the EXIT trap, or None if the file is incomplete.
+
+    A variable inherited unchanged from the operator's environment is not session state, unless it is one
+    of `assigned` (the plan's blocks assign it: `export ENV="dev"` in §0 makes ENV the plan's, whatever the
+    operator's environment happened to hold)."""
     fields = _fields(raw, 6)
     if fields is None or fields[5] != STATE_END.decode():
         return None
@@ -449,7 +454,7 @@ def parse_state_file(
         if name == "PATH" and path_prepend:
             value = ":".join(p for p in value.split(":") if p not in path_prepend)
         if name in base_env:
-            if base_env[name] == value and is_exported:
+            if base_env[name] == value and is_exported and name not in assigned:
                 continue  # inherited from the operator's environment, unchanged
         elif not is_exported and _BASH_DEFAULTS.get(name) == value:
             continue  # bash's own default

@@ -51,7 +51,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -170,8 +170,12 @@ class Shell:
         kill_grace_s: float = 2.0,
         dimensions: tuple[int, int] | None = None,
         marks: Mapping[str, str] | None = None,
+        assigned: Collection[str] = frozenset(),
     ) -> None:
         """Prepare a session; the session's bash starts with the first block.
+
+        `assigned`: the variables the plan's blocks assign, session state even when a block sets one to the
+        value the operator's environment already held (`session.parse_state_file`).
 
         `marks`: environment variables (`director.exec.marks.NAMES`) every block exports for everything it
         starts, such as the plan's identity; `run(marks=…)` adds a step's.
@@ -182,6 +186,7 @@ class Shell:
         self.redactor = redactor or Redactor()  # replaceable between blocks as secrets are learned
         self.path_prepend = tuple(path_prepend)
         self._base_env = dict(base_env)
+        self._assigned = frozenset(assigned)
         self._clock = clock
         self._sleeper = sleeper
         self._probe_after = input_probe_after_s
@@ -394,7 +399,9 @@ class Shell:
         key = _digest_without_per_block_lines(raw)
         if key == self._last_key and self._last_state is not None:
             return self._last_state  # the session did not change: the same capture, byte for byte
-        parsed = parse_state_file(raw, base_env=self._base_env, path_prepend=self.path_prepend)
+        parsed = parse_state_file(
+            raw, base_env=self._base_env, path_prepend=self.path_prepend, assigned=self._assigned
+        )
         if parsed is not None:
             self._last_key, self._last_state = key, parsed
         return parsed

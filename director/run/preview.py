@@ -270,8 +270,9 @@ class Preview:
             changes: tuple[str, ...] = ()
             replaces: tuple[str, ...] = ()
             if last is not None and not unchanged:
+                # redacted before `changes` shortens a value: a cut secret no longer matches the redactor
                 now = reasons.basis(section, texts, self.knobs, self.session.variables, templates,
-                                    self.is_secret, lambda s: s)  # fmt: skip
+                                    self.is_secret, self.shell.redactor.redact)  # fmt: skip
                 before = bases.last(section.key)
                 if before is not None:
                     changes = tuple(reasons.changes(before, now, section))
