@@ -300,3 +300,29 @@ def test_block_and_multiline_values_become_one_line() -> None:
     body = "last: |\n  block\n  text\nstatus: >-\n  a\n  b\nx: [1,\n  2]   # c\n"
     new = apply_update(_mini(body), LedgerUpdate(yaml={"status": "live", "last": "l", "x": {"a": 1}}))
     assert _yaml_lines(new) == ["last: l", "status: live", "x: { a: 1 }   # c"]
+
+
+def test_a_value_rendered_after_an_interrupt_mid_dump_renders_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C landing while a ledger value is dumped leaves that thread's YAML emitter mid-document; the next
+    write (the run's last Live State, 'interrupted') must not fail with ruamel's EmitterError (a traceback
+    seen by the model-based soak)."""
+    from ruamel.yaml.emitter import Emitter
+
+    from director.ledger import yamlsplice
+
+    assert yamlsplice.render_scalar("warm") == "warm"  # this thread's instance exists
+    real = Emitter.expect_scalar
+    fired: list[bool] = []
+
+    def interrupted(self: Emitter) -> None:
+        if not fired:
+            fired.append(True)
+            raise KeyboardInterrupt
+        real(self)
+
+    monkeypatch.setattr(Emitter, "expect_scalar", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        yamlsplice.render_scalar("first")
+    assert fired
+    assert yamlsplice.render_scalar("after: the interrupt").strip("'\"") == "after: the interrupt"
+    assert yamlsplice.render_scalar("plain") == "plain"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import io
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -45,6 +46,18 @@ def _yaml(flow: bool) -> YAML:
     return cache[flow]
 
 
+@contextmanager
+def _using(flow: bool) -> Iterator[YAML]:
+    """This thread's instance for one load or dump; one that raised (a Ctrl-C lands mid-dump, a value it
+    cannot write) is never used again: its emitter or parser may be left mid-document."""
+    y = _yaml(flow)
+    try:
+        yield y
+    except BaseException:
+        _PER_THREAD.__dict__.get("yaml", {}).pop(flow, None)
+        raise
+
+
 def _new_yaml(flow: bool) -> YAML:
     y = YAML(typ="rt")
     y.width = 1_000_000_000  # never fold: a ledger value stays on its line
@@ -56,17 +69,20 @@ def _new_yaml(flow: bool) -> YAML:
 def _dump_scalar(value: Any, flow: bool) -> str:
     out = io.StringIO()
     if flow:
-        _yaml(True).dump([value], out)
+        with _using(True) as y:
+            y.dump([value], out)
         text = out.getvalue().rstrip("\n")
         return text[1:-1] if text.startswith("[") and text.endswith("]") else "\n"
-    _yaml(False).dump({"k": value}, out)
+    with _using(False) as y:
+        y.dump({"k": value}, out)
     text = out.getvalue().rstrip("\n")
     return text[3:] if text.startswith("k: ") else "\n"
 
 
 def _reads_back(text: str, value: Any, flow: bool) -> bool:
     try:
-        loaded = _yaml(False).load(f"k: [{text}]\n" if flow else f"k: {text}\n")
+        with _using(False) as y:
+            loaded = y.load(f"k: [{text}]\n" if flow else f"k: {text}\n")
     except YAMLError:
         return False
     got = loaded["k"][0] if flow else loaded["k"]
@@ -89,7 +105,8 @@ def render_scalar(value: Any, *, flow: bool = False) -> str:
 
 def _key_reads_back(text: str, key: Any, flow: bool) -> bool:
     try:
-        loaded = _yaml(False).load(f"{{{text}: 0}}\n" if flow else f"{text}: 0\n")
+        with _using(False) as y:
+            loaded = y.load(f"{{{text}: 0}}\n" if flow else f"{text}: 0\n")
     except YAMLError:
         return False
     if "\n" in text or not isinstance(loaded, Mapping):
@@ -101,7 +118,8 @@ def render_key(key: Any, *, flow: bool = False) -> str:
     """A mapping key as YAML text (`flow`: inside `{…}`), quoted only when needed."""
     for candidate in (key, DoubleQuotedScalarString(key) if isinstance(key, str) else key):
         out = io.StringIO()
-        _yaml(flow).dump({candidate: 0}, out)
+        with _using(flow) as y:
+            y.dump({candidate: 0}, out)
         text = out.getvalue().rstrip("\n")
         if flow:
             text = text[1:-1] if text.startswith("{") and text.endswith("}") else "\n"
@@ -340,7 +358,8 @@ class _YamlSplicer:
 
 def _load(text: str, where: str) -> Any:
     try:
-        return _yaml(False).load(text)
+        with _using(False) as y:
+            return y.load(text)
     except YAMLError as exc:
         raise LedgerWriteError(f"{where}: YAML does not parse: {exc}") from exc
 
@@ -362,7 +381,8 @@ def update_yaml(
     then deleting or appending a last line needs no special case.
     """
     try:
-        root = _yaml(False).compose(body)
+        with _using(False) as y:
+            root = y.compose(body)
     except YAMLError as exc:
         raise PlanError(f"Live State YAML does not parse: {exc}", path=path, line=line) from exc
     before = _load(body, "Live State YAML")
