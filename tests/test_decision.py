@@ -23,7 +23,8 @@ def test_observed_and_unchanged_is_in_sync() -> None:
 
 def test_an_interrupted_act_runs_again_whatever_the_observation_says() -> None:
     f = replace(BASE, act_interrupted=True)
-    assert not must_observe(f)  # no observation: it acts
+    assert must_observe(f)  # observed (the before its verify is contrasted with), deciding nothing: it acts
+    assert not must_observe(replace(f, acts_done_here=True))  # resumed after its act: the world is after
     d = decide(f)
     assert d.action is Action.ACT and INTERRUPTED in d.reasons and d.rerun is None
     assert decide(replace(f, kind=Kind.PLAIN, observed=None)).action is Action.ACT

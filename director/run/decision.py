@@ -107,10 +107,15 @@ RESUMED = "its act steps already ran in this run; its verify did not (resumed)"
 
 
 def must_observe(f: Facts) -> bool:
-    """Whether the section's verify runs first, as an observation (it leaves no trace in the session)."""
+    """Whether the section's verify runs first, as an observation (it leaves no trace in the session).
+
+    Also before an interrupted act runs again: the observation decides nothing there (the act runs
+    whatever it says), but it is the world before this attempt, which the verify after it is contrasted
+    with -- without it a check that exits 0 whatever it finds has no before and ends unconfirmed. Not once
+    this run's act steps ran (resumed): what the verify would see then is already the world after."""
     if f.kind not in (Kind.OBSERVED, Kind.TEARDOWN):
         return False
-    return not (f.act_interrupted or f.acts_done_here)
+    return not f.acts_done_here
 
 
 def _holds(f: Facts) -> bool:
