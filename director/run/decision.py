@@ -24,9 +24,11 @@ The rules (DESIGN: "Observe before act", "What Director promises"):
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from director.plan import knobs
+from director.plan.model import Section, SectionKind
 from director.plan.verify import Verdict
 
 
@@ -47,6 +49,17 @@ class Action(enum.StrEnum):
     ACT = "act"  # the act (behind its gate, if one applies), then the verify
     VERIFY_ONLY = "verify-only"
     BLOCKED = "blocked"  # plan/check: behind a section that acts first, or a gate apply stops at
+
+
+def kind_of(section: Section, values: Mapping[str, str]) -> Kind:
+    """What kind of section it is for the decision (apply, teardown and preview read it alike)."""
+    if section.kind is SectionKind.VARIABLES:
+        return Kind.VARIABLES
+    if section.kind is SectionKind.TEARDOWN:
+        return Kind.TEARDOWN
+    if knobs.is_check_section(section, values):
+        return Kind.CHECK
+    return Kind.OBSERVED if section.verify_blocks else Kind.PLAIN
 
 
 @dataclass(frozen=True)

@@ -205,15 +205,6 @@ class Preview:
             self.identity = identities.of(self.plan, kv, self.session.variables, self.knobs)
             self.existing = tuple(identities.existing(self.journal))
 
-    def _kind(self, section: Section) -> decision.Kind:
-        if section.kind is SectionKind.VARIABLES:
-            return decision.Kind.VARIABLES
-        if section.kind is SectionKind.TEARDOWN:
-            return decision.Kind.TEARDOWN
-        if knobs.is_check_section(section, self.knobs):
-            return decision.Kind.CHECK
-        return decision.Kind.OBSERVED if section.verify_blocks else decision.Kind.PLAIN
-
     def run(self) -> RunResult:
         """Observe every section the run would visit and say what apply (or teardown) would do: the same
         decision (`decision.decide`) on the same facts, read from the journal instead of a run's memory."""
@@ -235,7 +226,7 @@ class Preview:
         for section in todo:
             label = section_label(section)
             texts = fingerprint.block_texts(section, self.knobs, self.realized)
-            kind = self._kind(section)
+            kind = decision.kind_of(section, self.knobs)
             if kind is decision.Kind.VARIABLES:
                 for b in section.act_blocks:
                     r = self.shell.run(

@@ -20,7 +20,7 @@ from director.files import remove_stale_temps, write_atomic
 from director.ledger import cells
 from director.plan import knobs, templates
 from director.plan.contrast import Phase
-from director.plan.model import Section, SectionKind
+from director.plan.model import Section
 from director.plan.verify import CheckResult, Judgement, Verdict
 from director.run import (
     acceptance,
@@ -250,16 +250,6 @@ def done(
             run.bases.recorded(basis)
 
 
-def _kind(run: Run, section: Section) -> decision.Kind:
-    if section.kind is SectionKind.VARIABLES:
-        return decision.Kind.VARIABLES
-    if section.kind is SectionKind.TEARDOWN:
-        return decision.Kind.TEARDOWN
-    if knobs.is_check_section(section, run.knobs):
-        return decision.Kind.CHECK
-    return decision.Kind.OBSERVED if section.verify_blocks else decision.Kind.PLAIN
-
-
 def facts(
     run: Run, section: Section, texts: dict[int, str], regenerated: Templates, fp: str
 ) -> decision.Facts:
@@ -278,7 +268,7 @@ def facts(
             old = dict(before.get("identity") or {})
             replaces = identities.replaced(old, run.identity, run.existing)
     return decision.Facts(
-        kind=_kind(run, section),
+        kind=decision.kind_of(section, run.knobs),
         fingerprint=fp,
         completed_here=completed_here,
         last_fingerprint=None if last is None else last.fingerprint,

@@ -10,7 +10,7 @@ status, no `set -e` -- can only be judged by contrast with the worlds Director h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -413,7 +413,8 @@ def _closure(st: _Statuses, node: Node) -> list[str]:
     return out
 
 
-def _probes_under(node: Node, node_cmd: Mapping[int, int]) -> list[int]:
+def _commands_under(node: Node, node_cmd: Mapping[int, int], into: Callable[[Node, Node], bool]) -> list[int]:
+    """The commands at and below `node`, going into the children `into` allows."""
     ids: list[int] = []
     stack = [node]
     while stack:
@@ -421,9 +422,13 @@ def _probes_under(node: Node, node_cmd: Mapping[int, int]) -> list[int]:
         cid = node_cmd.get(n.id)
         if cid is not None:
             ids.append(cid)
-        if n.type != "function_definition":
-            stack.extend(n.children)
+        stack.extend(c for c in n.children if into(n, c))
     return ids
+
+
+def _probes_under(node: Node, node_cmd: Mapping[int, int]) -> list[int]:
+    """The commands of a statement, not those of a function it defines."""
+    return _commands_under(node, node_cmd, lambda parent, _child: parent.type != "function_definition")
 
 
 def alternatives(root: Node, node_cmd: Mapping[int, int]) -> tuple[tuple[frozenset[int], ...], ...]:
@@ -517,12 +522,4 @@ def _reads_status(node: Node, script: Script, node_cmd: Mapping[int, int], reade
 
 def _own_commands(node: Node, node_cmd: Mapping[int, int]) -> list[int]:
     """The commands of a statement, those inside its `$(…)`/`<(…)` left to their own lists."""
-    ids: list[int] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        cid = node_cmd.get(n.id)
-        if cid is not None:
-            ids.append(cid)
-        stack.extend(c for c in n.children if c.type not in _SUBSTITUTIONS)
-    return ids
+    return _commands_under(node, node_cmd, lambda _parent, child: child.type not in _SUBSTITUTIONS)
