@@ -1,6 +1,7 @@
 """Which tests run together on one pytest-xdist worker, and in what order the work is handed out.
 
-The README's command runs the suite on a worker a CPU (`-n auto`). A test goes to whichever worker is
+The README's command runs the suite on four workers (`-n 4`, also on two CPUs: the tests mostly wait on real
+processes). A test goes to whichever worker is
 free, except tests that share something built once: what they share through a module-scoped fixture (an
 applied plan carried through ordered steps, a soak's trials, a stack started once) must be built once and
 seen in order, so they form a group that runs on one worker, in collection order. The group is the module,
