@@ -27,18 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests import scaleplan  # noqa: E402
+from tests.scaleplan import env, load  # noqa: E402
 
 TARGET = 2.0
-
-
-def load() -> str:
-    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def env() -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("CLOUDFLARE_", "CF_"))}
-    e.update(CI="1", NO_COLOR="1", COLUMNS="160")
-    return e
 
 
 def timed(argv: list[str], cwd: Path) -> tuple[float, float]:

@@ -27,19 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests import scaleplan  # noqa: E402
+from tests.scaleplan import env, load  # noqa: E402
 
 PER_SECTION_LIMIT = 1.3  # x the smallest size's time per section
 RSS_LIMIT_MB = 150
-
-
-def load() -> str:
-    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def env() -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("CLOUDFLARE_", "CF_"))}
-    e.update(CI="1", NO_COLOR="1", COLUMNS="160")
-    return e
 
 
 def apply(cwd: Path, profile: Path | None) -> tuple[int, float, float, float]:

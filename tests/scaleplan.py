@@ -8,6 +8,7 @@ plain bash on 200 sections) and the in-suite check that no work grows with the s
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
@@ -63,3 +64,15 @@ def write_bash(path: Path, n: int) -> None:
         for i in range(1, n + 1):
             body = f"{verify(i)} || {{ {act(i)}; {verify(i)}; }}"
             f.write(f"bash -c {shlex.quote(body)}\n")
+
+
+def load() -> str:
+    """The load average, for a bench's output."""
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def env() -> dict[str, str]:
+    """The environment a bench runs Director in: no account, plain output, a wide terminal."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("CLOUDFLARE_", "CF_"))}
+    e.update(CI="1", NO_COLOR="1", COLUMNS="160")
+    return e
