@@ -155,3 +155,115 @@ def test_a_restart_is_no_way_around_an_interrupted_act(world: World) -> None:
     port = int((work / "port").read_text())
     assert answers(port, "hello") and not pid_alive(killed_pid)
     assert _url(plan).startswith(f"`http://127.0.0.1:{port}/`"), _url(plan)
+
+
+TORN = f"""\
+## 0. Variables
+
+```bash
+export WORK="$WORK_DIR"
+```
+
+## 1. Write the site and its cache  🟢
+
+```bash
+mkdir -p "$WORK"
+echo "<h1>hello</h1>" > "$WORK/index.html"
+echo "cached" > "$WORK.cache"
+```
+```bash
+# ✔ the site is written
+grep -q hello "$WORK/index.html" && echo "site written" || {{ echo "site missing"; exit 1; }}
+```
+
+## Live State
+
+```yaml
+status: not-created
+last_action: —
+```
+
+## Teardown (observe-first, resumable)  💥
+
+```bash
+rm -rf "$WORK"
+{_KILL_IF_ARMED}
+rm -f "$WORK.cache"
+```
+```bash
+# ✔ the site is gone
+[ ! -e "$WORK" ] && echo "site gone" || {{ echo "site still there"; exit 1; }}
+```
+"""
+
+
+def test_a_teardown_killed_in_its_act_runs_that_act_again_though_its_check_already_passes(
+    world: World,
+) -> None:
+    # the teardown's check looks at the site only; the act's later command (the cache) never ran: the next
+    # teardown must run the act again, not take the passing check for "already gone" (the soak's finding)
+    plan = world.root / "site.md"
+    plan.write_text(HEAD.format(title="A site") + "\n" + TORN)
+    work, arm = world.root / "work", world.root / "arm"
+    cache = world.root / "work.cache"
+    world.env.update({"WORK_DIR": str(work), "KILL_ARM": str(arm)})
+    assert world.director("apply", str(plan)).returncode == 0
+    assert cache.exists()
+    arm.touch()
+    r = world.director("teardown", str(plan), "--approve", "teardown")
+    assert r.returncode == -signal.SIGKILL, said(r)  # Director died in the act, after `rm -rf "$WORK"`
+    assert not work.exists() and cache.exists()
+    r = world.director("teardown", str(plan), "--approve", "teardown")
+    assert r.returncode == 0, said(r)
+    assert not cache.exists(), said(r)
+    assert "already gone" not in r.stdout, said(r)
+
+
+TOKEN = f"""\
+## 0. Variables
+
+```bash
+export WORK="$WORK_DIR"
+```
+
+## 1. Mint the token  🟢
+
+```bash
+mkdir -p "$WORK"
+head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n' > "$WORK/token"
+```
+```bash
+{_KILL_IF_ARMED}
+chmod 600 "$WORK/token"
+```
+```bash
+# ✔ the token is minted
+if [ -s "$WORK/token" ]; then echo "token present"; else echo "token missing"; fi
+```
+
+## Live State
+
+```yaml
+status: not-created
+last_action: —
+```
+"""
+
+
+def test_an_act_killed_after_it_made_its_change_is_judged_against_the_world_before_its_first_attempt(
+    world: World,
+) -> None:
+    # the check exits 0 whatever it finds (a message only): it is judged by contrast with what it printed
+    # before the act. The killed attempt already minted the token, so what the resumed run observes is the
+    # world after; the before is the observation the run made before its first attempt (the soak's finding)
+    plan = world.root / "token.md"
+    plan.write_text(HEAD.format(title="A token") + "\n" + TOKEN)
+    work, arm = world.root / "work", world.root / "arm"
+    world.env.update({"WORK_DIR": str(work), "KILL_ARM": str(arm)})
+    arm.touch()
+    r = world.director("apply", str(plan))
+    assert r.returncode == -signal.SIGKILL, said(r)
+    assert (work / "token").stat().st_size > 0  # the first block ran
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0, said(r)  # not 10 (unconfirmed: "the same path before and after the act")
+    assert "✓ applied" in r.stdout, said(r)

@@ -215,6 +215,112 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
         [Apply(kill=KillAt("SIGKILL", "act-start", 1)), Apply()],
         False,
     ),
+    # M4: `approve` recorded a receipt while the run waited with `ENV` in the operator's environment; the next
+    # apply ran without it, so the act would read another environment and Director asked again (an approval
+    # covers what the act can read, the environment too): the model keyed receipts by the inputs alone
+    (
+        "M4-a-receipt-is-for-the-environment-the-waiting-run-had",
+        PlanSpec(
+            svc="orders",
+            knobs="assign",
+            tier=False,
+            sections=(
+                SectionSpec(
+                    kind="file",
+                    gate="red",
+                    verify="status",
+                    assigns=False,
+                    shares_var=True,
+                    readonly=False,
+                    secret_var=False,
+                    hint="quote",
+                ),
+                SectionSpec(
+                    kind="token",
+                    gate="",
+                    verify="status",
+                    assigns=True,
+                    shares_var=True,
+                    readonly=False,
+                    secret_var=False,
+                    hint="quote",
+                ),
+                SectionSpec(
+                    kind="file",
+                    gate="",
+                    verify="status",
+                    assigns=True,
+                    shares_var=True,
+                    readonly=False,
+                    secret_var=False,
+                    hint="quote",
+                ),
+            ),
+            acceptance=False,
+            teardown_marker=False,
+        ),
+        [
+            Apply(approve="auto", set_env=None, set_tier=None, env_conflict=None, signed=True, kill=None),
+            Check(),
+            Teardown(approve=True, set_env=None, signed=True, kill=None),
+            Apply(approve="none", set_env=None, set_tier=None, env_conflict="dev", signed=False, kill=None),
+            Approve(section=4, signed=True),
+            Apply(approve="none", set_env=None, set_tier=None, env_conflict=None, signed=True, kill=None),
+        ],
+        True,
+    ),
+    # M5: a teardown acts on each identity with the inputs that made it: the receipt `approve` recorded for the
+    # dev pass approved that pass in a later teardown whose own inputs were prod (the model read today's)
+    (
+        "M5-a-teardown-pass-is-approved-for-its-own-identity",
+        PlanSpec(
+            svc="orders",
+            knobs="assign",
+            tier=True,
+            sections=(
+                SectionSpec(
+                    kind="file",
+                    gate="",
+                    verify="status",
+                    assigns=True,
+                    shares_var=False,
+                    readonly=False,
+                    secret_var=False,
+                    hint="quote",
+                ),
+                SectionSpec(
+                    kind="file",
+                    gate="",
+                    verify="status",
+                    assigns=False,
+                    shares_var=False,
+                    readonly=False,
+                    secret_var=False,
+                    hint="quote",
+                ),
+                SectionSpec(
+                    kind="token",
+                    gate="",
+                    verify="status",
+                    assigns=False,
+                    shares_var=False,
+                    readonly=False,
+                    secret_var=False,
+                    hint="quote",
+                ),
+            ),
+            acceptance=True,
+            teardown_marker=False,
+        ),
+        [
+            Apply(approve="auto", signed=True),
+            Teardown(approve=False, signed=True),
+            Approve(section=-1, signed=True),
+            Apply(approve="none", set_env="prod", signed=False),
+            Teardown(approve=False, signed=True),
+        ],
+        True,
+    ),
     # M1: `check` on a plan never applied here exits 12 (not created), a documented code the model did not know
     (
         "M1-check-on-a-never-applied-plan",
@@ -236,7 +342,11 @@ if KNOWN:  # empty while every finding is fixed (an empty parameter set would be
         ("spec", "actions", "signing"),
         [
             pytest.param(
-                s, a, g, id=name, marks=pytest.mark.xfail(strict=True, reason=why, raises=violation_class(broken))
+                s,
+                a,
+                g,
+                id=name,
+                marks=pytest.mark.xfail(strict=True, reason=why, raises=violation_class(broken)),
             )
             for name, broken, s, a, g, why in KNOWN
         ],

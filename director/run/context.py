@@ -149,7 +149,7 @@ class Run:
     def __post_init__(self) -> None:
         self.bases = Bases(self.journal, since=self.forgotten_before)
         self.successes = SectionSuccesses(self.journal)
-        self.worlds = Worlds(self.journal)
+        self.worlds = Worlds(self.journal, self.run_id)
         self._tally = _Tally(resumed_from=len(self.done_before_resume))
         # as seen here: a published template's ✅ rows are not this machine's (ledger.evidence)
         self.results_before = dict(read_evidence(self.plan, self.journal).check_results)

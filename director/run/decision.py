@@ -16,7 +16,8 @@ The rules (DESIGN: "Observe before act", "What Director promises"):
   in sync; a section without a verify block is memoized by its fingerprint alone; a file template that
   differs on disk is a change whatever the observation says;
 - everything else acts, behind its gate when a 🔴/💥 applies for these inputs;
-- a teardown's observation that passes says "already gone"; anything else tears down behind its gate;
+- a teardown's observation that passes says "already gone" (unless its act was interrupted: it runs again,
+  as any act does); anything else tears down behind its gate;
 - `plan`/`check` only: behind a gate apply stops at, or behind an earlier section that acts while this
   one's observation did not hold, a section is blocked (its outcome waits for that one).
 """
@@ -194,9 +195,10 @@ def decide(f: Facts) -> Decision:
             return Decision(Action.IN_SYNC, detail="verified earlier in this run")
         return Decision(Action.VERIFY_ONLY)
     if f.kind is Kind.TEARDOWN:
-        if not f.acts_done_here and f.observed is Verdict.PASSED:
+        if not (f.acts_done_here or f.act_interrupted) and f.observed is Verdict.PASSED:
             return Decision(Action.IN_SYNC, detail="already gone: nothing to delete")
-        why = [RESUMED] if f.acts_done_here else []
+        why = [INTERRUPTED] if f.act_interrupted else []
+        why += [RESUMED] if f.acts_done_here else []
         if f.observed is not None and f.observed is not Verdict.PASSED:
             why.append(f"observed: its verify {f.observed.value} ({f.observed_reason or 'not gone'})")
         return Decision(Action.ACT, tuple(why), gated=f.gated, waits=f.gated and f.waits)

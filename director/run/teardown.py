@@ -97,6 +97,7 @@ def _one(run: Run, td: Section) -> str:
     known = decision.Facts(
         kind=decision.Kind.TEARDOWN,
         fingerprint=fp,
+        act_interrupted=sections.act_interrupted(run, td),
         acts_done_here=sections.in_progress(run, td, texts),
         gated=True,
     )

@@ -35,11 +35,12 @@ from tests.model.actions import (
     fold,
 )
 from tests.model.operator import ActLine, Kill, Operator, Outcome
-from tests.model.plans import PlanSpec, check_title, default_ifs_hex, render
+from tests.model.plans import ENVS, PlanSpec, check_title, default_ifs_hex, render
 from tests.model.world import World, listeners, plan_processes
 
 _IFS_DEFAULT = default_ifs_hex()
-Key = tuple[str, int, tuple[tuple[str, str], ...]]
+# an approval's content: the section, its revision, the inputs, the variables the operator's environment adds
+Key = tuple[str, int, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
 
 
 @dataclass
@@ -66,6 +67,10 @@ class Model:
     outside: tuple[str, str] = ("", "")
     last_knobs: dict[str, str] | None = None  # the latest resolution (any run)
     run_knobs: dict[str, dict[str, str]] = field(default_factory=dict)  # per kind: the latest run's inputs
+    run_env: dict[str, dict[str, str]] = field(default_factory=dict)  # per kind: what its environment added
+    # what exists by identity (the base's ENV) with the inputs that last acted on it, the latest last: a
+    # teardown acts on each with its own inputs (an approval of its pass is for those)
+    identities: dict[str, dict[str, str]] = field(default_factory=dict)
     receipts: list[Receipt] = field(default_factory=list)
     interrupted: dict[str, Interrupted] = field(default_factory=dict)
     fresh: set[int] = field(default_factory=set)  # must act before the plan completes (after a teardown)
@@ -80,9 +85,12 @@ class Model:
     completed: bool = False  # the last step was an apply that exited 0
     ledger_fresh: bool = True  # no SIGKILL since a run last wrote the ledger (a killed run may not have)
 
-    def key(self, section: str, knobs: dict[str, str]) -> Key:
+    def key(self, section: str, knobs: dict[str, str], env: dict[str, str] | None = None) -> Key:
+        """The content an approval of `section` covers: its act as edited, the inputs, and the environment
+        (an approval is for everything the act can read: `ENV` in the operator's environment is exported
+        to its processes)."""
         rev = self.revs.get(int(section), 1) if section.isdigit() else 0
-        return (section, rev, tuple(sorted(knobs.items())))
+        return (section, rev, tuple(sorted(knobs.items())), tuple(sorted((env or {}).items())))
 
     def resolve(self, sets: dict[str, str]) -> dict[str, str]:
         base = self.last_knobs or self.spec.defaults()
@@ -120,6 +128,7 @@ class Sandbox:
         self.known: Callable[[inv.Violation], bool] = lambda _v: False
         self.where = ""
         self.before: set[int] = set()  # the listeners alive before the current run
+        self.env_added: dict[str, str] = {}  # what the operator's environment adds for the current run
 
     def ok(self, check: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         """Run one invariant; a violation raises (as its own class: hypothesis tells bugs apart by it), unless
@@ -140,6 +149,10 @@ class Sandbox:
 
     def base(self, knobs: dict[str, str]) -> str:
         return str(self.world.base(self.env_of(knobs)))
+
+    def env_at(self, base: str) -> str:
+        """The ENV whose resources live under `base` (an act line's `base=`)."""
+        return next((e for e in ENVS if str(self.world.base(e)) == base), base)
 
     def sign_args(self, signed: bool) -> list[str]:
         return ["--sign-with", str(self.op.key)] if signed else []
@@ -201,6 +214,7 @@ class Sandbox:
             if m.signing and not a.signed:
                 grant.flags = set()
         extra = {"ENV": a.env_conflict} if a.env_conflict else None
+        self.env_added = dict(extra or {})
         self.before = {p.pid for p, _ in listeners(self.mark)}
         out = self.op.run(args, extra, self._kill(a.kill))
         how = f"--set {sets}" if sets else "the previous answers"
@@ -214,6 +228,7 @@ class Sandbox:
         args += [x for k, v in knobs.items() for x in ("--set", f"{k.lower()}={v}")]
         args += self.sign_args(True)
         self.before = {p.pid for p, _ in listeners(self.mark)}
+        self.env_added = {}
         out = self.op.gate_then_ctrl_c(args, a.when)
         self.after_run("apply", out, knobs, Grant(go=out.gate), "answers given at the terminal")
 
@@ -227,6 +242,7 @@ class Sandbox:
             if t.signed or not self.model.signing:
                 grant.flags = {"teardown"}
         self.before = {p.pid for p, _ in listeners(self.mark)}
+        self.env_added = {}
         out = self.op.run(args, None, self._kill(t.kill))
         self.after_run("teardown", out, sets, grant, f"--set {sets}" if sets else "the previous answers")
 
@@ -251,7 +267,12 @@ class Sandbox:
         kind = "teardown" if section == "teardown" else "apply"
         if out.rc != 0 or kind not in m.run_knobs:
             return
-        r = Receipt(section, m.key(section, m.run_knobs[kind]), valid=a.signed or not m.signing)
+        if m.waiting is not None and m.waiting[0] == section:
+            # `approve` hashes the act as the plan has it now, with what the waiting run recorded it can read
+            key = m.key(section, dict(m.waiting[1][2]), dict(m.waiting[1][3]))
+        else:
+            key = m.key(section, m.run_knobs[kind], m.run_env.get(kind))
+        r = Receipt(section, key, valid=a.signed or not m.signing)
         m.receipts.append(r)
         if m.waiting is not None and r.valid and m.waiting == (section, r.key):
             m.release_pending = f"`director approve` recorded a receipt for §{section} as it waits"
@@ -327,6 +348,7 @@ class Sandbox:
         knobs = m.resolve(sets)
         m.last_knobs = dict(knobs)
         m.run_knobs[kind] = dict(knobs)
+        m.run_env[kind] = dict(self.env_added)
         if kind == "apply" and m.live is not None and m.live != knobs:
             m.live = None
         base = self.base(knobs)
@@ -338,6 +360,11 @@ class Sandbox:
                 continue
             open_acts[line.section] = line
             s = line.section
+            # a teardown acts on each identity with the inputs that made it (an apply, on today's inputs)
+            kn = knobs if kind == "apply" else m.identities.get(self.env_at(line.base), knobs)
+            if kind == "apply":
+                m.identities.pop(self.env_at(line.base), None)
+                m.identities[self.env_at(line.base)] = dict(knobs)
             m.live = None
             m.acted_since_teardown = True
             if kind == "apply":
@@ -348,15 +375,13 @@ class Sandbox:
                 if j is None or k <= j:
                     self.ok(inv.act_sees_plain_bash_ifs, line, _IFS_DEFAULT)
                 if m.settled.get(k) == knobs:
-                    self.ok(inv.settled_section_not_reapplied, s)
+                    self.ok(inv.settled_section_not_reapplied, s, out.output)
                 m.settled.pop(k, None)
                 m.fresh.discard(k)
             else:
                 m.settled.clear()
-            if self.gate_marker(s, knobs):
-                self.ok(
-                    inv.gated_act_had_approval, s, self._approval(s, knobs, grant), f"{how}; grant {grant}"
-                )
+            if self.gate_marker(s, kn):
+                self.ok(inv.gated_act_had_approval, s, self._approval(s, kn, grant), f"{how}; grant {grant}")
             earlier = m.interrupted.pop(s, None)
             if earlier is not None and earlier.base == line.base:
                 to_check.append((s, earlier.pids))
@@ -383,7 +408,7 @@ class Sandbox:
             return "flag"
         if grant.go == section:
             return "typed go"
-        key = m.key(section, knobs)
+        key = m.key(section, knobs, self.env_added if section != "teardown" else None)
         for r in m.receipts:
             if r.section == section and r.key == key and r.valid and not r.spent:
                 r.spent = True
@@ -404,6 +429,7 @@ class Sandbox:
             self.ok(
                 inv.interrupted_act_runs_again,
                 [s for s, i in m.interrupted.items() if s.isdigit() and i.base == self.base(knobs)],
+                out.output,
             )
             for k in range(1, n + 1):
                 m.settled[k] = dict(knobs)
@@ -434,10 +460,10 @@ class Sandbox:
                 stopped_at is not None
                 and stopped_at[0] == gate
                 and pending
-                and stopped_at[1] == m.key(gate, knobs)
+                and stopped_at[1] == m.key(gate, knobs, self.env_added)
             ):
                 self.ok(inv.approval_releases_the_gate, gate, pending)
-            m.waiting = (gate, m.key(gate, knobs))
+            m.waiting = (gate, m.key(gate, knobs, self.env_added))
             if gate.isdigit():
                 for k in range(1, int(gate)):
                     if str(k) not in m.interrupted:
@@ -449,12 +475,13 @@ class Sandbox:
                         stopped_at: tuple[str, Key] | None, pending: str) -> None:  # fmt: skip
         m = self.model
         if out.rc == 0:
-            self.ok(inv.interrupted_act_runs_again, [s for s in m.interrupted if s == "teardown"])
+            self.ok(inv.interrupted_act_runs_again, [s for s in m.interrupted if s == "teardown"], out.output)
             left = self.world.leftovers()
             left += [f"pid {p.pid} ({p.comm}) carries the plan's mark" for p in plan_processes(self.mark, self.plan.name)
                      if p.pid not in {q.pid for q, _ in listeners(self.mark)}]  # fmt: skip
             self.ok(inv.teardown_removes_everything, left, out)
             m.fresh = set(range(1, self.spec.n + 1))
+            m.identities.clear()
             m.interrupted.clear()
             m.settled.clear()
             m.acted_since_teardown = False
@@ -463,6 +490,11 @@ class Sandbox:
             return
         if out.rc == 4:
             gate = self._waiting_on() or "teardown"
+            for line in out.acts:  # the passes that completed: those identities are gone
+                if line.what == "end" and line.section == "teardown":
+                    m.identities.pop(self.env_at(line.base), None)
+            # it waits at the pass of the oldest identity left (with none recorded: today's inputs)
+            knobs = next(iter(m.identities.values()), knobs)
             if gate in grant.flags:
                 self.ok(inv.approval_releases_the_gate, gate, "this run approves it (--approve teardown)")
             if stopped_at is not None and stopped_at[0] == gate and pending:

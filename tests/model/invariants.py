@@ -191,18 +191,22 @@ def refused_before_anything_runs(out: Outcome) -> None:
         raise Violation("set_wins_or_refused", f"refused (exit {out.rc}) after acts ran: {out.acts}")
 
 
-def settled_section_not_reapplied(section: str) -> None:
-    """A section verified since its last change, and not touched since, is in sync: its act does not run."""
+def settled_section_not_reapplied(section: str, said: str = "") -> None:
+    """A section verified since its last change, and not touched since, is in sync: its act does not run.
+    (`said`: what the run printed, for whoever reads the finding; it decides nothing.)"""
     raise Violation("settled_section_not_reapplied",
-                    f"§{section}'s act ran again although nothing changed since Director verified it")  # fmt: skip
+                    f"§{section}'s act ran again although nothing changed since Director verified it"
+                    + (f"; the run said:\n{said[-4000:]}" if said else ""))  # fmt: skip
 
 
-def interrupted_act_runs_again(sections: Iterable[str]) -> None:
-    """An act that was running when Director died or was interrupted runs again before its section counts."""
+def interrupted_act_runs_again(sections: Iterable[str], said: str = "") -> None:
+    """An act that was running when Director died or was interrupted runs again before its section counts.
+    (`said`: what the run printed, for whoever reads the finding; it decides nothing.)"""
     left = sorted(sections)
     if left:
         raise Violation("interrupted_act_runs_again",
-                        f"the apply completed without running again the interrupted act(s) of §{', §'.join(left)}")  # fmt: skip
+                        f"the apply completed without running again the interrupted act(s) of §{', §'.join(left)}"
+                        + (f"; the run said:\n{said[-4000:]}" if said else ""))  # fmt: skip
 
 
 def interrupted_attempt_processes_stopped(section: str, pids: Iterable[int]) -> None:
