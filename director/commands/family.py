@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from director.commands.paths import backend_of, paths_for
+from director.commands.paths import backend_of, paths_for, where
 from director.errors import DirectorError, UpstreamGuard, UsageError
 
 if TYPE_CHECKING:
@@ -30,26 +30,75 @@ _DECLARES = ("**provides**", "**requires**", "**discovers**", "**discovered**")
 
 @dataclass(frozen=True)
 class Provider:
-    """A plan that provides what another requires: its path, the declaration, and the plan as read now."""
+    """A plan that provides what another requires: its path, the declaration, the plan as read now, and
+    where it keeps its state (a consumer's blocks find it there: `DIRECTOR_PROVIDER_STATE_DIRS`)."""
 
     path: Path
     provide: Provide
     plan: Plan
+    state: Path
+
+
+def provider(path: Path, provide: Provide, plan: Plan) -> Provider:
+    return Provider(path, provide, plan, paths_for(path, None, None).state)
+
+
+@dataclass(frozen=True)
+class Beside:
+    """Another plan of the family, read once: the plan, what it declares, its latest run here (kind,
+    state) and where it keeps its state. What a family says about one plan is decided from these after
+    they were read (`alone`), never by reading again."""
+
+    path: Path
+    plan: Plan
+    decl: Declarations
+    latest: tuple[str, str] | None
+    state: Path
+
+    @property
+    def applied(self) -> bool:
+        """Its latest run is a completed apply: what it provides is realized."""
+        return self.latest == ("apply", "completed")
+
+    @property
+    def live(self) -> bool:
+        """Applied here and not torn down since: its latest run is anything but a completed teardown, and
+        its Live State says something of it exists (a run that created nothing -- stopped at its
+        discovery, its interview or its first gate -- leaves it `not-created`, a finished teardown
+        `gone`)."""
+        if self.latest is None or self.latest == ("teardown", "completed"):
+            return False
+        ls = self.plan.live_state
+        # the status as its runs here wrote it (`live`, `partially applied`, `gone`…), without `(unconfirmed)`
+        status = str(ls.data.get("status", "")).split(" (", 1)[0].strip() if ls is not None else ""
+        return status not in _NOTHING_EXISTS
+
+
+_NOTHING_EXISTS = ("not-created", "gone")
+
+
+def read_beside(path: Path, plan: Plan, state_url: str | None) -> Beside:
+    """The one place a family reads another plan's journal (its latest run) and locates its state."""
+    state, backend = where(path, plan, state_url)
+    return Beside(path, plan, decl_of(plan), _latest(backend), state)
 
 
 def alone(path: Path, plan: Plan, request: RunRequest) -> dict[str, str]:
-    """What a family says about one plan run alone, read from the plan as already parsed: a provider's
-    teardown is refused while a consumer beside it is live (`guard_teardown`); the plan receives what the
-    providers it names realized, and an apply needs them applied (`provided_alone`)."""
+    """What a family says about one plan run alone, read from the plan as already parsed. First the plans
+    beside it are read, once (the providers it names; for a teardown, the consumers beside it), then
+    decided: a provider's teardown is refused while a consumer beside it is live (`refuse_teardown`); the
+    plan receives what the providers it names realized, and an apply needs them applied (`received`)."""
     decl = decl_of(plan)
     if not (decl.provides or decl.requires):
         return {}
     state_url = request.state.state_url
-    if request.mode == "run" and request.kind == "teardown":
+    teardown = request.mode == "run" and request.kind == "teardown"
+    consumers = consumers_beside(path, decl, state_url) if teardown else {}
+    providers = providers_named(path, decl, state_url)
+    if teardown:
         a = request.approval
-        guard_teardown(path, plan, decl, set(), state_url, a.operator, request.orphan_consumers)
-    need_live = request.mode == "run" and request.kind == "apply"
-    return provided_alone(path, decl, state_url, need_live=need_live)
+        refuse_teardown(path, plan, consumers, set(), state_url, a.operator, request.orphan_consumers)
+    return received(path, decl, providers, need_live=request.mode == "run" and request.kind == "apply")
 
 
 def declares(path: Path) -> bool:
@@ -86,19 +135,8 @@ def _latest(backend: StateBackend) -> tuple[str, str] | None:
 
 
 def is_live(path: Path, plan: Plan, state_url: str | None) -> bool:
-    """Applied here and not torn down since: its latest run is anything but a completed teardown, and its
-    Live State (`plan`, as read) says something of it exists (a run that created nothing -- stopped at its
-    discovery, its interview or its first gate -- leaves it `not-created`, a finished teardown `gone`)."""
-    latest = _latest(backend_of(path, plan, None, state_url))
-    if latest is None or latest == ("teardown", "completed"):
-        return False
-    ls = plan.live_state
-    # the status as its runs here wrote it (`live`, `partially applied`, `gone`…), without `(unconfirmed)`
-    status = str(ls.data.get("status", "")).split(" (", 1)[0].strip() if ls is not None else ""
-    return status not in _NOTHING_EXISTS
-
-
-_NOTHING_EXISTS = ("not-created", "gone")
+    """Applied here and not torn down since (`Beside.live`)."""
+    return read_beside(path, plan, state_url).live
 
 
 def readable(path: Path) -> Plan | None:
@@ -116,7 +154,7 @@ def applied(backend: StateBackend) -> bool:
 
 def provided_env(consumer: Path, decl: Declarations, providers: dict[str, Provider]) -> dict[str, str]:
     """`DIRECTOR_PROVIDED_*` for each requirement whose provider is known (name → provider, its Live State as
-    read now), and where the providers keep their state."""
+    read now), and where the providers keep their state (pure)."""
     from director.ledger.compose import outputs
     from director.run.family import provided_env as env_for
 
@@ -127,67 +165,82 @@ def provided_env(consumer: Path, decl: Declarations, providers: dict[str, Provid
             continue
         pr = providers[r.name]
         out.update(env_for(r, pr.provide, outputs(pr.plan)))
-        states.append(str(paths_for(pr.path, None, None).state))
+        states.append(str(pr.state))
     if states:
         out[ENV_PROVIDER_STATES] = os.pathsep.join(dict.fromkeys(states))
     return out
 
 
-def provided_alone(
-    path: Path, decl: Declarations, state_url: str | None, *, need_live: bool
-) -> dict[str, str]:
-    """A plan run alone receives what the providers it names realized; an apply needs them applied."""
-    from director.errors import PlanError
-
-    providers: dict[str, Provider] = {}
+def providers_named(path: Path, decl: Declarations, state_url: str | None) -> dict[str, Beside | Path]:
+    """Each provider the plan names, read (requirement name → the plan beside it; its path when there is
+    no such file)."""
+    found: dict[str, Beside | Path] = {}
     for r in decl.requires:
         if r.plan is None:
             continue
         target = (path.resolve().parent / r.plan).resolve()
-        if not target.is_file():
+        found[r.name] = read_beside(target, parse(target), state_url) if target.is_file() else target
+    return found
+
+
+def received(
+    path: Path, decl: Declarations, providers: dict[str, Beside | Path], *, need_live: bool
+) -> dict[str, str]:
+    """What a plan run alone receives from the providers it names, as read (`providers_named`); an apply
+    needs them applied (pure: raises what is wrong)."""
+    from director.errors import PlanError
+
+    given: dict[str, Provider] = {}
+    for r in decl.requires:
+        if r.name not in providers:
+            continue
+        other = providers[r.name]
+        if not isinstance(other, Beside):
             if r.optional or r.discovered:
                 continue
             raise PlanError(
-                f"requires `{r.name}` from {r.plan}, which does not exist ({target}): a missing provider; "
+                f"requires `{r.name}` from {r.plan}, which does not exist ({other}): a missing provider; "
                 "nothing was run",
                 path=str(path),
                 line=r.line,
             )
-        plan = parse(target)
-        provide = decl_of(plan).provide(r.name)
+        provide = other.decl.provide(r.name)
         if provide is None:
             raise PlanError(
                 f"requires `{r.name}` from {r.plan}, which does not provide it", path=str(path), line=r.line
             )
-        needed = need_live and not (r.optional or r.discovered)
-        if needed and not applied(backend_of(target, plan, None, state_url)):
+        if need_live and not (r.optional or r.discovered) and not other.applied:
             raise UsageError(
                 f"{path}: requires `{r.name}` from {r.plan}, which is not applied here (its latest run is "
                 f"not a completed apply); nothing was run. Apply it first, or both: director apply "
-                f"{shown(target)} {path}"
+                f"{shown(other.path)} {path}"
             )
-        providers[r.name] = Provider(target, provide, plan)
-    return provided_env(path, decl, providers)
+        given[r.name] = Provider(other.path, provide, other.plan, other.state)
+    return provided_env(path, decl, given)
 
 
-def consumers_beside(path: Path, decl: Declarations) -> dict[Path, tuple[Plan, list[str]]]:
+def consumers_beside(
+    path: Path, decl: Declarations, state_url: str | None
+) -> dict[Path, tuple[Beside, list[str]]]:
     """The plans in the provider's directory that require what it provides (by naming it, or by name): each
-    as read, and the names it requires."""
+    read, and the names it requires."""
     names = {p.name for p in decl.provides}
     if not names:
         return {}
     me = path.resolve()
-    found: dict[Path, tuple[Plan, list[str]]] = {}
+    found: dict[Path, tuple[Beside, list[str]]] = {}
     for other in sorted(me.parent.glob("*.md")):
         if other.resolve() == me or not declares(other):
             continue
         plan = readable(other)
         if plan is None:
             continue  # a sibling that does not parse binds nothing
-        for r in decl_of(plan).requires:
-            named = r.plan is not None and (other.parent / r.plan).resolve() == me
-            if r.name in names and (named or r.plan is None):
-                found.setdefault(other.resolve(), (plan, []))[1].append(r.name)
+        requires = [
+            r.name for r in decl_of(plan).requires
+            if r.name in names and (r.plan is None or (other.parent / r.plan).resolve() == me)
+        ]  # fmt: skip
+        if requires:
+            found[other.resolve()] = (read_beside(other.resolve(), plan, state_url), requires)
     return found
 
 
@@ -200,16 +253,29 @@ def guard_teardown(
     operator: str | None,
     override: bool,
 ) -> None:
-    """A provider's teardown is refused while a consumer is live, unless that consumer is torn down in this
-    run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited in the
-    provider's journal (none is made for a plan that never ran here)."""
-    bound = consumers_beside(path, decl)
-    live = [c for c, (read, _) in bound.items() if c not in leaving and is_live(c, read, state_url)]
+    """A provider's teardown is refused while a consumer beside it is live (`refuse_teardown`)."""
+    consumers = consumers_beside(path, decl, state_url)
+    refuse_teardown(path, plan, consumers, leaving, state_url, operator, override)
+
+
+def refuse_teardown(
+    path: Path,
+    plan: Plan,
+    consumers: dict[Path, tuple[Beside, list[str]]],
+    leaving: set[Path],
+    state_url: str | None,
+    operator: str | None,
+    override: bool,
+) -> None:
+    """A provider's teardown is refused while a consumer (as read) is live, unless that consumer is torn
+    down in this run (`leaving`) or `--orphan-consumers` says so; the refusal and the override are audited
+    in the provider's journal (none is made for a plan that never ran here)."""
+    live = [c for c, (b, _) in consumers.items() if c not in leaving and b.live]
     if not live:
         return
     from director.run.gates import operator_name
 
-    names = ", ".join(f"{shown(c)} ({', '.join(bound[c][1])})" for c in live)
+    names = ", ".join(f"{shown(c)} ({', '.join(consumers[c][1])})" for c in live)
     who = operator_name(operator)
     journal = backend_of(path, plan, None, state_url).open(create=False)  # audited where it ran (if it did)
     if journal is not None:

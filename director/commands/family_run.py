@@ -33,6 +33,7 @@ from director.commands.family import (
     guard_teardown,
     parse,
     provided_env,
+    provider,
     shown,
 )
 from director.commands.paths import backend_for, locate, require_plan
@@ -315,13 +316,13 @@ class FamilyRun:
         providers: dict[str, Provider] = {}
         for e in graph.edges:
             if e.consumer == m.path:
-                providers[e.require.name] = Provider(e.provider, e.provide, parse(e.provider))
+                providers[e.require.name] = provider(e.provider, e.provide, parse(e.provider))
         for ext in graph.external:
             if ext.consumer == m.path and ext.exists:
                 plan = parse(ext.provider)
                 provide = decl_of(plan).provide(ext.require.name)
                 if provide is not None:
-                    providers[ext.require.name] = Provider(ext.provider, provide, plan)
+                    providers[ext.require.name] = provider(ext.provider, provide, plan)
         return provided_env(m.path, m.decl, providers)
 
     def run(self) -> ExitCode:

@@ -209,6 +209,11 @@ def backend_of(
     return choose(p.journal, p.lock, plan_path, state_url, plan.plan_id if plan is not None else None)
 
 
+def where(plan_path: Path, plan: Plan, state_url: str | None) -> tuple[Path, StateBackend]:
+    """Another plan of a family: its state directory beside it, and its state backend."""
+    return paths_for(plan_path, None, None).state, backend_of(plan_path, plan, None, state_url)
+
+
 def open_journal(plan_path: Path, state_dir: Path | None, state_url: str | None = None) -> StateStore | None:
     """The plan's journal, or None when nothing was recorded for it yet (nothing ran)."""
     return backend_for(plan_path, state_dir, state_url).open(create=False)
