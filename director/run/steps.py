@@ -222,6 +222,8 @@ def step(
     flags: dict[str, object] = {"rerun_after_crash": True} if crashed else {}
     if rerun is not None:
         flags["rerun"] = rerun
+    if role == "act" and (seen := run.worlds.take_pending()):
+        flags[worlds_mod.OBSERVED] = seen  # the world before it, for a resumed run's verify (run/worlds.py)
     run.rerun_keys.discard(key)
     # An earlier attempt of this act in this run (resumed after a crash, a Ctrl-C or a failure) may have
     # left processes running: they are stopped before it runs again (docs/processes.md).

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from director.plan.contrast import Baseline, Family, Learned, Path
 from director.plan.model import Section, SectionKind
@@ -23,21 +24,23 @@ def family_of(section: Section) -> Family:
     return "teardown" if section.kind is SectionKind.TEARDOWN else "apply"
 
 
-OBSERVED = "check-observed"  # event: the paths a check took when observed before its act, in this run
+OBSERVED = "observed"  # an act step's flag: the paths its run's checks took when first observed
 
 
 @dataclass
 class Worlds:
     """One invocation's view of the worlds seen: baselines (read once) and this run's observations.
 
-    With `run_id` (a run, not a preview), an observation is also journaled: a run resumed after the act
-    (killed or stopped between act and verify) contrasts its verify with the observation its run made
-    before the act, in an earlier invocation."""
+    With `run_id` (a run, not a preview), the observations are also journaled, with the intent of the next
+    act (`take_pending`: no write of their own): a run resumed after that act (killed or stopped between
+    act and verify, or in it) contrasts its verify with the observation its run made before the act's first
+    attempt, in an earlier invocation."""
 
     journal: StateStore
     run_id: int | None = None
     _baselines: dict[tuple[str, Family], dict[int, Baseline]] = field(default_factory=dict)
     observed: dict[tuple[str, Family], dict[int, Path]] = field(default_factory=dict)
+    _pending: dict[tuple[str, Family], dict[int, Path]] = field(default_factory=dict)
     _journaled: dict[tuple[str, Family], dict[int, Path]] | None = None
 
     def baselines(self, key: str, family: Family) -> dict[int, Baseline]:
@@ -55,25 +58,35 @@ class Worlds:
         return self._earlier().get((key, family), self.observed.get((key, family)))
 
     def saw(self, key: str, family: Family, paths: Mapping[int, Path]) -> None:
-        """Remember an observation's paths, to contrast with the run after the act (journaled for a run).
-        The first observation in a run is the one kept: an attempt of the act that was interrupted may
-        already have changed what a later observation sees."""
+        """Remember an observation's paths, to contrast with the run after the act. The first observation in
+        a run is the one kept: an attempt of the act that was interrupted may already have changed what a
+        later observation sees."""
         if self.before(key, family) is not None:
             return
         self.observed[(key, family)] = dict(paths)
-        if self.run_id is not None:
-            data = {"key": key, "family": family, "paths": {str(u): list(p) for u, p in paths.items()}}
-            self.journal.record_event(self.run_id, OBSERVED, data)
+        self._pending[(key, family)] = dict(paths)
+
+    def take_pending(self) -> list[dict[str, Any]]:
+        """The observations not journaled yet, for the intent of the act about to run (a run's only)."""
+        if self.run_id is None:
+            return []
+        out = [{"key": k, "family": f, "paths": {str(u): list(p) for u, p in paths.items()}}
+               for (k, f), paths in self._pending.items()]  # fmt: skip
+        self._pending.clear()
+        return out
 
     def _earlier(self) -> dict[tuple[str, Family], dict[int, Path]]:
-        """The observations this run journaled in earlier invocations (read once; the first wins)."""
+        """The observations this run journaled with its acts' intents in earlier invocations (read once;
+        the first wins)."""
         if self._journaled is None:
             self._journaled = {}
-            for ev in self.journal.events(self.run_id, OBSERVED) if self.run_id is not None else ():
-                fam: Family = "teardown" if ev.data.get("family") == "teardown" else "apply"
-                seen = dict(ev.data.get("paths") or {})
-                paths = {int(u): tuple(int(x) for x in p) for u, p in seen.items()}
-                self._journaled.setdefault((str(ev.data.get("key")), fam), paths)
+            steps = self.journal.steps(self.run_id) if self.run_id is not None else []
+            for step in steps:
+                for seen in step.flags.get(OBSERVED, ()) if step.role == "act" else ():
+                    fam: Family = "teardown" if seen.get("family") == "teardown" else "apply"
+                    took = dict(seen.get("paths") or {})
+                    paths = {int(u): tuple(int(x) for x in p) for u, p in took.items()}
+                    self._journaled.setdefault((str(seen.get("key")), fam), paths)
         return self._journaled
 
     def learn(self, run_id: int, key: str, family: Family, learned: Sequence[Learned]) -> None:
