@@ -14,6 +14,7 @@ from director.commands.paths import backend_of, paths_for, where
 from director.errors import DirectorError, UpstreamGuard, UsageError
 
 if TYPE_CHECKING:
+    from director.commands.paths import Site
     from director.plan.family import Declarations, Provide
     from director.plan.model import Plan
     from director.run.config import RunRequest
@@ -51,7 +52,7 @@ class Beside:
 
     path: Path
     plan: Plan
-    decl: Declarations
+    provides: dict[str, Provide]  # what it declares it provides, by name
     latest: tuple[str, str] | None
     state: Path
 
@@ -77,18 +78,18 @@ class Beside:
 _NOTHING_EXISTS = ("not-created", "gone")
 
 
-def read_beside(path: Path, plan: Plan, state_url: str | None) -> Beside:
+def read_beside(path: Path, plan: Plan, decl: Declarations, state_url: str | None) -> Beside:
     """The one place a family reads another plan's journal (its latest run) and locates its state."""
     state, backend = where(path, plan, state_url)
-    return Beside(path, plan, decl_of(plan), _latest(backend), state)
+    return Beside(path, plan, {p.name: p for p in decl.provides}, _latest(backend), state)
 
 
-def alone(path: Path, plan: Plan, request: RunRequest) -> dict[str, str]:
+def alone(site: Site, request: RunRequest) -> dict[str, str]:
     """What a family says about one plan run alone, read from the plan as already parsed. First the plans
     beside it are read, once (the providers it names; for a teardown, the consumers beside it), then
     decided: a provider's teardown is refused while a consumer beside it is live (`refuse_teardown`); the
     plan receives what the providers it names realized, and an apply needs them applied (`received`)."""
-    decl = decl_of(plan)
+    path, plan, decl = site.path, site.file.plan, site.decl
     if not (decl.provides or decl.requires):
         return {}
     state_url = request.state.state_url
@@ -136,7 +137,7 @@ def _latest(backend: StateBackend) -> tuple[str, str] | None:
 
 def is_live(path: Path, plan: Plan, state_url: str | None) -> bool:
     """Applied here and not torn down since (`Beside.live`)."""
-    return read_beside(path, plan, state_url).live
+    return read_beside(path, plan, decl_of(plan), state_url).live
 
 
 def readable(path: Path) -> Plan | None:
@@ -179,7 +180,11 @@ def providers_named(path: Path, decl: Declarations, state_url: str | None) -> di
         if r.plan is None:
             continue
         target = (path.resolve().parent / r.plan).resolve()
-        found[r.name] = read_beside(target, parse(target), state_url) if target.is_file() else target
+        if target.is_file():
+            plan = parse(target)
+            found[r.name] = read_beside(target, plan, decl_of(plan), state_url)
+        else:
+            found[r.name] = target
     return found
 
 
@@ -204,7 +209,7 @@ def received(
                 path=str(path),
                 line=r.line,
             )
-        provide = other.decl.provide(r.name)
+        provide = other.provides.get(r.name)
         if provide is None:
             raise PlanError(
                 f"requires `{r.name}` from {r.plan}, which does not provide it", path=str(path), line=r.line
@@ -235,12 +240,13 @@ def consumers_beside(
         plan = readable(other)
         if plan is None:
             continue  # a sibling that does not parse binds nothing
+        decl_other = decl_of(plan)
         requires = [
-            r.name for r in decl_of(plan).requires
+            r.name for r in decl_other.requires
             if r.name in names and (r.plan is None or (other.parent / r.plan).resolve() == me)
         ]  # fmt: skip
         if requires:
-            found[other.resolve()] = (read_beside(other.resolve(), plan, state_url), requires)
+            found[other.resolve()] = (read_beside(other.resolve(), plan, decl_other, state_url), requires)
     return found
 
 

@@ -60,7 +60,7 @@ def run_plans(plans: list[Path], request: RunRequest) -> ExitCode:
     if len(plans) == 1 and not plans[0].is_dir():
         path = plans[0]
         site = locate(path, request)  # the one parse of this plan: its family declarations read from it
-        provided = alone(site.path, site.file.plan, request)
+        provided = alone(site, request)
         return run_command(request, site, provided=provided or None)
     return FamilyRun(plans, request).run()
 

@@ -14,6 +14,7 @@ from director.files import write_atomic
 
 if TYPE_CHECKING:
     from director.ledger.planfile import PlanFile
+    from director.plan.family import Declarations
     from director.plan.model import Plan
     from director.run.config import RunRequest
     from director.state.backends import StateBackend
@@ -124,6 +125,7 @@ class Site:
     paths: Paths
     backend: StateBackend
     identity: str
+    decl: Declarations  # what it declares to its family (Provides/Requires), read with it
 
 
 def locate(plan_path: Path, request: RunRequest) -> Site:
@@ -133,6 +135,7 @@ def locate(plan_path: Path, request: RunRequest) -> Site:
     from director.exec.marks import state_identity
     from director.exec.secrets import secret_name_predicate, secret_values
     from director.ledger.planfile import PlanFile
+    from director.plan.family import declarations
     from director.state.backends import choose
 
     require_plan(plan_path)
@@ -142,8 +145,9 @@ def locate(plan_path: Path, request: RunRequest) -> Site:
     p = paths_for(plan_path, state.state_dir, state.workdir)
     secrets = secret_values(os.environ, secret_name_predicate(list(request.step.secrets)))
     pf = PlanFile.load(plan_path, secret_values=secrets)
+    decl = declarations(pf.plan)
     backend = choose(p.journal, p.lock, plan_path, state.state_url, pf.plan.plan_id)
-    return Site(plan_path, pf, p, backend, state_identity(plan_path.name, backend.describe()))
+    return Site(plan_path, pf, p, backend, state_identity(plan_path.name, backend.describe()), decl)
 
 
 def require_plan(plan_path: Path) -> Path:
