@@ -321,6 +321,15 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
         ],
         True,
     ),
+    # M6: a teardown SIGKILLed in its act had killed the server; the apply right after found its pid still there
+    # (a zombie: this VM's init reaps on a 2 s timer), which the plan's `kill -0` guard takes for a live server,
+    # as plain bash would. The operator's next command comes later: the model now waits until init reaped it
+    (
+        "M6-a-server-killed-by-an-interrupted-teardown-is-reaped-before-the-next-command",
+        PlanSpec(tier=True, acceptance=True, sections=(SectionSpec(kind="server", gate="red", verify="function"),)),
+        [Apply(approve="auto"), Teardown(kill=KillAt("SIGKILL", "act-start", 0)), Apply(approve="auto")],
+        False,
+    ),
     # M1: `check` on a plan never applied here exits 12 (not created), a documented code the model did not know
     (
         "M1-check-on-a-never-applied-plan",

@@ -173,6 +173,8 @@ class Sandbox:
             Break: self._break, Heal: self._heal, Edit: self._edit, Check: self._check,
         }  # fmt: skip
         self.model.completed = False
+        if isinstance(action, Apply | Teardown | GoThenCtrlC | Check):
+            self.world.settle(ENVS)
         handlers[type(action)](action)
         # Director's outputs are compared after Director ran: a break, heal, edit or receipt leaves them be.
         self.check_ledger(compare=isinstance(action, Apply | Teardown | GoThenCtrlC | Check))

@@ -43,6 +43,12 @@ def alive(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 :].split()[:1] not in ([b"Z"], [b"X"])
 
 
+def _zombie(pid: int) -> bool:
+    """Dead but not reaped yet."""
+    stat = _read(f"/proc/{pid}/stat")
+    return bool(stat) and stat[stat.rfind(b")") + 2 :].split()[:1] == [b"Z"]
+
+
 def marked(mark: str) -> list[Proc]:
     """Live processes (zombies aside) whose environment carries MODEL_TRIAL=<mark>."""
     needle = f"MODEL_TRIAL={mark}\0".encode()
@@ -197,6 +203,19 @@ class World:
         """Pids of the live listeners of section k's server in `env`."""
         name = str(self.base(env) / self.spec.resource(k))
         return [p.pid for p, n in listeners(self.mark) if n == name]
+
+    def settle(self, envs: tuple[str, ...]) -> None:
+        """Wait (10 s at most) until no server of the plan that has died is still a zombie. An operator's next
+        command comes later than init reaps what a run or a break killed (this VM's init reaps on a 2 s
+        timer), and a zombie's pid passes the plan's `kill -0` guard, under plain bash too."""
+        deadline = time.monotonic() + 10
+        for env in envs:
+            for k in range(1, self.spec.n + 1):
+                if self.spec.section(k).kind != "server":
+                    continue
+                pid = _int(self.base(env) / f"{self.spec.resource(k)}.pid")
+                while pid is not None and _zombie(pid) and time.monotonic() < deadline:
+                    time.sleep(0.01)
 
     # -- out-of-band changes (what an operator or a failure does behind Director's back) ------------------
 
