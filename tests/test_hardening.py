@@ -31,7 +31,12 @@ def _audit(plan: Path, tmp: Path, out: Path) -> dict[str, Any]:
 
 
 def _acts_steps(data: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(s["step_key"], s["state"], s["flags"]) for s in data["steps"] if s["role"] == "act"]
+    """Each act step, its state and its flags (less `observed`: what the checks saw before it)."""
+    return [
+        (s["step_key"], s["state"], {k: v for k, v in s["flags"].items() if k != "observed"})
+        for s in data["steps"]
+        if s["role"] == "act"
+    ]
 
 
 # --------------------------------------------------------------- 6. temp files follow the lease
