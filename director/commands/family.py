@@ -41,6 +41,7 @@ class Provider:
 
 
 def provider(path: Path, provide: Provide, plan: Plan) -> Provider:
+    """A provider a family run names (its state directory located beside it)."""
     return Provider(path, provide, plan, paths_for(path, None, None).state)
 
 
