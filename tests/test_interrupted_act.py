@@ -7,6 +7,7 @@ Through the real CLI; the world (which port answers, which server still runs) is
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,73 @@ def test_an_act_killed_after_it_made_its_change_is_judged_against_the_world_befo
     r = world.director("apply", str(plan))
     assert r.returncode == 0, said(r)  # not 10 (unconfirmed: "the same path before and after the act")
     assert "✓ applied" in r.stdout, said(r)
+
+
+STALE = f"""\
+## 0. Variables
+
+```bash
+export WORK="$WORK_DIR"
+```
+
+## 1. Serve the site  🟢
+
+```bash
+mkdir -p "$WORK"
+echo "<h1>hello</h1>" > "$WORK/index.html"
+{serve("$WORK")}```
+```bash
+# ✔ the site answers
+curl -fsS "http://127.0.0.1:$PORT/" | grep -q hello && echo "site up" || {{ echo "site down"; exit 1; }}
+```
+
+## 2. Write the robots file  🟢
+
+```bash
+echo "User-agent: *" > "$WORK/robots.txt"
+```
+```bash
+{_KILL_IF_ARMED}
+```
+```bash
+# ✔ robots file written
+[ -s "$WORK/robots.txt" ] && echo "robots written" || {{ echo "robots missing"; exit 1; }}
+```
+
+## 3. The site serves its robots file  ✔
+
+```bash
+curl -fsS "http://127.0.0.1:$PORT/robots.txt" | grep -q User-agent && echo "robots served" || {{ echo "no robots on $PORT"; exit 1; }}
+```
+
+## Live State
+
+```yaml
+status: not-created
+last_action: —
+```
+"""
+
+
+def test_a_step_finished_before_a_resume_gives_back_what_it_changed_not_the_session_it_saw(world: World) -> None:
+    # §2's first act block finished in the run's first invocation, when §1's server was on its first port;
+    # the server then died, and the resumed run started it again on a new port. Skipping §2's finished block
+    # must give the session back what that block changed (nothing), not the whole session it ended in: the
+    # old PORT (the soak's finding: the ✔ section then probed the dead port, exit 3)
+    plan = world.root / "site.md"
+    plan.write_text(HEAD.format(title="A site") + "\n" + STALE)
+    work, arm = world.root / "work", world.root / "arm"
+    world.env.update({"WORK_DIR": str(work), "KILL_ARM": str(arm)})
+    arm.touch()
+    r = world.director("apply", str(plan))
+    assert r.returncode == -signal.SIGKILL, said(r)  # Director died in §2's second act block
+    first_port, first_pid = int((work / "port").read_text()), int((work / "pid").read_text())
+    import os
+
+    os.kill(first_pid, signal.SIGKILL)  # the server dies behind Director's back
+    while pid_alive(first_pid):
+        time.sleep(0.05)
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0, said(r)
+    port = int((work / "port").read_text())
+    assert port != first_port and answers(port, "hello") and "robots served" in r.stdout, said(r)

@@ -286,8 +286,10 @@ def step(
         else:
             res = replace(res, state=after)
         session.learn_secrets(run, after)
-        # what the step left in the session (an observation: the session it ran in, which it left as it was)
-        kept = session.as_journaled(run, after if counted else begin)
+        # What the step changed in the session, not the whole session it ended in: skipped on a resume, it
+        # gives back only that, over what the blocks before it left this time (a section before it that
+        # ran again keeps its new values). An observation: the session it ran in, which it left as it was.
+        kept = session.as_journaled(run, session.delta(begin, after) if counted else begin)
         run.journal.step_finished(
             sid,
             state,
