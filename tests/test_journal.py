@@ -306,6 +306,9 @@ def test_a_signal_during_a_write_lands_after_it(journal: Journal, monkeypatch: A
     """Ctrl-C while a write runs (between its statements) is delivered when the write is done: the
     write is whole (its row and its audit event), never half. Also while another thread lives (a family's
     members, a reader): the kernel hands a process's signal to a thread that does not block it."""
+    # Ctrl-C's own handler, whatever this process inherited: a test run started in the background by a
+    # shell (`… &`) has SIGINT ignored, and an ignored signal raises nothing however it is held
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     if threads != "alone":
         stop = threading.Event()
         other = threading.Thread(target=stop.wait, daemon=True)
@@ -321,8 +324,11 @@ def test_a_signal_during_a_write_lands_after_it(journal: Journal, monkeypatch: A
         return real(sql, params)
 
     monkeypatch.setattr(journal._d, "execute", execute)
-    with pytest.raises(KeyboardInterrupt):
-        journal.record_approval(rid, "2", "abc", "bob", "flag")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            journal.record_approval(rid, "2", "abc", "bob", "flag")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     monkeypatch.undo()
     if threads != "alone":
         stop.set()
