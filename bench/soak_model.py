@@ -9,7 +9,7 @@ shrunk again, and the sequence goes on; the same invariant broken without them i
 
 Usage:
   .venv/bin/python bench/soak_model.py --steps 20000 --seed 32 --workers 2 [--max-actions 10] [--examples 25]
-      [--report FILE] [--keep-going]
+      [--report FILE] [--log FILE] [--keep-failed DIR]
 
 Prints, as it goes and at the end: sequences run, steps (and how many were spent shrinking), steps/second,
 the load average, and every failure with its shrunk example. Exit 1 if any promise broke.
@@ -81,6 +81,7 @@ class Round:
         self.tally, self.share, self.base, self.known, self.again = tally, share, base, known, again
         self.queue, self.index = queue, index
         self.log: Path | None = None
+        self.keep: Path | None = None  # where a violation's sandbox is copied (`--keep-failed`)
         self.failing = False
         self.last: dict[str, tuple[PlanSpec, list[Action], bool, str, frozenset[str]]] = {}
 
@@ -116,8 +117,12 @@ class Round:
             "actions": len(actions), "steps_before": self.tally.steps,
         }  # fmt: skip
         try:
+            keep = None
+            if self.keep is not None and not self.failing:  # a finding's first run, not its shrinking
+                keep = self.keep / f"w{self.index}-s{self.tally.sequences}"
             run_sequence(
-                spec, actions, root, signing, on_step=self.count, known=lambda v: self.is_known(v, feats)
+                spec, actions, root, signing, on_step=self.count, known=lambda v: self.is_known(v, feats),
+                keep=keep,
             )
         except Violation as v:
             self.failing = True
@@ -156,7 +161,7 @@ def worker(index: int, args: argparse.Namespace, queue: Any, known: Any) -> None
             # what any worker found so far is known; read once a round, so that a round's shrinking is not
             # disturbed by a finding of another worker arriving halfway
             r = Round(tally, share, base, list(known), again, queue, index)
-            r.log = args.log
+            r.log, r.keep = args.log, args.keep_failed
             prop = settings(
                 max_examples=args.examples, deadline=None, database=None, derandomize=False,
                 suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
@@ -270,6 +275,10 @@ def main() -> int:
         "--log", type=Path, help="append one JSON line per sequence run here (what ran, what broke)"
     )
     p.add_argument("--report", type=Path, help="write the findings and figures as JSON here")
+    p.add_argument(
+        "--keep-failed", type=Path,
+        help="copy the sandbox of each violation's first run here (plan, journal, world), for a post-mortem",
+    )  # fmt: skip
     args = p.parse_args()
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -549,9 +550,12 @@ def _alive(pid: int) -> bool:
 def run_sequence(
     spec: PlanSpec, actions: Sequence[Action], root: Path, signing: bool = False, *,
     on_step: Callable[[int, Action], None] | None = None, known: Callable[[inv.Violation], bool] | None = None,
+    keep: Path | None = None,
 ) -> list[inv.Violation]:  # fmt: skip
     """Run `actions` against a fresh sandbox for `spec` under `root`, every invariant after every step: the
-    first violation raises, except those `known` says are known (returned, the sequence carried on)."""
+    first violation raises, except those `known` says are known (returned, the sequence carried on). With
+    `keep`, a violation first copies the sandbox there as it is (its plan, journal and world), for a post-mortem
+    of a finding its replay may not show again."""
     sb = Sandbox(spec, root, signing)
     if known is not None:
         sb.known = known
@@ -562,5 +566,9 @@ def run_sequence(
             sb.where = f"step {i + 1} ({a})"
             sb.step(a)
         return sb.soft
+    except inv.Violation:
+        if keep is not None:
+            shutil.copytree(root, keep, symlinks=True, dirs_exist_ok=True)
+        raise
     finally:
         sb.close()
