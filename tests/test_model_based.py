@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 from director.plan.lint import lint
 from director.plan.parse import parse
 from tests import plainbash
+from tests.model import world
 from tests.model.actions import (
     Action,
     Apply,
@@ -88,6 +91,25 @@ def test_an_edit_changes_exactly_one_line_of_the_act() -> None:
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
     assert changed == [(spec.rev_line(2, 1), spec.rev_line(2, 2))]
     assert re.search(r"^## Live State$", before, re.M)
+
+
+def test_the_harness_never_signals_a_pid_another_process_took() -> None:
+    """The harness signals a server by the pid in its file, and ends a sandbox by the pids it listed: by then
+    the pid may be another process's (pid_max is 32,768 here). Only a process carrying the sandbox's mark gets
+    the signal."""
+    other = subprocess.Popen(["sleep", "30"], env={"PATH": os.environ["PATH"], "MODEL_TRIAL": "another"})
+    mine = subprocess.Popen(["sleep", "30"], env={"PATH": os.environ["PATH"], "MODEL_TRIAL": "mine"})
+    try:
+        assert not world.signal_if(other.pid, world.ours("mine"), signal.SIGKILL)
+        assert other.poll() is None and world.alive_ours(other.pid, "another")
+        assert not world.alive_ours(other.pid, "mine")
+        assert world.signal_if(mine.pid, world.ours("mine"), signal.SIGKILL)
+        assert mine.wait(timeout=30) == -signal.SIGKILL
+        assert not world.signal_if(mine.pid, world.ours("mine"), signal.SIGKILL)  # gone: nothing is sent
+    finally:
+        for p in (other, mine):
+            p.kill()
+            p.wait()
 
 
 # -- the search ---------------------------------------------------------------------------------------------

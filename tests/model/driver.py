@@ -37,7 +37,7 @@ from tests.model.actions import (
 )
 from tests.model.operator import ActLine, Kill, Operator, Outcome
 from tests.model.plans import ENVS, PlanSpec, check_title, default_ifs_hex, render
-from tests.model.world import World, listeners, plan_processes
+from tests.model.world import World, alive_ours, listeners, plan_processes
 
 _IFS_DEFAULT = default_ifs_hex()
 # an approval's content: the section, its revision, the inputs, the variables the operator's environment adds
@@ -389,7 +389,7 @@ class Sandbox:
             if earlier is not None and earlier.base == line.base:
                 to_check.append((s, earlier.pids))
         for s, pids in to_check:
-            self.ok(inv.interrupted_attempt_processes_stopped, s, [p for p in pids if _alive(p)])
+            self.ok(inv.interrupted_attempt_processes_stopped, s, [p for p in pids if alive_ours(p, self.mark)])
         stopped = out.rc not in (0, 4) and (out.rc is None or out.rc == 130 or out.killed is not None)
         for s, line in open_acts.items():
             # what the interrupted attempt left: the section's listeners that were not there before the run
@@ -539,12 +539,6 @@ class Sandbox:
 
     def close(self) -> None:
         self.op.cleanup()
-
-
-def _alive(pid: int) -> bool:
-    from tests.model.world import alive
-
-    return alive(pid)
 
 
 def run_sequence(

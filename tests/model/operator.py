@@ -69,10 +69,9 @@ def _bytes(x: object) -> bytes:
     return x if isinstance(x, bytes) else b""
 
 
-def thaw(pids: list[int]) -> None:
+def thaw(pids: list[int], mark: str) -> None:
     for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGCONT)
+        world.signal_if(pid, world.ours(mark), signal.SIGCONT)
 
 
 @dataclass(frozen=True)
@@ -186,7 +185,7 @@ class Operator:
             timed_out = True
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        thaw(frozen)
+        thaw(frozen, self.mark)
         reader.join(timeout=30)
         left: list[str] = []
         if sent == "SIGKILL" or timed_out:
@@ -268,7 +267,7 @@ class Operator:
                     sent = "SIGINT"
                 child.expect(pexpect.EOF, timeout=timeout)
                 seen += _bytes(child.before)
-                thaw(frozen)
+                thaw(frozen, self.mark)
         except pexpect.TIMEOUT:
             timed_out = True
         finally:
@@ -288,8 +287,7 @@ class Operator:
             for pid in world.descendants(director):
                 if pid in frozen or not world.is_block(pid):
                     continue
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGSTOP)
+                if world.signal_if(pid, world.ours(self.mark), signal.SIGSTOP):
                     frozen.append(pid)
         return frozen
 

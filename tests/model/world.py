@@ -7,7 +7,6 @@ that its processes are found in /proc (and ended after the sequence) by that mar
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import signal
@@ -51,7 +50,7 @@ def _zombie(pid: int) -> bool:
 
 def marked(mark: str) -> list[Proc]:
     """Live processes (zombies aside) whose environment carries MODEL_TRIAL=<mark>."""
-    needle = f"MODEL_TRIAL={mark}\0".encode()
+    needle = ours(mark)
     found = []
     me = os.getpid()
     for entry in os.listdir("/proc"):
@@ -124,13 +123,42 @@ def wait_blocks_gone(mark: str, timeout: float = 15.0) -> list[Proc]:
         time.sleep(0.02)
 
 
+def signal_if(pid: int, needle: bytes, sig: int) -> bool:
+    """Send `sig` to `pid` only if it is still a live process whose environment holds `needle`; pinned by a
+    pidfd before its environment is read, so that a pid recycled meanwhile by another process never gets the
+    signal. pid_max is 32,768 on this VM and a soak's workers fork thousands of processes a minute: a pid read
+    from a pid file, or listed a moment ago, can already be another worker's `grep` or Director."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return False
+    try:
+        if needle not in _read(f"/proc/{pid}/environ") or not alive(pid):
+            return False
+        signal.pidfd_send_signal(fd, sig)
+        return True
+    except ProcessLookupError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def ours(mark: str) -> bytes:
+    """What the environment of every process of the sandbox with this mark holds."""
+    return f"MODEL_TRIAL={mark}\0".encode()
+
+
+def alive_ours(pid: int, mark: str) -> bool:
+    """`pid` is a live process of the sandbox (not a pid another process took since)."""
+    return ours(mark) in _read(f"/proc/{pid}/environ") and alive(pid)
+
+
 def kill_marked_under(prefix: str) -> None:
     """SIGKILL every sandbox process whose act log (MODEL_OUT) is under `prefix` (a stopped soak worker's)."""
     needle = f"MODEL_OUT={prefix}".encode()
     for entry in os.listdir("/proc"):
         if entry.isdigit() and needle in _read(f"/proc/{entry}/environ"):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(int(entry), signal.SIGKILL)
+            signal_if(int(entry), needle, signal.SIGKILL)
 
 
 def kill_all(mark: str) -> None:
@@ -140,8 +168,7 @@ def kill_all(mark: str) -> None:
         if not procs:
             return
         for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(p.pid, signal.SIGKILL)
+            signal_if(p.pid, ours(mark), signal.SIGKILL)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and any(alive(p.pid) for p in procs):
             time.sleep(0.02)
@@ -224,9 +251,8 @@ class World:
         s, res, base = self.spec.section(k), self.spec.resource(k), self.base(env)
         if s.kind == "server":
             pid, port = _int(base / f"{res}.pid"), _int(base / f"{res}.port")
-            if pid is None or port is None or not alive(pid):
-                return None
-            os.kill(pid, signal.SIGTERM)
+            if pid is None or port is None or not signal_if(pid, ours(self.mark), signal.SIGTERM):
+                return None  # dead, or its pid is another process's by now: nothing to break
             # Gone, not only dead: the listener is init's child by now, and an init that reaps on a timer (this
             # VM's polls every 2 s) keeps the zombie's pid, which the plan's `kill -0` guard takes for a live
             # server. A server that crashed behind Director's back is long reaped when the operator looks.
