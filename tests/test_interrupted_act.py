@@ -158,6 +158,33 @@ def test_a_restart_is_no_way_around_an_interrupted_act(world: World) -> None:
     assert _url(plan).startswith(f"`http://127.0.0.1:{port}/`"), _url(plan)
 
 
+
+def test_a_run_cancelled_by_a_teardown_leaves_no_process_of_its_interrupted_act_behind(world: World) -> None:
+    """Found by the model-based soak (seed 46): Director died in §2's act after the act had started its
+    server; a teardown then stopped at its 💥 gate (it cancelled that apply run); the next apply ran §2's act
+    again without stopping what the interrupted attempt had started, and both servers ran."""
+    plan = world.root / "site.md"
+    plan.write_text(HEAD.format(title="A site") + "\n" + PLAN)
+    work, arm = world.root / "work", world.root / "arm"
+    world.env.update({"WORK_DIR": str(work), "KILL_ARM": str(arm)})
+    assert world.director("apply", str(plan)).returncode == 0
+    import os
+
+    os.kill(int((work / "pid").read_text()), signal.SIGKILL)  # the server dies out of band
+    arm.touch()
+    r = world.director("apply", str(plan))
+    assert r.returncode == -signal.SIGKILL, said(r)  # §2 acts again and Director dies in it
+    killed_pid = int((work / "pid").read_text())
+    assert answers(int((work / "port").read_text()), "hello")
+    r = world.director("teardown", str(plan))  # no approval: it stops at its gate, the apply run cancelled
+    assert r.returncode == 4, said(r)
+    assert pid_alive(killed_pid) and work.exists()  # the teardown removed nothing
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0, said(r)
+    port = int((work / "port").read_text())
+    assert answers(port, "hello") and not pid_alive(killed_pid), said(r)
+    assert _url(plan).startswith(f"`http://127.0.0.1:{port}/`"), _url(plan)
+
 TORN = f"""\
 ## 0. Variables
 

@@ -105,7 +105,7 @@ class Run:
     unsettled: set[str] = field(default_factory=set)
     # Acts whose latest attempt was running when Director died or was interrupted: they run again.
     interrupted_acts: set[str] = field(default_factory=set)
-    carried_from: dict[str, int] = field(default_factory=dict)  # such an act -> the run `--restart` cancelled
+    carried_from: dict[str, int] = field(default_factory=dict)  # such an act -> the cancelled run it was in
     # Successes, realized values and bases of runs before this one are void: a teardown acted in it (0: none).
     forgotten_before: int = 0
     existing: tuple[Identity, ...] = ()  # the identities the journal says exist (`run.identities`)

@@ -89,9 +89,8 @@ class Engine:
             return self._preview()
         latest = self.journal.latest_run() if self.cfg.kind == "apply" else None
         torn_down = latest is not None and (latest.kind, latest.state) == ("teardown", "completed")
-        before = self.journal.latest_run(self.cfg.kind)
         resume_id, recovering = resume.open_run(self.journal, self.bus, self.cfg)
-        carried = resume.superseded(self.journal, before) if resume_id is None else None
+        carried = resume.superseded(self.journal, self.cfg.kind) if resume_id is None else {}
         # the first apply after a teardown asks again
         res = self._interview(resume.previous_inputs(self.journal), self.cfg.reinterview or torn_down)
         resolved_at = self.clock().isoformat(timespec="seconds")
@@ -124,9 +123,8 @@ class Engine:
             interrupted=self._interrupted,
             interrupted_by=self._interrupted_by,
         )
-        if carried is not None:
-            run.interrupted_acts.update(carried[1])
-            run.carried_from = {k: carried[0] for k in carried[1]}
+        run.interrupted_acts.update(carried)
+        run.carried_from = carried
         self._start(run, resumed=resume_id is not None, how=res.how)
         try:
             result = teardown.teardown(run) if self.cfg.kind == "teardown" else self._apply(run)

@@ -14,7 +14,6 @@ from director.run.config import RunConfig
 from director.run.context import Done, Run
 from director.run.events import Bus
 from director.state.lifecycle import RESUMABLE, RunState, StepState
-from director.state.records import RunRecord
 from director.state.store import RunKind, StateStore
 
 
@@ -65,19 +64,29 @@ def open_run(journal: StateStore, bus: Bus, cfg: RunConfig) -> tuple[int | None,
     return None, False
 
 
-def superseded(journal: StateStore, before: RunRecord | None) -> tuple[int, set[str]] | None:
-    """The run a `--restart` just cancelled (`before`, the latest run as it was before `open_run`) and the
-    acts that were interrupted in it (None: none was): they run again in the new run, what they started
-    stopped first -- a restart is no way around an interrupted act."""
-    if before is None or before.state not in {RunState.RUNNING.value, *(s.value for s in RESUMABLE)}:
-        return None
-    if journal.run(before.id).state != RunState.CANCELLED.value:
-        return None
-    acts: dict[str, str] = {}
-    for step in journal.steps(before.id):
-        if step.role == "act":
-            acts[step.step_key] = str(step.state)
-    return before.id, {k for k, state in acts.items() if state == StepState.INTERRUPTED.value}
+def superseded(journal: StateStore, kind: RunKind) -> dict[str, int]:
+    """The acts interrupted in runs of this kind that were cancelled -- by `--restart`, or by a run of the
+    other kind (a teardown cancels a stopped apply) -- each with the run of its interrupted attempt: they
+    run again in the new run, what they started stopped first. Neither a restart nor a teardown that
+    stopped at its gate is a way around an interrupted act.
+
+    Read back from the latest run of this kind for as long as runs were cancelled (a run cancelled before it
+    reached an act passes that act's interruption on); an act attempted again in a later cancelled run is
+    judged by that later attempt."""
+    carried: dict[str, int] = {}
+    decided: set[str] = set()
+    run = journal.latest_run(kind)
+    while run is not None and run.state == RunState.CANCELLED.value:
+        latest: dict[str, str] = {}
+        for step in journal.steps(run.id):
+            if step.role == "act":
+                latest[step.step_key] = str(step.state)
+        for key, state in latest.items():
+            if key not in decided and state == StepState.INTERRUPTED.value:
+                carried[key] = run.id
+        decided.update(latest)
+        run = journal.run_before(run.id, kind)
+    return carried
 
 
 def previous_inputs(journal: StateStore) -> dict[str, str] | None:

@@ -192,6 +192,15 @@ class Journal(History, Worlds):
         row = self._one(f"SELECT * FROM {{runs}} WHERE {{scope}}{which} ORDER BY id DESC LIMIT 1", kind=kind)
         return None if row is None else RunRecord.from_row(row)
 
+    def run_before(self, run_id: int, kind: RunKind | None = None) -> RunRecord | None:
+        """The run (of a kind) created last before the run `run_id`, if any."""
+        which = "" if kind is None else " AND kind = :kind"
+        row = self._one(
+            f"SELECT * FROM {{runs}} WHERE {{scope}}{which} AND id < :id ORDER BY id DESC LIMIT 1",
+            kind=kind, id=run_id,
+        )  # fmt: skip
+        return None if row is None else RunRecord.from_row(row)
+
     def transitions(self, run_id: int) -> list[TransitionRecord]:
         """A run's transitions in order (the first is its creation)."""
         rows = self._rows(
