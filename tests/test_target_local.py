@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -17,7 +18,7 @@ from director.errors import PrerequisiteError
 from director.exec.processes import group_members, pid_alive
 from director.targets import get_target
 from director.targets import install as inst
-from director.targets.local import LocalTarget, stop_group
+from director.targets.local import SESSION_VAR, LocalAccount, LocalTarget, WorkerRecord, stop_group
 from tests.pristine import SEED
 from tests.terminal import Term
 
@@ -456,3 +457,36 @@ def test_deploy_fails_exactly_like_real_wrangler(plan: Plan) -> None:
     assert "Build failed" in syntax.stdout + syntax.stderr
 
     assert plan.target.sessions() == [] and plan.session_pgids() == []  # nothing was started
+
+
+def test_a_recorded_session_is_stopped_by_its_mark_never_by_a_group_id_another_program_took(tmp_path: Path) -> None:
+    """The account file keeps a dev session's process group for later: by then (its group ended, or after a
+    reboot) that id may be another program's. Only processes carrying the session's mark are signalled."""
+
+    def group(mark: str | None) -> subprocess.Popen[bytes]:
+        env = {"PATH": os.environ["PATH"], **({SESSION_VAR: mark} if mark else {})}
+        # a leader and a child in a new session, as `wrangler dev` and its workerd
+        return subprocess.Popen(["sh", "-c", "sleep 60 & exec sleep 60"], env=env, start_new_session=True)
+
+    account = LocalAccount(tmp_path / "account")
+    stranger, ours = group(None), group("api@0123")
+    try:
+        deadline = time.monotonic() + 30
+        while len(group_members(ours.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # a record whose group id is now a stranger's: with a mark, or (an older record) without one
+        for mark in ("api@0123", None):
+            rec = WorkerRecord(name="api", pid=stranger.pid, pgid=stranger.pid, proc_start="1", session_mark=mark)
+            assert not account.stop_session(rec, reason="test")
+            assert stranger.poll() is None and len(group_members(stranger.pid)) == 2
+        rec = WorkerRecord(name="api", pid=ours.pid, pgid=ours.pid, proc_start="1", session_mark="api@0123")
+        members = group_members(ours.pid)
+        assert account.stop_session(rec, reason="test")
+        assert ours.wait(timeout=30) is not None
+        assert not any(pid_alive(p) for p in members)  # the leader and its child
+        assert rec.pgid is None and rec.session_mark is None
+    finally:
+        for p in (stranger, ours):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()

@@ -139,6 +139,35 @@ def session_members(leader: int) -> list[int]:
     return _members(lambda f: lead in (f[2], f[3]))
 
 
+def carries(pid: int, name: str, value: str) -> bool:
+    """Whether the process `pid` was started with `name=value` in its environment (False if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = f.read()
+    except OSError:
+        return False
+    needle = f"{name}={value}".encode("utf-8", "surrogateescape")
+    return env.startswith(needle + b"\0") or b"\0" + needle + b"\0" in env
+
+
+def signal_if_carries(pid: int, name: str, value: str, sig: int) -> bool:
+    """Send `sig` to `pid` only if it still carries `name=value` (`carries`): pinned by a pidfd before its
+    environment is read, so that a pid recycled meanwhile never gets the signal. True if sent."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return False
+    try:
+        if not carries(pid, name, value):
+            return False
+        signal.pidfd_send_signal(fd, sig)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def group_members(pgid: int) -> list[int]:
     """Live processes in a process group; without /proc, `[pgid]` if the group exists."""
     if not os.path.isdir("/proc"):

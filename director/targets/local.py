@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from director.exec.processes import group_members, pid_alive
+from director.exec.processes import carries, group_members, pid_alive, signal_if_carries
 from director.files import write_atomic
 from director.targets.base import Progress, SessionInfo, TargetEnv, describe_change, plan_calls
 from director.targets.install import Wrangler, resolve_wrangler
@@ -47,6 +47,9 @@ ENV_REAL = "DIRECTOR_REAL_WRANGLER"
 ENV_REAL_VERSION = "DIRECTOR_REAL_WRANGLER_VERSION"
 #: How long a dev session gets to shut down on SIGTERM before SIGKILL (measured: ~2 s).
 STOP_GRACE_S = 10.0
+# In the environment of a dev session and of everything it starts: `<worker>@<nonce>`, recorded with the
+# session (`WorkerRecord.session_mark`), so that stopping it later signals its own processes only.
+SESSION_VAR = "DIRECTOR_LOCAL_SESSION"
 
 
 def now_iso() -> str:
@@ -57,22 +60,38 @@ def now_iso() -> str:
 # --- processes and ports -------------------------------------------------------------------------
 
 
-def stop_group(pgid: int | None, grace: float = STOP_GRACE_S) -> bool:
-    """SIGTERM a process group, SIGKILL it after `grace` s, wait until it is gone; True if it was running."""
+def stop_group(pgid: int | None, grace: float = STOP_GRACE_S, *, mark: str | None = None) -> bool:
+    """SIGTERM a process group, SIGKILL it after `grace` s, wait until it is gone; True if it was running.
+
+    With `mark` (the `SESSION_VAR` value a dev session was started with), only the group's processes whose
+    environment carries it are signalled, each through a pidfd: a group recorded in the account file may be
+    another program's by now (a pid is recycled once its group has ended, and numbering starts again after a
+    reboot), and such a group is never touched."""
     if not pgid or pgid <= 1 or pgid == os.getpgrp():
         return False  # never signal our own group (or init's)
-    if not group_members(pgid):
+
+    def members() -> list[int]:
+        found = group_members(pgid)
+        return found if mark is None else [p for p in found if carries(p, SESSION_VAR, mark)]
+
+    def send(sig: int) -> None:
+        if mark is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, sig)
+            return
+        for p in members():
+            signal_if_carries(p, SESSION_VAR, mark, sig)
+
+    if not members():
         return False
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
+    send(signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while group_members(pgid) and time.monotonic() < deadline:
+    while members() and time.monotonic() < deadline:
         time.sleep(0.1)
-    if group_members(pgid):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
+    if members():
+        send(signal.SIGKILL)
         deadline = time.monotonic() + 5.0
-        while group_members(pgid) and time.monotonic() < deadline:
+        while members() and time.monotonic() < deadline:
             time.sleep(0.05)
     return True
 
@@ -149,6 +168,7 @@ class WorkerRecord:
     pid: int | None = None
     pgid: int | None = None
     proc_start: str | None = None
+    session_mark: str | None = None  # its `SESSION_VAR` (None: a session recorded before the mark existed)
     url: str | None = None
     started_at: str | None = None
     log_path: str | None = None
@@ -331,7 +351,10 @@ class LocalAccount:
 
     def stop_session(self, record: WorkerRecord, reason: str, argv: list[str] | None = None) -> bool:
         """Stop a Worker's dev session (whole process group) and clear it from the record object."""
-        stopped = stop_group(record.pgid)
+        if record.session_mark is not None:
+            stopped = stop_group(record.pgid, mark=record.session_mark)
+        else:  # recorded without a mark: its group is known to be the session's only while its leader is
+            stopped = record.alive() and stop_group(record.pgid)
         if record.pid is not None or stopped:
             self.append_event(
                 "session-stop",
@@ -345,7 +368,7 @@ class LocalAccount:
             )
         record.pid = None
         record.pgid = None
-        record.proc_start = None
+        record.proc_start = record.session_mark = None
         return stopped
 
 
@@ -467,5 +490,5 @@ class LocalTarget:
                     current = data.workers.get(name)
                     if current is not None:
                         current.pid = current.pgid = None
-                        current.proc_start = None
+                        current.proc_start = current.session_mark = None
         return stopped

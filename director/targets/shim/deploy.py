@@ -17,6 +17,7 @@ from pathlib import Path
 
 from director.exec.processes import proc_start_time
 from director.targets.local import (
+    SESSION_VAR,
     Deployment,
     LocalAccount,
     WorkerRecord,
@@ -231,6 +232,7 @@ def _deploy_session(
         log = account.logs_dir / f"{name}-{time.strftime('%Y%m%dT%H%M%S')}-{version_id[:8]}.log"
         command = dev_argv(ctx, args, cfg, bundle, port, inspector, state, tuple(serves.values()))
         started = time.monotonic()
+        mark = f"{name}@{uuid.uuid4().hex[:16]}"  # what the session's processes carry: stopped by it alone
         with log.open("wb") as log_handle:
             # Own session + process group: survives the shim and Director, and stops as one group.
             proc = subprocess.Popen(
@@ -239,7 +241,7 @@ def _deploy_session(
                 stdin=subprocess.DEVNULL,
                 stdout=log_handle,
                 stderr=subprocess.STDOUT,
-                env=real_env(account),
+                env={**real_env(account), SESSION_VAR: mark},
                 start_new_session=True,
                 close_fds=True,
             )
@@ -254,7 +256,7 @@ def _deploy_session(
             record.workers_dev = cfg.workers_dev
             record.port, record.inspector_port, record.url = port, inspector, url
             record.pid = record.pgid = proc.pid
-            record.proc_start = proc_start_time(proc.pid)
+            record.proc_start, record.session_mark = proc_start_time(proc.pid), mark
             record.started_at, record.log_path = now_iso(), str(log)
             record.persist_to, record.bundle = str(state), str(bundle) if bundle else None
             data.workers[name] = record
@@ -275,7 +277,7 @@ def _deploy_session(
                 failed = data.workers.get(name)
                 if failed is not None and failed.pid == proc.pid:
                     failed.pid = failed.pgid = None
-                    failed.proc_start = None
+                    failed.proc_start = failed.session_mark = None
             account.append_event(
                 "session-stop", worker=name, session_pid=proc.pid, pgid=proc.pid, reason="not ready",
                 argv=argv,
