@@ -119,7 +119,7 @@ class Round:
         try:
             keep = None
             if self.keep is not None and not self.failing:  # a finding's first run, not its shrinking
-                keep = self.keep / f"w{self.index}-s{self.tally.sequences}"
+                keep = self.keep / f"w{self.index}-{root.name}"  # the sandbox's own name
             run_sequence(
                 spec, actions, root, signing, on_step=self.count, known=lambda v: self.is_known(v, feats),
                 keep=keep,
