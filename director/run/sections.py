@@ -106,9 +106,12 @@ def record(run: Run, section: Section, j: Judgement, observation: bool = False) 
     evidence either way: the row keeps what it said."""
     if observation and j.verdict is Verdict.SKIPPED:
         return
+    fed = run.fed_refs()
     for label, r in j.labels.items():
-        run.by_ref[f"label:{label}"] = r
-    run.by_ref[f"section:{section.key}"] = CheckResult(j.verdict, j.observed)
+        if f"label:{label}" in fed:
+            run.by_ref[f"label:{label}"] = r
+    if f"section:{section.key}" in fed:
+        run.by_ref[f"section:{section.key}"] = CheckResult(j.verdict, j.observed)
 
 
 def observe(run: Run, section: Section, texts: dict[int, str]) -> Verdict:
@@ -232,6 +235,11 @@ def done(
     re-running them when it is later in sync -- or None when nothing is known of it); with `basis`, what
     this success rested on, so that the next change can be named (`reasons`)."""
     run.completed_sections[section.key] = fp
+    # Never consulted again in this invocation (a completed section is in sync from here on): a long plan
+    # does not keep every step's output and session change in memory (the journal has them).
+    for b in section.blocks:
+        run.done_steps.pop(f"{section.key}/{b.index}", None)
+    run.why.pop(section.key, None)
     if run.plan.live_state is not None:
         run.realized_rows.update(cells.keys_named(_hints(section), run.plan.live_state.kv_rows))
     approval.approval_used(run, section)
