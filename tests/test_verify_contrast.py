@@ -21,6 +21,7 @@ import contextlib
 import importlib
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 from collections.abc import Hashable, Iterator
@@ -234,7 +235,13 @@ class Life:
 
     def expect(self, step: str, ok: bool, want: str, r: subprocess.CompletedProcess[str], got: str = "") -> None:
         if not ok:
-            self.problems.append(f"{step}: want {want}; got exit {r.returncode}{got} | {why(r.stdout + r.stderr)}")
+            out = r.stdout + r.stderr
+            # what Director said of each check (a verdict's reason names the path it took), for the log
+            said = [ln.strip() for ln in out.splitlines() if re.search(r"inconclusive|drift|unconfirmed|✗", ln)]
+            self.problems.append(
+                f"{step}: want {want}; got exit {r.returncode}{got} | {why(out)}"
+                + "".join(f"\n    {ln}" for ln in said[:8])
+            )
 
 
 @contextlib.contextmanager
