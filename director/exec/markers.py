@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from director.plan.bash import TraceEntry
-from director.plan.bash.trace import STATUS, WROTE
+from director.plan.bash.trace import MARKED, STATUS, WROTE
 
 __all__ = ["FD", "TRAP", "Marks"]
 
@@ -96,7 +96,9 @@ class Marks:
         self._last = self._prev[shell] = (line, function)
 
     def entries(self) -> list[TraceEntry]:
-        """What was seen, as trace entries: `STATUS` (rest: the status) and `WROTE`."""
-        out = [TraceEntry(line, fn, STATUS, str(st)) for line, fn, st in sorted(self.failed)]
+        """What was seen, as trace entries: `MARKED` (the marks ran, whatever they saw), `STATUS` (rest: the
+        status) and `WROTE`."""
+        out = [TraceEntry(0, "", MARKED, "")]
+        out += [TraceEntry(line, fn, STATUS, str(st)) for line, fn, st in sorted(self.failed)]
         out += [TraceEntry(line, fn, WROTE, "") for line, fn in sorted(self.wrote)]
         return out

@@ -67,6 +67,11 @@ class Baseline:
         for world, paths in worlds:
             if path in paths:
                 return world
+        if path and path[-1] == RICHER:
+            # the marks saw nothing: until they always said that they ran, such a path had no `RICHER`
+            for world, paths in worlds:
+                if path[:-1] in paths:
+                    return world
         if RICHER in path and not any(RICHER in p for _, paths in worlds for p in paths):
             old = legacy(path)
             found = {world for world, paths in worlds if any(legacy(p) == old for p in paths)}

@@ -18,6 +18,10 @@ _TRACE_ENTRY = re.compile(r"\x1e+(\d+)\x1f([^\x1f]*)\x1f")
 # command that ended non-zero (`rest`: its status) and a command something was printed after.
 STATUS = "\x1dstatus"
 WROTE = "\x1dwrote"
+# That the run had the marks at all, whatever they saw: a path's `RICHER` says how the run was read, never
+# whether one of its commands happened to fail or print (`unit_paths`).
+MARKED = "\x1dmarked"
+_MARK_ENTRIES = (STATUS, WROTE, MARKED)
 # The marks' DEBUG trap runs traced too: its commands are dropped from the trace.
 _TRAP_COMMANDS = (("builtin", "printf '\\035"),)
 
@@ -151,7 +155,7 @@ def _matched(model: VerifyModel, entries: list[TraceEntry]) -> Iterator[tuple[Tr
     # they were defined, not as rows here, so their commands are told apart by name and words alone.
     context_fns = {p.function for p in model.probes if p.function and ctx is not None and p.row >= ctx}
     for e in entries:
-        if e.name in (STATUS, WROTE):
+        if e.name in _MARK_ENTRIES:
             continue  # what the marks saw: `unit_paths` reads them
         fn = e.function or None
         if fn is not None and fn not in own_functions:
@@ -202,7 +206,8 @@ def executed(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, int]:
 # saw (`richer_element`), descending. A path learned before the marks existed has no `RICHER`: it is read
 # by its messages and exits alone (`director.plan.contrast.Baseline`). So is one learned while the marks
 # still kept statuses nothing reads (`unread_rows`): it has -1 where `RICHER` stands (-2 is no element:
-# a status is 1–255).
+# a status is 1–255). A run's path has `RICHER` whenever the run had the marks (`MARKED`), also when they
+# saw nothing; one learned before that had none then, and is the same path without it (`Baseline.world_of`).
 RICHER = -2
 
 
@@ -246,9 +251,11 @@ def unit_paths(model: VerifyModel, entries: list[TraceEntry]) -> dict[int, tuple
         unit = model.units[current]
         ran[current].update(p.id for p in probes if p.id in unit.probes)
     for e in entries:
-        if e.name not in (STATUS, WROTE):
+        if e.name not in _MARK_ENTRIES:
             continue
         marked = True
+        if e.name == MARKED:
+            continue
         unit_index = _marked_unit(model, e, row_unit)
         if unit_index is None or unit_index not in ran:
             continue
