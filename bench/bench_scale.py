@@ -84,7 +84,7 @@ def main() -> int:
         ratio = per / first
         ok = ok and peak < RSS_LIMIT_MB and (ratio <= PER_SECTION_LIMIT or ns.profile is not None)
         print(f"{n:9d} {size_mb:6.2f}MB {wall:8.2f}s {per * 1000:9.2f} ms {ratio:7.2f}x "
-              f"{cpu / n * 1000:9.2f} ms {peak:7.0f}MB  {load()}")  # fmt: skip
+              f"{cpu / n * 1000:9.2f} ms {peak:7.1f}MB  {load()}")  # fmt: skip
     print(f"targets: per section within {PER_SECTION_LIMIT}x of the first size; peak RSS < {RSS_LIMIT_MB} MB:"
           f" {'met' if ok else 'NOT met'}")
     print(f"load average at the end: {load()}")
