@@ -13,10 +13,7 @@ output: the same run, with the output unattributed, took a path "never seen befo
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from director.exec.shell import Shell
 from director.plan.bash import unit_paths, verify_model
@@ -26,15 +23,6 @@ from director.plan.contrast import Baseline
 # Keeps `grep`'s status (`rc=$?` reads it) and prints nothing to the terminal whatever it finds: only the
 # marks tell its worlds apart.
 SILENT = 'grep -q ready "$F"; rc=$?\necho "checked $rc" >> "$F.log"\n'
-
-
-@pytest.fixture
-def shell(tmp_path: Path) -> Iterator[Shell]:
-    sh = Shell(dict(os.environ), tmp_path, interactive=False)
-    try:
-        yield sh
-    finally:
-        sh.close()
 
 
 def _path(shell: Shell, tmp_path: Path, content: str) -> tuple[int, ...]:
@@ -48,11 +36,12 @@ def _path(shell: Shell, tmp_path: Path, content: str) -> tuple[int, ...]:
     return next(iter(paths.values()))
 
 
-def test_a_run_whose_marks_saw_nothing_says_it_had_them(shell: Shell, tmp_path: Path) -> None:
+def test_a_run_whose_marks_saw_nothing_says_it_had_them(tmp_path: Path) -> None:
     """Real bash, traced: the held world (grep finds it) prints nothing and fails nothing; its path still
     carries `RICHER`, and the broken world's (grep ends 1, read by `rc=$?`) differs from it by the mark."""
-    held = _path(shell, tmp_path, "ready\n")
-    broken = _path(shell, tmp_path, "starting\n")
+    with Shell(dict(os.environ), tmp_path, interactive=False) as shell:
+        held = _path(shell, tmp_path, "ready\n")
+        broken = _path(shell, tmp_path, "starting\n")
     assert held[-1] == RICHER, held  # on the code before: no RICHER (nothing seen), a legacy-looking path
     assert broken != held and broken[: len(held)] == held, (held, broken)
     learned = Baseline(held=frozenset({held}))
