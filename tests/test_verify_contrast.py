@@ -236,7 +236,7 @@ class Life:
     def expect(self, step: str, ok: bool, want: str, r: subprocess.CompletedProcess[str], got: str = "") -> None:
         if not ok:
             out = r.stdout + r.stderr
-            # what Director said of each check (a verdict's reason names the path it took), for the log
+            # what Director said of each check (an inconclusive one names its plan line and why), for the log
             said = [ln.strip() for ln in out.splitlines() if re.search(r"inconclusive|drift|unconfirmed|✗", ln)]
             self.problems.append(
                 f"{step}: want {want}; got exit {r.returncode}{got} | {why(out)}"
