@@ -17,7 +17,7 @@ from pathlib import Path
 
 from director.exec.shell import Shell
 from director.plan.bash import unit_paths, verify_model
-from director.plan.bash.trace import MARKED, RICHER, TraceEntry, richer_element
+from director.plan.bash.trace import MARKED, RICHER, WROTE, TraceEntry, richer_element
 from director.plan.contrast import Baseline
 
 # Keeps `grep`'s status (`rc=$?` reads it) and prints nothing to the terminal whatever it finds: only the
@@ -57,7 +57,7 @@ def test_the_path_does_not_hang_on_what_the_marks_happened_to_see() -> None:
     assert speak.row in model.speaking_rows
     trace = [TraceEntry(p.row + 1, "", p.name, "present" if p.name == "echo" else "") for p in model.probes
              if p.row <= 2]  # fmt: skip
-    seen = unit_paths(model, [*trace, TraceEntry(0, "", MARKED, ""), TraceEntry(2, "", "\x1dwrote", "")])
+    seen = unit_paths(model, [*trace, TraceEntry(0, "", MARKED, ""), TraceEntry(2, "", WROTE, "")])
     unseen = unit_paths(model, [*trace, TraceEntry(0, "", MARKED, "")])
     assert seen == unseen and all(RICHER in p for p in seen.values()), (seen, unseen)
 

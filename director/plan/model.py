@@ -8,6 +8,7 @@ splice exactly the bytes Director owns.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -362,6 +363,11 @@ class LiveState:
     kv_rows: tuple[KVRow, ...]
     check_table: Table | None
     check_rows: tuple[CheckRow, ...]
+
+    @functools.cached_property
+    def fed_refs(self) -> frozenset[str]:
+        """What the check rows are fed by (`label:2a`, `section:3`): the only results a run keeps for them."""
+        return frozenset(ref for row in self.check_rows for ref in row.fed_by)
 
 
 @dataclass(frozen=True)

@@ -145,7 +145,6 @@ class Run:
     results_before: dict[str, str] = field(init=False)  # check row -> its result when the run started
     section_started: dict[str, float] = field(default_factory=dict)  # section -> when its first step began
     _tally: _Tally = field(init=False, repr=False)  # `summary`'s lists, read as far as they had grown
-    _fed: tuple[object, frozenset[str]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.bases = Bases(self.journal, since=self.forgotten_before)
@@ -175,15 +174,6 @@ class Run:
     @property
     def plan(self) -> Plan:
         return self.pf.plan
-
-    def fed_refs(self) -> frozenset[str]:
-        """The results Live State check rows are fed by (`label:2a`, `section:3`): the only ones `by_ref`
-        keeps (a long plan with few rows keeps few)."""
-        ls = self.plan.live_state
-        if self._fed is None or self._fed[0] is not ls:
-            rows = ls.check_rows if ls is not None else ()
-            self._fed = (ls, frozenset(ref for row in rows for ref in row.fed_by))
-        return self._fed[1]
 
     def label(self, section: Section) -> str:
         """`§3` for a numbered section, its key otherwise (`teardown`, `discovery`)."""

@@ -106,7 +106,8 @@ def record(run: Run, section: Section, j: Judgement, observation: bool = False) 
     evidence either way: the row keeps what it said."""
     if observation and j.verdict is Verdict.SKIPPED:
         return
-    fed = run.fed_refs()
+    ls = run.plan.live_state  # only what a check row is fed by is kept: a long plan with few rows keeps few
+    fed = ls.fed_refs if ls is not None else frozenset()
     for label, r in j.labels.items():
         if f"label:{label}" in fed:
             run.by_ref[f"label:{label}"] = r
