@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,9 @@ def test_the_harness_never_signals_a_pid_another_process_took() -> None:
     the signal."""
     other = subprocess.Popen(["sleep", "30"], env={"PATH": os.environ["PATH"], "MODEL_TRIAL": "another"})
     mine = subprocess.Popen(["sleep", "30"], env={"PATH": os.environ["PATH"], "MODEL_TRIAL": "mine"})
+    for p in (other, mine):  # until it has exec'd, a child's environment is still this process's
+        while Path(f"/proc/{p.pid}/cmdline").read_bytes().split(b"\0")[0] != b"sleep":
+            time.sleep(0.01)
     try:
         assert not world.signal_if(other.pid, world.ours("mine"), signal.SIGKILL)
         assert other.poll() is None and world.alive_ours(other.pid, "another")
