@@ -3,7 +3,9 @@ through the real CLI on a plan of N (200) sections that each act and verify (the
 
 The CLI runs in a child interpreter whose `sqlite3.connect` installs a trace callback (every statement
 the library runs, `BEGIN`/`COMMIT` included) and notes the `PRAGMA synchronous` in force at each COMMIT:
-a COMMIT under `synchronous = FULL` is a durable commit (an fsync of the WAL). The counts are written as
+a COMMIT under `synchronous = FULL` is a durable commit (SQLite syncs the WAL), and so is each sync of
+the WAL Director makes itself after a COMMIT under `NORMAL` (`os.fdatasync` of the `-wal` file: a durable
+commit; the others are lazy, docs/durability.md). The counts are written as
 JSON when the interpreter exits; this script divides them by the steps the journal holds (act, verify and
 the observation before each act: 3 a section, plus §0).
 
@@ -61,9 +63,15 @@ last_action:   —
 
 # Runs in the child: count what the journal asks of SQLite, then run the CLI as `python -m director`.
 CHILD = r"""
-import atexit, json, sqlite3, sys, runpy
+import atexit, json, os, sqlite3, sys, runpy
 counts = {"statements": 0, "begins": 0, "commits": 0, "durable_commits": 0, "rollbacks": 0}
 sync = {"full": True}
+_fdatasync = os.fdatasync
+def fdatasync(fd):
+    if os.readlink(f"/proc/self/fd/{fd}").endswith("-wal"):
+        counts["durable_commits"] += 1
+    _fdatasync(fd)
+os.fdatasync = fdatasync
 _connect = sqlite3.connect
 def connect(*a, **k):
     db = _connect(*a, **k)

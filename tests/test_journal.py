@@ -337,6 +337,22 @@ def test_a_signal_during_a_write_lands_after_it(journal: Journal, monkeypatch: A
     assert [e.kind for e in journal.events(kind="approval")] == ["approval"]
 
 
+def test_a_lazy_commit_is_a_commit_every_other_connection_reads(journal: Journal) -> None:
+    rid = new_run(journal)
+    with journal.batch():
+        sid = journal.step_started(rid, "1/1", "1", 1, "observe", "f", lazy=True)
+        other = reopen(journal)
+        try:
+            assert [(s.id, s.state) for s in other.steps(rid)] == [(sid, StepState.STARTED)]
+        finally:
+            other.close()
+        journal.step_finished(sid, StepState.SUCCEEDED, 0, 0.1, "ok", None, lazy=True)
+    journal.commit(durable=True)  # what the lazy commits left, on the disk (PostgreSQL: a write of nothing)
+    journal.commit(durable=True)
+    assert journal.step(sid).state is StepState.SUCCEEDED
+    assert journal.run(rid).state is RunState.PENDING
+
+
 # ------------------------------------------------------------------------------------ SQLite only
 
 
@@ -344,11 +360,78 @@ def test_open_creates_parent_and_sets_durability_pragmas(tmp_path: Path) -> None
     with Journal.open(tmp_path / "state" / "plan.db", clock=FakeClock()) as journal:
         assert (tmp_path / "state" / "plan.db").exists()
         assert journal.pragma("journal_mode") == "wal"
-        assert journal.pragma("synchronous") == 2  # FULL
+        # NORMAL: a commit survives any crash of the process; a durable one syncs the log itself
+        assert journal.pragma("synchronous") == 1
         assert journal.pragma("busy_timeout") >= 5000
         assert journal.pragma("user_version") == SCHEMA_VERSION
         assert journal.integrity_check() == "ok"
     assert [p.name for p in (tmp_path / "state").iterdir()] == ["plan.db"]  # no temp left from creating it
+
+
+class LogSyncs:
+    """Counts the syncs of the journal's write-ahead log (`os.fdatasync` on `<journal>-wal`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.n = 0
+        real = os.fdatasync
+
+        def fdatasync(fd: int) -> None:
+            if os.readlink(f"/proc/self/fd/{fd}").endswith("-wal"):
+                self.n += 1
+            real(fd)
+
+        monkeypatch.setattr(os, "fdatasync", fdatasync)
+
+    def since(self) -> int:
+        n, self.n = self.n, 0
+        return n
+
+
+def test_only_a_commit_that_holds_more_than_a_check_syncs_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    syncs = LogSyncs(monkeypatch)
+    j = Journal.open(tmp_path / "plan.db", clock=FakeClock())
+    rid = new_run(j)
+    assert syncs.since() == 1  # a write outside a batch: durable when it returns
+    with j.batch():
+        obs = j.step_started(rid, "1/1", "1", 1, "observe", "f", lazy=True)
+        assert syncs.since() == 0  # a check's intent: committed, not synced
+        j.step_finished(obs, StepState.SUCCEEDED, 1, 0.1, "", None, lazy=True)
+        act = j.step_started(rid, "1/0", "1", 0, "act", "f")
+        assert syncs.since() == 1  # an act's intent is on the disk before it runs (the check's outcome too)
+        j.step_finished(act, StepState.SUCCEEDED, 0, 0.1, "", None)
+        ver = j.step_started(rid, "1/1", "1", 1, "verify", "f", lazy=True)
+        assert syncs.since() == 1  # the act's outcome, before the verify runs
+        j.step_finished(ver, StepState.SUCCEEDED, 0, 0.1, "", None, lazy=True)
+        j.section_succeeded(rid, "1/section", "1", "f", None)
+    assert syncs.since() == 0  # the batch's end: only the check's outcome and the success it rests on
+    j.commit(durable=True)
+    assert syncs.since() == 1  # asked for (before Live State is written): what lazy commits left
+    j.commit(durable=True)
+    assert syncs.since() == 0  # nothing left
+    j.step_started(rid, "2/1", "2", 1, "observe", "f", lazy=True)
+    assert syncs.since() == 0
+    j.close()
+    assert syncs.since() == 1  # closing leaves nothing only committed
+
+
+def test_a_lazy_commit_survives_a_crash_of_the_process(tmp_path: Path) -> None:
+    path = tmp_path / "plan.db"
+    j = Journal.open(path, clock=FakeClock())
+    rid = new_run(j)
+    j.close()
+    pid = os.fork()
+    if pid == 0:  # the child: a lazy commit, then killed inside its batch, nothing closed
+        child = Journal.open(path, clock=FakeClock())
+        with child.batch():
+            child.step_started(rid, "1/1", "1", 1, "observe", "f", lazy=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == -signal.SIGKILL
+    with Journal.open(path, clock=FakeClock()) as again:
+        [step] = again.steps(rid)
+    assert (step.step_key, step.state) == ("1/1", StepState.STARTED)
 
 
 def test_newer_schema_is_refused(tmp_path: Path) -> None:

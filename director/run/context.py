@@ -316,7 +316,8 @@ class Run:
         if update == self.last_update and final is None:
             return  # nothing new since the last write: skip the re-read/splice/re-parse (~15 ms)
         self.last_update = update
-        self.journal.commit()  # the journal before Live State: what the plan file says is durable first
+        # The journal before Live State, on the disk: what the plan file says is durable first.
+        self.journal.commit(durable=True)
         if update.is_empty and final is not None:
             self.journal.record_event(
                 self.run_id, "ledger-unchanged", {"why": "in sync; the checks hold as the ledger says"}

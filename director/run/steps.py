@@ -238,7 +238,9 @@ def step(
             processes.stop_left(run, section, block)
         if role == "act" and attempt == 1 and key in run.carried_from:
             processes.stop_left(run, section, block, run.carried_from.pop(key))
-        sid = run.journal.step_started(run.run_id, key, section.key, block.index, role, fp, attempt, flags)
+        sid = run.journal.step_started(
+            run.run_id, key, section.key, block.index, role, fp, attempt, flags, lazy=judged
+        )
         if role == "act":
             run.unsettled.add(key)
         run.bus.emit(
@@ -298,6 +300,7 @@ def step(
             # a secret the block itself minted is known only now: mask it in what is stored
             run.shell.redactor.redact(res.output),
             kept,
+            lazy=judged,  # a check's outcome: lost to a power cut, the check runs again (docs/durability.md)
         )
         run.bus.emit(
             "step.end",

@@ -9,8 +9,10 @@ and runs it. What differs between SQLite and PostgreSQL is here and nowhere else
 - parameters: `:name` in SQLite, `%(name)s` in psycopg;
 - ids: per table in SQLite (`max(id) + 1`, read in the write's transaction); per plan in PostgreSQL
   (`plans.last_id`, shared by runs, steps, receipts and events);
-- a write: `BEGIN IMMEDIATE` … `COMMIT` (`synchronous = FULL`: an fsync) / `BEGIN` … `COMMIT`
-  (`synchronous_commit` on); row locks: SQLite's write lock / `SELECT … FOR UPDATE` and the plan's row;
+- a write: `BEGIN IMMEDIATE` … `COMMIT` / `BEGIN` … `COMMIT`; a durable commit then syncs the write-ahead
+  log (`fdatasync`, what `synchronous = FULL` does at every commit) / commits with `synchronous_commit`
+  on, a lazy one does not (docs/durability.md); row locks: SQLite's write lock / `SELECT … FOR UPDATE`
+  and the plan's row;
 - waiting for a receipt: the file read every 0.25 s / `LISTEN director_approval` (`record_approval`
   sends `NOTIFY` in its transaction);
 - schema and migrations: `director.state.schema` / `director.state.pgschema`;
@@ -20,6 +22,7 @@ and runs it. What differs between SQLite and PostgreSQL is here and nowhere else
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sqlite3
 from abc import ABC, abstractmethod
@@ -97,7 +100,13 @@ class Dialect(ABC):
     def begin(self) -> None: ...
 
     @abstractmethod
-    def commit(self) -> None: ...
+    def commit(self, durable: bool = True) -> None:
+        """Commit the open transaction. `durable`: on the disk when this returns (survives a power cut);
+        else it survives any crash of Director, and the next durable commit carries it to the disk."""
+
+    @abstractmethod
+    def sync(self) -> None:
+        """Outside a transaction: every commit so far on the disk (what a durable commit would do)."""
 
     @abstractmethod
     def rollback(self) -> None:
@@ -155,6 +164,7 @@ class SqliteDialect(Dialect):
         super().__init__({t: t for t in TABLES} | SQLITE_NAMES, {})
         self.db = db
         self.path = path
+        self._wal_ino: int | None = None  # the write-ahead log whose directory entry was synced
 
     @property
     def where(self) -> str:
@@ -175,11 +185,41 @@ class SqliteDialect(Dialect):
         except sqlite3.Error as e:
             raise JournalError(f"journal {self.path} is busy or unwritable: {e}") from e
 
-    def commit(self) -> None:
+    def commit(self, durable: bool = True) -> None:
         try:
             self.db.execute("COMMIT")
         except sqlite3.Error as e:
             raise self.fault(e) from e
+        if durable:
+            self._sync_log()
+
+    def sync(self) -> None:
+        self._sync_log()
+
+    def _sync_log(self) -> None:
+        """What `synchronous = FULL` does at a commit in WAL mode (the connection runs at NORMAL,
+        `schema.connect`): the log's frames, the commit's among them, to the disk -- and, the first time
+        this log file is seen, its directory entry."""
+        try:
+            fd = os.open(f"{self.path}-wal", os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return  # checkpointed into the database file (synced by the checkpoint) and removed
+        except OSError as e:
+            raise StorageError(f"cannot sync the journal {self.path}: {e.strerror or e}") from None
+        try:
+            os.fdatasync(fd)
+            ino = os.fstat(fd).st_ino
+            if ino != self._wal_ino:
+                d = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                try:
+                    os.fsync(d)
+                finally:
+                    os.close(d)
+                self._wal_ino = ino
+        except OSError as e:
+            raise StorageError(f"cannot sync the journal {self.path}: {e.strerror or e}") from None
+        finally:
+            os.close(fd)
 
     def rollback(self) -> None:
         if self.db.in_transaction:

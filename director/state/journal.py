@@ -240,10 +240,14 @@ class Journal(History, Worlds):
         fingerprint: str,
         attempt: int = 1,
         flags: Mapping[str, Any] | None = None,
+        *,
+        lazy: bool = False,
     ) -> int:
-        """Commit the intent to run a block, before it runs (a commit point); returns the step id."""
+        """Commit the intent to run a block, before it runs (a commit point); returns the step id.
+        `lazy`: the block only reads the world (an observation, a verify): losing its intent to a power cut
+        can only make it run again, so the commit reaches the disk with the next durable one."""
         now = self._now()
-        with self._write():
+        with self._write(lazy=lazy):
             sid = self._insert(
                 "steps",
                 {
@@ -276,14 +280,16 @@ class Journal(History, Worlds):
         duration_s: float | None,
         output: str,
         session: Mapping[str, Any] | None,
+        *,
+        lazy: bool = False,
     ) -> None:
         """Record a started step's outcome (exactly once: only a `started` row is updated) and the
-        persistable shell state after it."""
+        persistable shell state after it. `lazy`: as `step_started`'s (the outcome of a check)."""
         st = StepState(state)
         if st not in STEP_FINAL:
             raise TransitionError(f"step {step_id}: {st.value} is not a final step state")
         session_json = None if session is None else dump(scrub_session(session, self._is_secret))
-        with self._write():
+        with self._write(lazy=lazy):
             n = self._x(
                 "UPDATE {steps} SET state = :st, finished_at = :now, exit_code = :code, duration_s = :dur,"
                 " output = :out, session_json = :session WHERE {scope} AND id = :id AND state = :started",
@@ -315,10 +321,11 @@ class Journal(History, Worlds):
         event: tuple[str, Mapping[str, Any]] | None = None,
     ) -> int:
         """Record a section's success and reset the run's recovery count (progress), with `event` (kind,
-        data), the audit event that belongs to the success (its basis), in one write."""
+        data), the audit event that belongs to the success (its basis), in one write. Lazy: it rests on
+        its checks, which run again when a power cut loses it (what its act did is durable already)."""
         now = self._now()
         session_json = None if session is None else dump(scrub_session(session, self._is_secret))
-        with self._write():
+        with self._write(lazy=True):
             sid = self._insert(
                 "steps",
                 {

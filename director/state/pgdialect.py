@@ -90,8 +90,21 @@ class PgDialect(Dialect):
     def begin(self) -> None:
         self._plain("BEGIN")
 
-    def commit(self) -> None:
+    def commit(self, durable: bool = True) -> None:
+        if not durable:  # acknowledged before the server's WAL is flushed; a later durable commit flushes it
+            self._plain("SET LOCAL synchronous_commit TO OFF")
         self._plain("COMMIT")
+
+    def sync(self) -> None:
+        """A write of nothing new (the plan's row, as it is) committed durably: the server flushes its WAL
+        up to that commit, and the lazy commits before it with it (an empty transaction flushes nothing)."""
+        self.begin()
+        try:
+            self.run("UPDATE {plans} SET last_id = last_id WHERE key = :plan_key", {})
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
 
     def rollback(self) -> None:
         with suppress(psycopg.Error):  # a lost connection has no transaction left to end

@@ -1,6 +1,7 @@
 """Opening a journal file: durability settings, the DDL of each schema version, and the migrations.
 
-`connect` opens the file with `journal_mode=WAL`, `synchronous=FULL`, foreign keys on and a 10 s busy
+`connect` opens the file with `journal_mode=WAL`, `synchronous=NORMAL` (the dialect syncs the log at each
+durable commit, `dialect.SqliteDialect.commit`), foreign keys on and a 10 s busy
 timeout, then `migrate`s it; a journal that does not exist yet is created whole under a temp name and
 linked into place, so that two processes starting at once can race safely (`_create`).
 
@@ -325,7 +326,7 @@ def _configure(db: sqlite3.Connection, path: Path) -> None:
     try:
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        db.execute("PRAGMA synchronous = FULL")
+        db.execute("PRAGMA synchronous = NORMAL")  # durable commits sync the log themselves
         db.execute("PRAGMA foreign_keys = ON")
     except sqlite3.DatabaseError as e:
         raise JournalError(f"{path} is not a usable SQLite journal: {e}") from e

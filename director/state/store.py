@@ -36,8 +36,9 @@ ApprovalHow = Literal["prompt", "flag", "approve-command", "auto"]
 
 
 class StateStore(Protocol):
-    """A plan's journal: every write is atomic (its row(s) and audit event together) and durable once
-    committed: at once, or inside `batch()` at the next commit point (docs/durability.md)."""
+    """A plan's journal: every write is atomic (its row(s) and audit event together) and committed at once,
+    or inside `batch()` at the next commit point; on the disk then, unless it is lazy (a check's intent or
+    outcome, a section's success), which the next durable commit carries there (docs/durability.md)."""
 
     host: str  # this process's host identity (`director.state.identity.host_name`)
     pid: int
@@ -49,12 +50,14 @@ class StateStore(Protocol):
 
     def close(self) -> None: ...
     def batch(self) -> AbstractContextManager[Any]:
-        """Group the writes made inside into one transaction, committed durably at each commit point (a
-        step's intent, a transition, a wait for an approval, `commit()`) and when the batch ends."""
+        """Group the writes made inside into one transaction, committed at each commit point (a step's
+        intent, a transition, a wait for an approval, `commit()`) and when the batch ends; durably unless
+        everything in it is lazy (a check's intent and outcome, a section's success: docs/durability.md)."""
         ...
 
-    def commit(self) -> None:
-        """A commit point: what a batch wrote so far is made durable now (before a wait, a sleep)."""
+    def commit(self, *, durable: bool = False) -> None:
+        """A commit point: what a batch wrote so far is committed now (before a wait, a sleep); durably
+        unless it is all lazy. `durable`: on the disk, with every lazy commit before it."""
         ...
 
     def __enter__(self) -> Self: ...
@@ -85,6 +88,8 @@ class StateStore(Protocol):
         fingerprint: str,
         attempt: int = 1,
         flags: Mapping[str, Any] | None = None,
+        *,
+        lazy: bool = False,
     ) -> int: ...
     def step_finished(
         self,
@@ -94,6 +99,8 @@ class StateStore(Protocol):
         duration_s: float | None,
         output: str,
         session: Mapping[str, Any] | None,
+        *,
+        lazy: bool = False,
     ) -> None: ...
     def section_succeeded(
         self,

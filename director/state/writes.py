@@ -2,11 +2,17 @@
 
 Every write method of the journal (`director.state.journal`) is one `_write()`: its rows, and the audit
 event that belongs to them, change together or not at all. Outside a batch that is one transaction,
-committed durably when the method returns. Inside `batch()` the writes join one open transaction, which is
-committed durably at the next **commit point**: a step's intent (`step_started`: committed before its
-block runs), a run transition, a wait for an approval, `commit()`, `close()`, or the batch's end. So the
-outcome of a block and what follows from it (the section's success, its receipt spent, the values it
-realized) reach the disk in one commit, together with the next block's intent (docs/durability.md).
+committed when the method returns. Inside `batch()` the writes join one open transaction, which is
+committed at the next **commit point**: a step's intent (`step_started`: committed before its block
+runs), a run transition, a wait for an approval, `commit()`, `close()`, or the batch's end. So the outcome
+of a block and what follows from it (the section's success, its receipt spent, the values it realized)
+are committed together, with the next block's intent.
+
+A commit is **durable** (on the disk when it returns: it survives a power cut) when its transaction holds
+any write that is not *lazy*; a lazy write is one whose loss can only make a check run again: the intent
+and the outcome of an observation or a verify (blocks that read the world) and the section's success
+that rests on them (docs/durability.md). Every commit, lazy or not, survives a crash of Director, and the
+next durable commit carries the lazy ones before it to the disk.
 
 A write is never cut in half: SIGINT and SIGTERM are held while one runs (their handler runs right
 after it), and a write that fails in the database ends the open transaction without keeping it (as a
@@ -83,6 +89,8 @@ class JournalBase:
         self._ids: dict[str, int] = {}  # the last id used per id sequence, in the open transaction
         self._head: chain.Link | None = None  # the chain's head in the open transaction, once read
         self._head_moved = False
+        self._durable = False  # the open transaction holds a write that is not lazy
+        self._unsynced = False  # a lazy commit is not on the disk yet
 
     @property
     def location(self) -> str:
@@ -95,9 +103,10 @@ class JournalBase:
         return self._d.name
 
     def close(self) -> None:
-        """Commit what a batch left open, then close the connection (idempotent)."""
+        """Commit what a batch left open, and every commit durably, then close the connection
+        (idempotent)."""
         try:
-            self.commit()
+            self.commit(durable=True)
         finally:
             self._d.close()
 
@@ -139,20 +148,28 @@ class JournalBase:
             if self._batches == 0:
                 self.commit()
 
-    def commit(self) -> None:
-        """A commit point: make what is written so far durable (nothing to do outside a transaction)."""
+    def commit(self, *, durable: bool = False) -> None:
+        """A commit point: commit what is written so far, durably if any of it is not lazy or `durable`.
+        Outside a transaction, `durable` puts on the disk what lazy commits left (else nothing to do)."""
         if self._open:
             with _signals_held():
-                self._commit()
+                self._commit(durable)
+        elif durable and self._unsynced:
+            with _signals_held():
+                self._d.sync()
+            self._unsynced = False
 
     @contextmanager
-    def _write(self) -> Iterator[None]:
+    def _write(self, *, lazy: bool = False) -> Iterator[None]:
         """One write: its statements join the open transaction (opened if none is); outside a batch the
-        transaction is committed at the end. A database error ends it without keeping it."""
+        transaction is committed at the end. A database error ends it without keeping it. `lazy`: losing
+        it to a power cut can only make a check run again (its commit need not reach the disk at once)."""
         with _signals_held():
             if not self._open:
                 self._d.begin()
                 self._open = True
+            if not lazy:
+                self._durable = True
             joined = self._batches > 0 or self._depth > 0
             self._depth += 1
             try:
@@ -169,13 +186,15 @@ class JournalBase:
             if not joined:
                 self._commit()
 
-    def _commit(self) -> None:
+    def _commit(self, durable: bool = False) -> None:
         try:
             if self._ids:
                 self._d.save_ids(self._ids)
             if self._head_moved and self._head is not None:
                 self._set_meta(chain.HEAD, chain.head_text(self._head))
-            self._d.commit()
+            synced = durable or self._durable
+            self._d.commit(synced)
+            self._unsynced = not synced
         except BaseException:
             self._abort()
             raise
@@ -189,6 +208,7 @@ class JournalBase:
         self._open = False
         self._ids = {}
         self._head, self._head_moved = None, False
+        self._durable = False
 
     def _x(self, sql: str, **params: Any) -> int:
         """Execute a statement inside a write; the rows it changed."""
