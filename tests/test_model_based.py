@@ -33,6 +33,7 @@ from tests.model.actions import (
     Break,
     Check,
     GoThenCtrlC,
+    Heal,
     KillAt,
     Teardown,
     sequences,
@@ -290,6 +291,15 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
         "M6-a-server-killed-by-an-interrupted-teardown-is-reaped-before-the-next-command",
         PlanSpec(tier=True, acceptance=True, sections=(SectionSpec(kind="server", gate="red", verify="function"),)),
         [Apply(approve="auto"), Teardown(kill=KillAt("SIGKILL", "act-start", 0)), Apply(approve="auto")],
+        False,
+    ),
+    # M7: a list broken twice (its second line dropped, then again) was healed with what the second break
+    # took, the list still broken, while the model took it for whole (Live State "live", the world not):
+    # a break of a list that does not hold has nothing to take (bench/soak_model.py, seed 50, step 1,509)
+    (
+        "M7-a-list-broken-twice-is-healed-whole",
+        PlanSpec(sections=(SectionSpec(kind="list"), FILE, FILE)),
+        [Apply(approve="auto", signed=True), Break(section=1), Break(section=1), Heal(section=1)],
         False,
     ),
     # M1: `check` on a plan never applied here exits 12 (not created), a documented code the model did not know

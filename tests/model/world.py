@@ -262,8 +262,8 @@ class World:
             return {"port": str(port).encode()}
         name = {"file": "conf", "token": "token", "list": "list"}[s.kind]
         path = base / f"{res}.{name}"
-        if not path.exists():
-            return None
+        if not path.exists() or (s.kind == "list" and not self.resource(k, env).holds):
+            return None  # nothing there to break (a list broken already keeps what the first break took)
         saved = {name: path.read_bytes()}
         if s.kind == "list":
             path.write_text(f"{res} one\n")
