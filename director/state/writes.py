@@ -193,6 +193,7 @@ class JournalBase:
             if self._head_moved and self._head is not None:
                 self._set_meta(chain.HEAD, chain.head_text(self._head))
             synced = durable or self._durable
+            self._unsynced = True  # until the commit and its sync are both done
             self._d.commit(synced)
             self._unsynced = not synced
         except BaseException:
