@@ -302,6 +302,15 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
         [Apply(approve="auto", signed=True), Break(section=1), Break(section=1), Heal(section=1)],
         False,
     ),
+    # M8: a server broken, then made anew by an apply that stopped at a later gate (exit 4): the model still
+    # held it broken, and its heal started a second listener beside Director's (one_server_per_identity).
+    # An act that ends makes its resource anew: nothing is left to heal (bench/soak_model.py, seed 51)
+    (
+        "M8-a-server-made-anew-before-a-gate-is-not-healed-again",
+        PlanSpec(sections=(SectionSpec(kind="server"), SectionSpec(kind="server", gate="red"))),
+        [Apply(approve="auto"), Break(section=1), Break(section=2), Apply(), Heal(section=1), Apply(approve="2")],
+        False,
+    ),
     # M1: `check` on a plan never applied here exits 12 (not created), a documented code the model did not know
     (
         "M1-check-on-a-never-applied-plan",

@@ -360,6 +360,9 @@ class Sandbox:
         for line in out.acts:
             if line.what == "end":
                 open_acts.pop(line.section, None)
+                if kind == "apply" and line.section.isdigit():
+                    # made anew by its act: what a break took is not missing any more (a heal would add a second)
+                    m.broken.pop((int(line.section), self.env_at(line.base)), None)
                 continue
             open_acts[line.section] = line
             s = line.section
