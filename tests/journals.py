@@ -3,6 +3,7 @@ the session's throwaway PostgreSQL cluster (`pg_url`), each with a clock that ad
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -28,6 +29,29 @@ class FakeClock:
     def __call__(self) -> datetime:
         self.now += timedelta(seconds=1)
         return self.now
+
+
+class LogSyncs:
+    """Counts the syncs of a journal's write-ahead log (`os.fdatasync` on a `-wal` file, where Director makes a
+    commit durable: docs/durability.md), appending "sync" to `log` as well when one is given."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, log: list[str] | None = None) -> None:
+        self.n = 0
+        real = os.fdatasync
+
+        def fdatasync(fd: int) -> None:
+            if os.readlink(f"/proc/self/fd/{fd}").endswith("-wal"):
+                self.n += 1
+                if log is not None:
+                    log.append("sync")
+            real(fd)
+
+        monkeypatch.setattr(os, "fdatasync", fdatasync)
+
+    def since(self) -> int:
+        """The syncs since the last call."""
+        n, self.n = self.n, 0
+        return n
 
 
 def open_journal(backend: str, request: pytest.FixtureRequest, tmp_path: Path, **kw: Any) -> Journal:

@@ -7,7 +7,6 @@ journal's `-wal` file), the blocks where the shell runs them, in one real apply 
 from __future__ import annotations
 
 import itertools
-import os
 from pathlib import Path
 
 import pytest
@@ -15,28 +14,23 @@ import pytest
 from director import cli
 from director.exec.shell import Shell
 from tests import scaleplan
-
-ACT = "echo "  # the plan's acts start so (tests/scaleplan.py); its verifies with `# ✔`
+from tests.journals import LogSyncs
 
 
 def apply(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """`director apply` of the plan in `tmp_path`: what happened, in order ("sync", "act", "check")."""
+    """`director apply` of the plan in `tmp_path`: what happened, in order ("sync", "act", "check"). A block
+    the shell traces is a check (an observation or a verify), one it does not an act."""
     seen: list[str] = []
-    real_sync, real_run = os.fdatasync, Shell.run
-
-    def fdatasync(fd: int) -> None:
-        if os.readlink(f"/proc/self/fd/{fd}").endswith("-wal"):
-            seen.append("sync")
-        real_sync(fd)
+    real_run = Shell.run
 
     def run(self: Shell, text: str, *args: object, **kwargs: object) -> object:
-        seen.append("act" if text.startswith(ACT) else "check")
+        seen.append("check" if kwargs.get("trace") else "act")
         return real_run(self, text, *args, **kwargs)  # type: ignore[arg-type]
 
     with monkeypatch.context() as m:
         m.chdir(tmp_path)
         m.setenv("CI", "1")
-        m.setattr(os, "fdatasync", fdatasync)
+        LogSyncs(m, seen)
         m.setattr(Shell, "run", run)
         with pytest.raises(SystemExit) as ended:
             cli.main(["apply", "p.md", "--plain", "--non-interactive"])

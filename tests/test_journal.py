@@ -19,7 +19,7 @@ from director.state.journal import SCHEMA_VERSION, Journal
 from director.state.lifecycle import RunState, StepState
 from director.state.pgjournal import PgJournal
 from director.state.records import ExportFormat
-from tests.journals import FakeClock, Raw, reopen
+from tests.journals import FakeClock, LogSyncs, Raw, reopen
 from tests.journals import journal as journal  # the fixture: both backends
 
 
@@ -366,25 +366,6 @@ def test_open_creates_parent_and_sets_durability_pragmas(tmp_path: Path) -> None
         assert journal.pragma("user_version") == SCHEMA_VERSION
         assert journal.integrity_check() == "ok"
     assert [p.name for p in (tmp_path / "state").iterdir()] == ["plan.db"]  # no temp left from creating it
-
-
-class LogSyncs:
-    """Counts the syncs of the journal's write-ahead log (`os.fdatasync` on `<journal>-wal`)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.n = 0
-        real = os.fdatasync
-
-        def fdatasync(fd: int) -> None:
-            if os.readlink(f"/proc/self/fd/{fd}").endswith("-wal"):
-                self.n += 1
-            real(fd)
-
-        monkeypatch.setattr(os, "fdatasync", fdatasync)
-
-    def since(self) -> int:
-        n, self.n = self.n, 0
-        return n
 
 
 def test_only_a_commit_that_holds_more_than_a_check_syncs_the_log(
