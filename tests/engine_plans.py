@@ -44,6 +44,14 @@ FREE_PORT = (
     "python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])'"
 )
 
+# Kills the Director process running the block (its nearest ancestor running `-m director`) when the test
+# armed it (`$KILL_ARM` exists): the block is "running when Director died".
+KILL_IF_ARMED = (
+    'if [ -e "$KILL_ARM" ]; then rm -f "$KILL_ARM"; p=$PPID; '
+    'while [ "$p" -gt 1 ] && ! tr "\\0" " " < /proc/$p/cmdline | grep -q -- "-m director"; '
+    'do p=$(ps -o ppid= -p "$p" | tr -d " "); done; [ "$p" -gt 1 ] && kill -9 "$p"; sleep 5; fi'
+)
+
 # Kills the Director process running the block (its nearest ancestor running `-m director`) once per
 # marker file: the block is "running when Director died".
 KILL_DIRECTOR_ONCE = (

@@ -21,6 +21,20 @@ def test_observed_and_unchanged_is_in_sync() -> None:
     assert decide(replace(BASE, observed=Verdict.SKIPPED, observed_reason="no db")).action is Action.IN_SYNC
 
 
+def test_an_unconfirmed_success_is_no_evidence_when_the_observation_cannot_tell() -> None:
+    """A success whose check after the act was inconclusive, then an observation that cannot tell (skipped):
+    nothing says the section holds, so its act runs again (behind its gate), as plain bash would run it."""
+    f = replace(BASE, last_confirmed=False, observed=Verdict.SKIPPED, observed_reason="same path")
+    d = decide(f)
+    assert d.action is Action.ACT and d.rerun == "observed-missing"
+    assert d.reasons == (
+        "observed: its verify cannot tell (same path), and its last success was never confirmed (a check "
+        "after its act was inconclusive)",
+    )
+    assert decide(replace(f, gated=True)).gated  # a gated act asks again
+    assert decide(replace(f, observed=Verdict.PASSED)).action is Action.IN_SYNC  # a pass is evidence
+
+
 def test_an_interrupted_act_runs_again_whatever_the_observation_says() -> None:
     f = replace(BASE, act_interrupted=True)
     assert must_observe(f)  # observed (the before its verify is contrasted with), deciding nothing: it acts
@@ -75,6 +89,7 @@ facts = st.builds(
     fingerprint=st.sampled_from(["f", "g"]),
     completed_here=st.booleans(),
     last_fingerprint=st.sampled_from([None, "f", "g"]),
+    last_confirmed=st.booleans(),
     act_interrupted=st.booleans(),
     acts_done_here=st.booleans(),
     observed=st.sampled_from([None, *Verdict]),
@@ -89,7 +104,7 @@ def test_in_sync_only_on_evidence_and_never_over_an_interrupted_act(f: Facts) ->
     if d.action is Action.IN_SYNC and f.kind in (Kind.OBSERVED, Kind.PLAIN):
         assert f.unchanged and not f.act_interrupted and not f.acts_done_here and not f.template_drift
         if f.kind is Kind.OBSERVED:
-            assert f.observed in (Verdict.PASSED, Verdict.SKIPPED)
+            assert f.observed is Verdict.PASSED or (f.observed is Verdict.SKIPPED and f.last_confirmed)
     if f.act_interrupted and f.kind in (Kind.OBSERVED, Kind.PLAIN):
         assert d.action is Action.ACT
     if d.action is Action.ACT and f.kind is not Kind.VARIABLES:

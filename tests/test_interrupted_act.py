@@ -14,17 +14,9 @@ from pathlib import Path
 import pytest
 
 from director.plan.parse import parse_file
-from tests.engine_plans import HEAD, World, answers, listening, pid_alive, said, serve
+from tests.engine_plans import HEAD, KILL_IF_ARMED, World, answers, listening, pid_alive, said, serve
 
 pytestmark = pytest.mark.slow
-
-# Kills the Director process running the block (its nearest ancestor running `-m director`) when the test
-# armed it (`$KILL_ARM` exists): the block is "running when Director died".
-_KILL_IF_ARMED = (
-    'if [ -e "$KILL_ARM" ]; then rm -f "$KILL_ARM"; p=$PPID; '
-    'while [ "$p" -gt 1 ] && ! tr "\\0" " " < /proc/$p/cmdline | grep -q -- "-m director"; '
-    'do p=$(ps -o ppid= -p "$p" | tr -d " "); done; [ "$p" -gt 1 ] && kill -9 "$p"; sleep 5; fi'
-)
 
 PLAN = f"""\
 ## 0. Variables
@@ -47,7 +39,7 @@ grep -q hello "$WORK/index.html" && echo "site written" || {{ echo "site missing
 ## 2. Serve it  🟢
 
 ```bash
-{serve("$WORK")}{_KILL_IF_ARMED}
+{serve("$WORK")}{KILL_IF_ARMED}
 ```
 ```bash
 # ✔ the site answers
@@ -210,7 +202,7 @@ last_action: —
 
 ```bash
 rm -rf "$WORK"
-{_KILL_IF_ARMED}
+{KILL_IF_ARMED}
 rm -f "$WORK.cache"
 ```
 ```bash
@@ -256,7 +248,7 @@ mkdir -p "$WORK"
 head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \\n' > "$WORK/token"
 ```
 ```bash
-{_KILL_IF_ARMED}
+{KILL_IF_ARMED}
 chmod 600 "$WORK/token"
 ```
 ```bash
@@ -316,7 +308,7 @@ curl -fsS "http://127.0.0.1:$PORT/" | grep -q hello && echo "site up" || {{ echo
 echo "User-agent: *" > "$WORK/robots.txt"
 ```
 ```bash
-{_KILL_IF_ARMED}
+{KILL_IF_ARMED}
 ```
 ```bash
 # ✔ robots file written

@@ -12,9 +12,11 @@ The rules (DESIGN: "Observe before act", "What Director promises"):
   (what it started is stopped first: `run.processes`); so does one whose act steps already ran in this
   run but whose verify did not;
 - otherwise a section whose observation passes (or cannot tell: a skipped one is no evidence, so only the
-  journal says it is unchanged) and whose fingerprint equals its last success since the last teardown is
-  in sync; a section without a verify block is memoized by its fingerprint alone; a file template that
-  differs on disk is a change whatever the observation says;
+  journal says it is unchanged -- and only a success a check confirmed: one whose check after the act was
+  inconclusive is no evidence either, so its act runs again, as under plain bash) and whose fingerprint
+  equals its last success since the last teardown is in sync; a section without a verify block is
+  memoized by its fingerprint alone; a file template that differs on disk is a change whatever the
+  observation says;
 - everything else acts, behind its gate when a 🔴/💥 applies for these inputs;
 - a teardown's observation that passes says "already gone" (unless its act was interrupted: it runs again,
   as any act does); anything else tears down behind its gate;
@@ -71,6 +73,7 @@ class Facts:
     fingerprint: str
     completed_here: bool = False  # it succeeded earlier in this run with this fingerprint
     last_fingerprint: str | None = None  # its last success since the last teardown that acted
+    last_confirmed: bool = True  # that success's checks after its act were conclusive (none inconclusive)
     torn_down: bool = False  # it succeeded before the last teardown that acted (that memory is void)
     act_interrupted: bool = False  # an attempt of its act was running when Director died or was interrupted
     acts_done_here: bool = False  # its act steps finished in this run, its verify did not (resumed)
@@ -132,14 +135,20 @@ def must_observe(f: Facts) -> bool:
     return not f.acts_done_here
 
 
+UNCONFIRMED = "its last success was never confirmed (a check after its act was inconclusive)"
+
+
 def _holds(f: Facts) -> bool:
-    """The observation is no evidence against the section: it passed, or could not tell (skipped)."""
-    return f.observed in (Verdict.PASSED, Verdict.SKIPPED)
+    """The observation is no evidence against the section: it passed, or could not tell (skipped) while
+    its last success was confirmed (an unconfirmed success is no evidence for it either)."""
+    return f.observed is Verdict.PASSED or (f.observed is Verdict.SKIPPED and f.last_confirmed)
 
 
 def _observed_words(f: Facts) -> str:
     if f.observed is None or _holds(f):
         return ""
+    if f.observed is Verdict.SKIPPED:  # cannot tell, after a success never confirmed
+        return f"its verify cannot tell ({f.observed_reason or 'skipped'}), and {UNCONFIRMED}"
     return f"its verify {f.observed.value}" + (f" ({f.observed_reason})" if f.observed_reason else "")
 
 

@@ -141,7 +141,7 @@ def observe(run: Run, section: Section, texts: dict[int, str]) -> Verdict:
             )
         record(run, section, j, observation=True)
         if j.verdict is Verdict.SKIPPED and seen is Verdict.PASSED:
-            seen = Verdict.SKIPPED
+            seen, run.observed_reason = Verdict.SKIPPED, j.reason
         elif j.verdict is not Verdict.PASSED:
             run.observed_reason = j.reason
             return j.verdict
@@ -230,11 +230,13 @@ def done(
     *,
     journal: bool = True,
     basis: dict[str, object] | None = None,
+    unconfirmed: bool = False,
 ) -> None:
     """The section succeeded: its rows are realized, its approval spent, its session change journaled
     (`change`: what its act then its verify, run once, changed in the session -- adopted instead of
     re-running them when it is later in sync -- or None when nothing is known of it); with `basis`, what
-    this success rested on, so that the next change can be named (`reasons`)."""
+    this success rested on, so that the next change can be named (`reasons`); `unconfirmed`: a check after
+    its act was inconclusive, so this success is no evidence that it holds (`decision`)."""
     run.completed_sections[section.key] = fp
     # Never consulted again in this invocation (a completed section is in sync from here on): a long plan
     # does not keep every step's output and session change in memory (the journal has them).
@@ -253,6 +255,7 @@ def done(
             fp,
             None if change is None else session.as_journaled(run, change),
             None if basis is None else (reasons.KIND, basis),
+            unconfirmed=unconfirmed,
         )
         run.successes.recorded(f"{section.key}/section")
         if basis is not None:
@@ -281,6 +284,7 @@ def facts(
         fingerprint=fp,
         completed_here=completed_here,
         last_fingerprint=None if last is None else last.fingerprint,
+        last_confirmed=last is None or not last.flags.get("unconfirmed"),
         torn_down=last is None and run.torn_down(section.key),
         act_interrupted=act_interrupted(run, section),
         acts_done_here=in_progress(run, section, texts),
@@ -343,12 +347,13 @@ def _apply_section(run: Run, section: Section) -> None:
     pre = run.session  # the session document order has before the section
     if d.action is decision.Action.VERIFY_ONLY:
         write_templates(run, section, regenerated)
+        unconfirmed = len(run.unconfirmed)
         notes = verify(run, section, texts, memo=True, after_act=acceptance.seen_before(run, section, texts))
-        done(run, section, fp, session.delta(pre, run.session))
+        inconclusive = len(run.unconfirmed) > unconfirmed
+        done(run, section, fp, session.delta(pre, run.session), unconfirmed=inconclusive)
         realize_observed(run, section)
         run.verified.append(label)
         run.write_ledger(status="applying")
-        inconclusive = any(n.startswith(f"{label} inconclusive") for n in run.unconfirmed)
         verdict = "verified" if not notes else "unconfirmed" if inconclusive else "skipped"
         run.report(section, verdict, "; ".join(notes), started)
         return
@@ -380,8 +385,10 @@ def _apply_section(run: Run, section: Section) -> None:
         run.report(section, "applied", _applied_detail(run, section, d, known), started)
         return
     realize_from_output(run, section, "\n".join(outputs))
+    unconfirmed = len(run.unconfirmed)
     notes = verify(run, section, texts, memo=False, after_act=True)
-    done(run, section, fp, session.delta(pre, run.session), basis=now_basis)
+    inconclusive = len(run.unconfirmed) > unconfirmed
+    done(run, section, fp, session.delta(pre, run.session), basis=now_basis, unconfirmed=inconclusive)
     realize_observed(run, section)
     run.applied.append(label)
     run.write_ledger(status="applying")

@@ -319,10 +319,14 @@ class Journal(History, Worlds):
         fingerprint: str,
         session: Mapping[str, Any] | None,
         event: tuple[str, Mapping[str, Any]] | None = None,
+        *,
+        unconfirmed: bool = False,
     ) -> int:
         """Record a section's success and reset the run's recovery count (progress), with `event` (kind,
         data), the audit event that belongs to the success (its basis), in one write. Lazy: it rests on
-        its checks, which run again when a power cut loses it (what its act did is durable already)."""
+        its checks, which run again when a power cut loses it (what its act did is durable already).
+        `unconfirmed`: a check after its act was inconclusive (its flag `unconfirmed`: such a success is
+        no evidence that the section holds)."""
         now = self._now()
         session_json = None if session is None else dump(scrub_session(session, self._is_secret))
         with self._write(lazy=True):
@@ -343,7 +347,7 @@ class Journal(History, Worlds):
                     "duration_s": 0.0,
                     "output": "",
                     "session_json": session_json,
-                    "flags_json": "{}",
+                    "flags_json": dump({"unconfirmed": True}) if unconfirmed else "{}",
                 },
             )
             self._x(
