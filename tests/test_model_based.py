@@ -311,6 +311,18 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
         [Apply(approve="auto"), Break(section=1), Break(section=2), Apply(), Heal(section=1), Apply(approve="2")],
         False,
     ),
+    # M9: an apply killed once §1's act had ended (journaled), in its verify; the list broken; the resumed
+    # apply did not run the finished act again and could not confirm §1 (exit 10, which the model now
+    # accepts); the next apply said `§1 ✓ in sync -- unchanged since its last success; not observable`, exit
+    # 0, the list still broken: a success no check confirmed was taken for evidence (bench/soak_model.py,
+    # seed 51; tests/test_unconfirmed_success.py)
+    (
+        "M9-a-success-no-check-confirmed-is-no-evidence",
+        PlanSpec(sections=(SectionSpec(kind="list", gate="red", verify="message"), FILE)),
+        [Apply(approve="auto", kill=KillAt(signal="SIGKILL", at="verify", section=1)), Break(section=1),
+         Apply(approve="auto"), Apply(approve="auto")],
+        False,
+    ),
     # M1: `check` on a plan never applied here exits 12 (not created), a documented code the model did not know
     (
         "M1-check-on-a-never-applied-plan",

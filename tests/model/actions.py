@@ -17,7 +17,8 @@ from tests.model.plans import ENVS, TIERS, PlanSpec
 @dataclass(frozen=True)
 class KillAt:
     """Send `signal` when `at` happens: the act of section `section` starts / ends / writes its `.rev` file
-    (`mid`), or Director prints its `section`-th observe line (`observe`)."""
+    (`mid`), or Director prints its `section`-th observe line (`observe`) or verify line (`verify`: an act
+    before it ended and was journaled, its verify is starting)."""
 
     signal: str = "SIGKILL"
     at: str = "act-start"
@@ -104,7 +105,7 @@ _sections = st.integers(1, 4)
 _kill = st.builds(
     KillAt,
     signal=st.sampled_from(["SIGKILL", "SIGINT"]),
-    at=st.sampled_from(["act-start", "act-end", "mid", "observe"]),
+    at=st.sampled_from(["act-start", "act-end", "mid", "observe", "verify"]),
     section=_sections,
 )
 _teardown_kill = st.builds(

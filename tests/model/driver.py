@@ -83,6 +83,9 @@ class Model:
     release_pending: str = ""  # why the next run must pass `waiting` (a matching receipt since the stop)
     live: dict[str, str] | None = None  # inputs of the last completed apply, while its world stands
     broken: dict[tuple[int, str], dict[str, bytes]] = field(default_factory=dict)  # (section, env) -> to heal
+    # (section, env) whose act ended in an apply stopped before it ended: its verify may not have run (a
+    # resumed run does not run the act again, and sees what a break since did to its world)
+    unverified: set[tuple[int, str]] = field(default_factory=set)
     completed: bool = False  # the last step was an apply that exited 0
     ledger_fresh: bool = True  # no SIGKILL since a run last wrote the ledger (a killed run may not have)
 
@@ -183,8 +186,8 @@ class Sandbox:
     def _kill(self, k: KillAt | None) -> Kill | None:
         if k is None:
             return None
-        if k.at == "observe":
-            return Kill(k.signal, "observe", str(k.section or 1))
+        if k.at in ("observe", "verify"):
+            return Kill(k.signal, k.at, str(k.section or 1))
         section = "teardown" if k.section == 0 else str(fold(k.section, self.spec.n))
         if k.at == "mid":
             return Kill(
@@ -355,6 +358,9 @@ class Sandbox:
         if kind == "apply" and m.live is not None and m.live != knobs:
             m.live = None
         base = self.base(knobs)
+        stopped = out.rc not in (0, 4) and (out.rc is None or out.rc == 130 or out.killed is not None)
+        # broken since its act ended in a stopped apply: this run, resumed, need not look at it again
+        shaky = {k for k, e in m.unverified if (k, e) in m.broken and e == self.env_of(knobs)}
         to_check: list[tuple[str, list[int]]] = []
         open_acts: dict[str, ActLine] = {}
         for line in out.acts:
@@ -362,7 +368,9 @@ class Sandbox:
                 open_acts.pop(line.section, None)
                 if kind == "apply" and line.section.isdigit():
                     # made anew by its act: what a break took is not missing any more (a heal would add a second)
-                    m.broken.pop((int(line.section), self.env_at(line.base)), None)
+                    ended = (int(line.section), self.env_at(line.base))
+                    m.broken.pop(ended, None)
+                    (m.unverified.add if stopped else m.unverified.discard)(ended)
                 continue
             open_acts[line.section] = line
             s = line.section
@@ -393,7 +401,6 @@ class Sandbox:
                 to_check.append((s, earlier.pids))
         for s, pids in to_check:
             self.ok(inv.interrupted_attempt_processes_stopped, s, [p for p in pids if alive_ours(p, self.mark)])
-        stopped = out.rc not in (0, 4) and (out.rc is None or out.rc == 130 or out.killed is not None)
         for s, line in open_acts.items():
             # what the interrupted attempt left: the section's listeners that were not there before the run
             pids = []
@@ -402,8 +409,9 @@ class Sandbox:
             m.interrupted[s] = Interrupted(line.base, pids)
         if stopped:
             return
+        m.unverified.clear()  # the run ended: each section it reached was looked at again, or acted anew
         if kind == "apply":
-            self._apply_ended(out, knobs, grant, stopped_at, pending)
+            self._apply_ended(out, knobs, grant, stopped_at, pending, shaky)
         else:
             self._teardown_ended(out, knobs, grant, stopped_at, pending)
 
@@ -428,7 +436,10 @@ class Sandbox:
         return str(w) if w is not None else None
 
     def _apply_ended(self, out: Outcome, knobs: dict[str, str], grant: Grant,
-                     stopped_at: tuple[str, Key] | None, pending: str) -> None:  # fmt: skip
+                     stopped_at: tuple[str, Key] | None, pending: str, shaky: set[int]) -> None:  # fmt: skip
+        """`shaky`: sections broken since their act ended in a stopped apply. A resumed run does not run a
+        finished act again (promise 1): it may pass them as finished (exit 0, the break unseen: still to heal),
+        or verify them in the broken world (failed, exit 3; or unconfirmed, exit 10). The next apply looks."""
         m, n = self.model, self.spec.n
         if out.rc == 0:
             self.ok(inv.no_success_memory_across_teardown, m.fresh)
@@ -438,8 +449,9 @@ class Sandbox:
                 out.output,
             )
             for k in range(1, n + 1):
-                m.settled[k] = dict(knobs)
-                if self.spec.section(k).kind == "server":
+                if k not in shaky:
+                    m.settled[k] = dict(knobs)
+                if self.spec.section(k).kind == "server" and k not in shaky:
                     r = self.world.resource(k, self.env_of(knobs))
                     self.ok(
                         inv.one_server_per_identity,
@@ -447,7 +459,7 @@ class Sandbox:
                         sorted(self.world.servers(k, self.env_of(knobs))),
                         r.pid,
                     )
-            m.broken = {key: v for key, v in m.broken.items() if key[1] != self.env_of(knobs)}
+            m.broken = {key: v for key, v in m.broken.items() if key[1] != self.env_of(knobs) or key[0] in shaky}
             m.live = dict(knobs)
             m.completed = True
             return
@@ -472,8 +484,11 @@ class Sandbox:
             m.waiting = (gate, m.key(gate, knobs, self.env_added))
             if gate.isdigit():
                 for k in range(1, int(gate)):
-                    if str(k) not in m.interrupted:
+                    if str(k) not in m.interrupted and k not in shaky:
                         m.settled[k] = dict(knobs)
+            return
+        if out.rc in (3, 10) and shaky:
+            self.log.append(f"§{sorted(shaky)} broken after its act, before its verify: exit {out.rc}")
             return
         self.ok(inv.a_sound_plan_applies, out, "an apply that nothing interrupted did not complete")
 

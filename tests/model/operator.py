@@ -77,10 +77,11 @@ def thaw(pids: list[int], mark: str) -> None:
 @dataclass(frozen=True)
 class Kill:
     """Send `signal` once `at` happens in the invocation: an act of `section` starts (`act-start`) or ends
-    (`act-end`), its act writes its `.rev` file (`mid`), or Director prints its n-th observe line."""
+    (`act-end`), its act writes its `.rev` file (`mid`), or Director prints its n-th observe (`observe`) or
+    verify (`verify`) line."""
 
     signal: str = "SIGKILL"  # "SIGKILL" | "SIGINT"
-    at: str = "act-start"  # "act-start" | "act-end" | "mid" | "observe"
+    at: str = "act-start"  # "act-start" | "act-end" | "mid" | "observe" | "verify"
     section: str = "1"  # a section key, "teardown", or (at="observe") the n-th observe line
 
 
@@ -196,9 +197,9 @@ class Operator:
                        time.monotonic() - started, left=left)  # fmt: skip
 
     def _due(self, kill: Kill, before: int, t0: int, chunks: list[bytes]) -> bool:
-        if kill.at == "observe":
+        if kill.at in ("observe", "verify"):  # the n-th such line: its act (if any) ended, its outcome journaled
             n = int(kill.section) if kill.section.isdigit() else 1
-            return b"".join(chunks).count("▶ observe block".encode()) >= n
+            return b"".join(chunks).count(f"▶ {kill.at} block".encode()) >= n
         if (
             kill.at == "mid"
         ):  # a file the act writes: a server's port file (its act is waiting for it), or .rev
