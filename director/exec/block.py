@@ -93,6 +93,7 @@ class _Stream:
         self.redact: StreamRedactor = redactor.stream()
         self.marks = marks
         self.open = True
+        self.hup = False  # the last read said EIO while the block was still running (read again: `read`)
 
     def _text(self, data: bytes, final: bool = False) -> str:
         text = self.decoder.decode(data, final=final)
@@ -100,18 +101,25 @@ class _Stream:
             text = self.marks.feed(text) + (self.marks.flush() if final else "")
         return text
 
-    def read(self) -> tuple[str, bool]:
-        """(text available now, at most `_READ_MAX` bytes of it; still open); EIO (every writer closed) or
-        EOF closes it."""
+    def read(self, *, ended: bool = True) -> tuple[str, bool]:
+        """(text available now, at most `_READ_MAX` bytes of it; still open). EOF closes it; so does EIO
+        (every writer closed) once the block has ended (`ended`). While it runs, EIO only sets `hup`: a pty
+        master can say EIO between two writes of a block that goes on writing (measured here, Linux 6.18
+        under load: about one traced block in a thousand lost the rest of its output when that EIO closed
+        the stream; `tests/test_pty_eio.py`), so the stream is read again until the block ends."""
         out: list[str] = []
         got = 0
         while self.open and got < _READ_MAX:
             try:
                 data = os.read(self.fd, 65536)
             except (BlockingIOError, InterruptedError):
+                self.hup = False
                 break
             except OSError:
-                self.open = False
+                if ended:
+                    self.open = False
+                else:
+                    self.hup = True
                 break
             if not data:
                 self.open = False
@@ -327,6 +335,7 @@ class BlockRun:
         self.last_output = start
         next_probe = start + sh._probe_after
         forwarding = False
+        hung: list[_Stream] = []  # said EIO while the block runs: read on each turn, not polled (HUP spins)
         while True:
             now = sh._clock()
             reason: str | None = None
@@ -351,19 +360,20 @@ class BlockRun:
             elif self.forward_to is None and forwarding and sh._tty_fd is not None:
                 poller.unregister(sh._tty_fd)
                 forwarding = False
-            wait_ms = 250
-            if deadline is not None and deadline - now < 0.25:
+            wait_ms = 10 if hung else 250
+            if deadline is not None and deadline - now < wait_ms / 1000:
                 # compared first: a deadline centuries away (`--step-timeout 1e308`) is no int of ms
                 wait_ms = max(0, int((deadline - now) * 1000) + 1)
+            for stream in [s for s in hung if self._read_stream(s)]:
+                hung.remove(stream)  # no EIO any more: polled again
+                poller.register(stream.fd, select.POLLIN)
             for fd, _ev in poller.poll(wait_ms):
                 if fd == out.fd or fd == tty.fd:
                     stream = out if fd == out.fd else tty
-                    text, still = stream.read()
-                    if text:
-                        self.last_output = sh._clock()
-                        self.emit(text)
-                    if not still:
+                    if not self._read_stream(stream):
                         poller.unregister(fd)
+                        if stream.open:
+                            hung.append(stream)
                 elif fd == server.ev_r:
                     self._events(server)
                 elif fd == server.state_r:
@@ -384,6 +394,15 @@ class BlockRun:
             if server.pidfd is None and self.status is None and not server.alive():
                 self._events(server)
                 self.server_died = self.status is None
+
+    def _read_stream(self, stream: _Stream) -> bool:
+        """Read what one of the block's terminals holds while the block runs; whether it is still polled
+        (neither closed nor saying EIO)."""
+        text, still = stream.read(ended=False)
+        if text:
+            self.last_output = self.sh._clock()
+            self.emit(text)
+        return still and not stream.hup
 
     def _probe(self) -> str | None:
         """Whether the block waits for input: kill it (not interactive) or tell `on_waiting` (once)."""
@@ -450,7 +469,7 @@ class BlockRun:
 
     def _drain_nowait(self) -> None:
         for stream in self.streams:
-            text, _ = stream.read()
+            text, _ = stream.read(ended=False)
             self.emit(text)
 
     def _finish_output(self) -> None:
