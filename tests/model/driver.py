@@ -546,14 +546,15 @@ class Sandbox:
 
     def _compare(self, ls: ledger.LiveState) -> None:
         o = self.op.read(["output", str(self.plan), "--json"])
+        before = {p.pid for p in plan_processes(self.mark, self.plan.name)}
         status = self.status_json()
         self.ok(inv.invocation_ends_cleanly, o)
         # the document (`director.output/1`) carries the values and the ledger's own doubts about them
         output = json.loads(o.output).get("values") if o.rc == 0 else None
         self.ok(inv.live_state_agrees_with_output_and_status, ls, output, status)
         if status:
-            alive = {p.pid for p in plan_processes(self.mark, self.plan.name)}
-            self.ok(inv.status_lists_the_plans_processes, status, alive)
+            after = {p.pid for p in plan_processes(self.mark, self.plan.name)}
+            self.ok(inv.status_lists_the_plans_processes, status, before, after)
 
     def close(self) -> None:
         self.op.cleanup()
