@@ -273,7 +273,7 @@ class Preview:
                 kind=kind,
                 fingerprint=fp,
                 last_fingerprint=None if last is None else last.fingerprint,
-                last_confirmed=last is None or not last.flags.get("unconfirmed"),
+                last_confirmed=last is None or last.confirmed,
                 torn_down=last is None and record is not None,
                 act_interrupted=any(f"{section.key}/{b.index}" in interrupted for b in section.act_blocks),
                 template_drift=tuple(reasons.file_reason(p) for p in reasons.template_drift(templates)),

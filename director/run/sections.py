@@ -148,10 +148,14 @@ def observe(run: Run, section: Section, texts: dict[int, str]) -> Verdict:
     return seen
 
 
-def verify(run: Run, section: Section, texts: dict[int, str], *, memo: bool, after_act: bool) -> list[str]:
+def verify(
+    run: Run, section: Section, texts: dict[int, str], *, memo: bool, after_act: bool
+) -> tuple[list[str], bool]:
     """The verify blocks (after the act, or a ✔ section's checks): a failure stops the run; returns what is
-    unconfirmed or skipped. `after_act`: contrast each check with what it showed before the act."""
+    unconfirmed or skipped, and whether a check was inconclusive. `after_act`: contrast each check with what
+    it showed before the act."""
     notes: list[str] = []
+    inconclusive = False
     for b in section.verify_blocks:
         phase: Phase = "after-act" if after_act else "observe"
         res, j = steps.step(run, section, b, texts[b.index], "verify", memo=memo, phase=phase)
@@ -168,9 +172,10 @@ def verify(run: Run, section: Section, texts: dict[int, str], *, memo: bool, aft
                 run.run_id, "check-inconclusive", {"section": section.key, "why": j.reason}
             )
             notes.append(j.reason)
+            inconclusive = True
         elif j.verdict is Verdict.SKIPPED:
             notes.append(j.reason)
-    return notes
+    return notes, inconclusive
 
 
 def _hints(section: Section) -> list[str]:
@@ -284,7 +289,7 @@ def facts(
         fingerprint=fp,
         completed_here=completed_here,
         last_fingerprint=None if last is None else last.fingerprint,
-        last_confirmed=last is None or not last.flags.get("unconfirmed"),
+        last_confirmed=last is None or last.confirmed,
         torn_down=last is None and run.torn_down(section.key),
         act_interrupted=act_interrupted(run, section),
         acts_done_here=in_progress(run, section, texts),
@@ -347,9 +352,8 @@ def _apply_section(run: Run, section: Section) -> None:
     pre = run.session  # the session document order has before the section
     if d.action is decision.Action.VERIFY_ONLY:
         write_templates(run, section, regenerated)
-        unconfirmed = len(run.unconfirmed)
-        notes = verify(run, section, texts, memo=True, after_act=acceptance.seen_before(run, section, texts))
-        inconclusive = len(run.unconfirmed) > unconfirmed
+        after = acceptance.seen_before(run, section, texts)
+        notes, inconclusive = verify(run, section, texts, memo=True, after_act=after)
         done(run, section, fp, session.delta(pre, run.session), unconfirmed=inconclusive)
         realize_observed(run, section)
         run.verified.append(label)
@@ -385,9 +389,7 @@ def _apply_section(run: Run, section: Section) -> None:
         run.report(section, "applied", _applied_detail(run, section, d, known), started)
         return
     realize_from_output(run, section, "\n".join(outputs))
-    unconfirmed = len(run.unconfirmed)
-    notes = verify(run, section, texts, memo=False, after_act=True)
-    inconclusive = len(run.unconfirmed) > unconfirmed
+    notes, inconclusive = verify(run, section, texts, memo=False, after_act=True)
     done(run, section, fp, session.delta(pre, run.session), basis=now_basis, unconfirmed=inconclusive)
     realize_observed(run, section)
     run.applied.append(label)

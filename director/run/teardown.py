@@ -120,7 +120,7 @@ def _one(run: Run, td: Section) -> str:
         steps.step(run, td, b, texts[b.index], "act")
         if present:
             upstream.recheck(run, td, b, present)
-    notes = sections.verify(run, td, texts, memo=False, after_act=True)
+    notes, _ = sections.verify(run, td, texts, memo=False, after_act=True)
     sections.done(run, td, fp, None)
     verdict, detail = ("applied", "torn down") if not notes else ("unconfirmed", "; ".join(notes))
     if which:

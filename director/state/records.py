@@ -156,6 +156,11 @@ class StepRecord:
     session: dict[str, Any] | None
     flags: dict[str, Any]
 
+    @property
+    def confirmed(self) -> bool:
+        """A section's success that no check after its act left inconclusive (the flag `unconfirmed`)."""
+        return not self.flags.get("unconfirmed")
+
     @classmethod
     def from_row(cls, row: Row) -> StepRecord:
         """The record of a `SELECT *` row."""
