@@ -37,7 +37,7 @@ from tests.model.actions import (
 )
 from tests.model.operator import ActLine, Kill, Operator, Outcome
 from tests.model.plans import ENVS, PlanSpec, check_title, default_ifs_hex, render
-from tests.model.world import World, alive_ours, listeners, plan_processes
+from tests.model.world import World, alive, alive_ours, listeners, plan_processes
 
 _IFS_DEFAULT = default_ifs_hex()
 # an approval's content: the section, its revision, the inputs, the variables the operator's environment adds
@@ -554,7 +554,8 @@ class Sandbox:
         self.ok(inv.live_state_agrees_with_output_and_status, ls, output, status)
         if status:
             after = {p.pid for p in plan_processes(self.mark, self.plan.name)}
-            self.ok(inv.status_lists_the_plans_processes, status, before, after)
+            gone = {int(p["pid"]) for p in status.get("processes", []) if not alive(int(p["pid"]))}
+            self.ok(inv.status_lists_the_plans_processes, status, before, after, gone)
 
     def close(self) -> None:
         self.op.cleanup()
