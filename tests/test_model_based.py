@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from director.plan.lint import lint
 from director.plan.parse import parse
 from tests import plainbash
+from tests.model import invariants as inv
 from tests.model import world
 from tests.model.actions import (
     Action,
@@ -115,6 +116,18 @@ def test_the_harness_never_signals_a_pid_another_process_took() -> None:
         for p in (other, mine):
             p.kill()
             p.wait()
+
+
+def test_status_may_list_a_process_that_ended_while_it_read_but_never_a_live_stranger() -> None:
+    """The comparison of `status --json` with the model's two scans: a listed pid that neither scan saw is
+    allowed only when it was gone by the second (it started and ended while `status` read /proc)."""
+    status = {"processes": [{"pid": 10, "command": "bash", "section": "1"}, {"pid": 11, "command": "sleep"}]}
+    inv.status_lists_the_plans_processes(status, {10}, {10}, gone={11})
+    inv.status_lists_the_plans_processes(status, {10, 11}, {10}, gone=set())  # ended after the first scan
+    with pytest.raises(inv.Violation, match=r"11 \(sleep"):
+        inv.status_lists_the_plans_processes(status, {10}, {10}, gone=set())  # alive, never marked
+    with pytest.raises(inv.Violation):
+        inv.status_lists_the_plans_processes(status, {10, 12}, {10, 12}, gone={11})  # 12 left out
 
 
 # -- the search ---------------------------------------------------------------------------------------------
