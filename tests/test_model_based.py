@@ -336,6 +336,18 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
          Apply(approve="auto"), Apply(approve="auto")],
         False,
     ),
+    # M10: a teardown with `--set env=stg` stopped at the 💥 gate of its pass over the dev stack (the identity
+    # an earlier input realized); an apply for stg; `director approve PLAN teardown`, which hashes the gate the
+    # last teardown reached (dev's pass), and the next teardown ran that pass on the receipt. The model held
+    # the receipt to stg's inputs (the teardown's own, and the operator's environment) and took the act for
+    # unapproved: the apply in between had cleared the gate it remembered (bench/soak_model.py, seed 54)
+    (
+        "M10-approve-teardown-covers-the-pass-the-last-teardown-reached",
+        PlanSpec(sections=(SectionSpec(),)),
+        [Apply(approve="auto"), Teardown(approve=False, set_env="stg"), Apply(approve="auto", set_env="stg"),
+         Approve(section=0), Teardown(approve=False)],
+        False,
+    ),
     # M1: `check` on a plan never applied here exits 12 (not created), a documented code the model did not know
     (
         "M1-check-on-a-never-applied-plan",

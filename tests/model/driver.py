@@ -80,6 +80,9 @@ class Model:
         default_factory=dict
     )  # verified since changed, with these inputs
     waiting: tuple[str, Key] | None = None  # the gate the last apply/teardown stopped at
+    # the inputs of the pass the last teardown started last (`director approve teardown` hashes its gate with
+    # them, whatever ran since): the identity whose act started last, else the one it stopped at or reached
+    teardown_pass: dict[str, str] | None = None
     release_pending: str = ""  # why the next run must pass `waiting` (a matching receipt since the stop)
     live: dict[str, str] | None = None  # inputs of the last completed apply, while its world stands
     broken: dict[tuple[int, str], dict[str, bytes]] = field(default_factory=dict)  # (section, env) -> to heal
@@ -276,6 +279,10 @@ class Sandbox:
         if m.waiting is not None and m.waiting[0] == section:
             # `approve` hashes the act as the plan has it now, with what the waiting run recorded it can read
             key = m.key(section, dict(m.waiting[1][2]), dict(m.waiting[1][3]))
+        elif section == "teardown":
+            # the gate of the pass the last teardown reached (an apply since does not change it; a teardown's
+            # content is its identity's inputs, never the environment: see `_approval`)
+            key = m.key(section, m.teardown_pass or m.run_knobs[kind])
         else:
             key = m.key(section, m.run_knobs[kind], m.run_env.get(kind))
         r = Receipt(section, key, valid=a.signed or not m.signing)
@@ -363,6 +370,8 @@ class Sandbox:
         shaky = {k for k, e in m.unverified if (k, e) in m.broken and e == self.env_of(knobs)}
         to_check: list[tuple[str, list[int]]] = []
         open_acts: dict[str, ActLine] = {}
+        if kind == "teardown":  # its first pass is over the oldest identity (none recorded: its own inputs)
+            m.teardown_pass = dict(next(iter(m.identities.values()), knobs))
         for line in out.acts:
             if line.what == "end":
                 open_acts.pop(line.section, None)
@@ -376,6 +385,8 @@ class Sandbox:
             s = line.section
             # a teardown acts on each identity with the inputs that made it (an apply, on today's inputs)
             kn = knobs if kind == "apply" else m.identities.get(self.env_at(line.base), knobs)
+            if kind == "teardown":
+                m.teardown_pass = dict(kn)
             if kind == "apply":
                 m.identities.pop(self.env_at(line.base), None)
                 m.identities[self.env_at(line.base)] = dict(knobs)
@@ -516,6 +527,7 @@ class Sandbox:
                     m.identities.pop(self.env_at(line.base), None)
             # it waits at the pass of the oldest identity left (with none recorded: today's inputs)
             knobs = next(iter(m.identities.values()), knobs)
+            m.teardown_pass = dict(knobs)
             if gate in grant.flags:
                 self.ok(inv.approval_releases_the_gate, gate, "this run approves it (--approve teardown)")
             if stopped_at is not None and stopped_at[0] == gate and pending:
