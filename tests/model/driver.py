@@ -99,6 +99,11 @@ class Model:
         rev = self.revs.get(int(section), 1) if section.isdigit() else 0
         return (section, rev, tuple(sorted(knobs.items())), tuple(sorted((env or {}).items())))
 
+    def next_pass(self, knobs: dict[str, str]) -> dict[str, str]:
+        """The inputs of the pass a teardown takes next: the oldest identity left (none recorded: `knobs`,
+        the teardown's own)."""
+        return dict(next(iter(self.identities.values()), knobs))
+
     def resolve(self, sets: dict[str, str]) -> dict[str, str]:
         base = self.last_knobs or self.spec.defaults()
         return {k: sets.get(k, base.get(k, v)) for k, v in self.spec.defaults().items()}
@@ -370,8 +375,8 @@ class Sandbox:
         shaky = {k for k, e in m.unverified if (k, e) in m.broken and e == self.env_of(knobs)}
         to_check: list[tuple[str, list[int]]] = []
         open_acts: dict[str, ActLine] = {}
-        if kind == "teardown":  # its first pass is over the oldest identity (none recorded: its own inputs)
-            m.teardown_pass = dict(next(iter(m.identities.values()), knobs))
+        if kind == "teardown":
+            m.teardown_pass = m.next_pass(knobs)
         for line in out.acts:
             if line.what == "end":
                 open_acts.pop(line.section, None)
@@ -526,8 +531,7 @@ class Sandbox:
                 if line.what == "end" and line.section == "teardown":
                     m.identities.pop(self.env_at(line.base), None)
             # it waits at the pass of the oldest identity left (with none recorded: today's inputs)
-            knobs = next(iter(m.identities.values()), knobs)
-            m.teardown_pass = dict(knobs)
+            knobs = m.teardown_pass = m.next_pass(knobs)
             if gate in grant.flags:
                 self.ok(inv.approval_releases_the_gate, gate, "this run approves it (--approve teardown)")
             if stopped_at is not None and stopped_at[0] == gate and pending:
