@@ -11,7 +11,7 @@ import io
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
@@ -121,6 +121,7 @@ def _exercise(text: str) -> None:
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(base=st.sampled_from(range(len(BASES))), ops=st.lists(_op, min_size=1, max_size=8))
+@example(base=13, ops=[("delete", 1, "```"), ("insert", 3393, "²")])  # `²` is a digit to str.isdigit, not to int()
 def test_mutated_plans_parse_or_raise_plan_error(base: int, ops: list[tuple[str, int, str]]) -> None:
     _exercise(_mutate(BASES[base], ops))
 
@@ -135,3 +136,9 @@ def test_arbitrary_text_parses_or_raises_plan_error(text: str) -> None:
 @given(st.lists(st.sampled_from(SNIPPETS), max_size=25))
 def test_snippet_soup(parts: list[str]) -> None:
     _exercise("# T\n\n" + "\n".join(parts))
+
+
+def test_a_superscript_digit_is_not_an_inputs_number() -> None:
+    """`str.isdigit` says yes to `²`, `int()` does not: an input whose `#` cell is `²` is numbered by its row."""
+    table = "| # | Question | Options | Default | Sets |\n|---|---|---|---|---|\n| ² | Env? | `dev` / `prod` | `dev` | `ENV` |\n"
+    _exercise(f"# P\n\n## Provisioning Inputs\n\n{table}\n## 1. Step  🟢\n\n```bash\ntrue\n```\n")

@@ -46,7 +46,7 @@ def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
     policy = RetryPolicy()
     for key, value in attrs.retry_items:
         if key == "retries":
-            if not value.isdigit() or int(value) > MAX_RETRIES:
+            if not (value.isascii() and value.isdigit()) or int(value) > MAX_RETRIES:
                 raise ctx.error(f"bad retries={value!r}: expected a whole number up to {MAX_RETRIES}", line0)
             policy = replace(policy, retries=int(value))
         elif key == "backoff":

@@ -83,7 +83,7 @@ def parse_inputs(table: Table, row_lines: Sequence[int], ctx: Source) -> tuple[I
     knobs: dict[str, int] = {}
     for n, (row, line0) in enumerate(zip(table.rows, row_lines, strict=True), start=1):
         num_cell = cell(row, cols.get("#")).strip()
-        number = int(num_cell) if num_cell.isdigit() else n
+        number = int(num_cell) if num_cell.isascii() and num_cell.isdigit() else n
         options = tuple(o.strip() for o in re.findall(r"`([^`]*)`", cell(row, cols["options"])) if o.strip())
         if not options:
             raise ctx.error(f"input {number} has no options (write them as `a` / `b` / `c`)", line0)
