@@ -11,6 +11,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
@@ -142,3 +143,9 @@ def test_a_superscript_digit_is_not_an_inputs_number() -> None:
     """`str.isdigit` says yes to `²`, `int()` does not: an input whose `#` cell is `²` is numbered by its row."""
     table = "| # | Question | Options | Default | Sets |\n|---|---|---|---|---|\n| ² | Env? | `dev` / `prod` | `dev` | `ENV` |\n"
     _exercise(f"# P\n\n## Provisioning Inputs\n\n{table}\n## 1. Step  🟢\n\n```bash\ntrue\n```\n")
+
+
+@pytest.mark.parametrize("attribute", ["retries=²", "approvals=²"])
+def test_a_superscript_digit_in_a_fence_attribute_is_a_plan_error(attribute: str) -> None:
+    with pytest.raises(PlanError, match=f"bad {attribute.split('=')[0]}='²'"):
+        parse(f"# P\n\n## 1. Step  🟢\n\n```bash {{{attribute}}}\ntrue\n```\n", "p.md")

@@ -23,7 +23,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from director.plan.source import has_surrogate
+from director.plan.source import has_surrogate, whole_number
 
 RETRY_KEYS = ("retries", "backoff", "delay", "timeout")
 PROCESS_KEYS = ("processes",)
@@ -130,8 +130,8 @@ def parse_attributes(info_rest: str) -> FenceAttributes | None:
         if key in seen:
             raise FenceAttributeError(f"fence attribute {key!r} is set twice")
         seen.add(key)
-        number = value.isascii() and value.isdigit()
-        if key == "approvals" and not (number and 1 <= int(value) <= MAX_APPROVALS):
+        number = whole_number(value)
+        if key == "approvals" and not (number is not None and 1 <= number <= MAX_APPROVALS):
             raise FenceAttributeError(f"bad approvals={value!r}: expected a number from 1 to {MAX_APPROVALS}")
         if key in ("interactive", "excludeFromRunAll", "self-approval") and value.lower() not in _BOOLEAN:
             raise FenceAttributeError(f"bad {key}={value!r}: expected true or false")

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from director.plan.fence import FenceAttributeError, FenceAttributes, parse_attributes
 from director.plan.model import Backoff, RetryPolicy
-from director.plan.source import Source
+from director.plan.source import Source, whole_number
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -46,9 +46,10 @@ def parse_retry(info: str, ctx: Source, line0: int) -> RetryPolicy | None:
     policy = RetryPolicy()
     for key, value in attrs.retry_items:
         if key == "retries":
-            if not (value.isascii() and value.isdigit()) or int(value) > MAX_RETRIES:
+            retries = whole_number(value)
+            if retries is None or retries > MAX_RETRIES:
                 raise ctx.error(f"bad retries={value!r}: expected a whole number up to {MAX_RETRIES}", line0)
-            policy = replace(policy, retries=int(value))
+            policy = replace(policy, retries=retries)
         elif key == "backoff":
             backoff = _BACKOFFS.get(value)
             if backoff is None:

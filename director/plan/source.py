@@ -234,6 +234,12 @@ def has_surrogate(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
+def whole_number(text: str) -> int | None:
+    """The number `text` writes in ASCII digits, else None: `str.isdigit` also says yes to `²`, which `int()`
+    refuses (a plan's `#` cell or `retries=` that says `²` is not a number, never a traceback)."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 # How deep Director's YAML (Live State, the resolved-inputs template) may nest (docs/limits.md): Director
 # writes two levels; ruamel composes a node by recursion, so thousands of `[` would exhaust Python's stack
 # wherever the YAML is read next (a write-back, a diff) rather than here.

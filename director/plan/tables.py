@@ -10,7 +10,7 @@ from markdown_it.token import Token
 
 from director.plan import markers
 from director.plan.model import Block, CheckRow, Input, KVRow, LiveState, Span, Table
-from director.plan.source import Source, load_yaml
+from director.plan.source import Source, load_yaml, whole_number
 
 
 def read_table(tokens: Sequence[Token], start: int) -> tuple[Table, list[int], int]:
@@ -82,8 +82,8 @@ def parse_inputs(table: Table, row_lines: Sequence[int], ctx: Source) -> tuple[I
     out: list[Input] = []
     knobs: dict[str, int] = {}
     for n, (row, line0) in enumerate(zip(table.rows, row_lines, strict=True), start=1):
-        num_cell = cell(row, cols.get("#")).strip()
-        number = int(num_cell) if num_cell.isascii() and num_cell.isdigit() else n
+        number = whole_number(cell(row, cols.get("#")).strip())
+        number = n if number is None else number
         options = tuple(o.strip() for o in re.findall(r"`([^`]*)`", cell(row, cols["options"])) if o.strip())
         if not options:
             raise ctx.error(f"input {number} has no options (write them as `a` / `b` / `c`)", line0)
