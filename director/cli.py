@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from director import __version__
+from director.cli_build import only_the_command
 from director.cli_options import (
     RUN_OPTIONS,
     AllowDirtySignersOpt,
@@ -574,8 +575,9 @@ def _optional_values(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Run one command: usage errors exit 64 (2 means drift/changes, as in terraform)."""
-    with error_handler():
-        rv = app(args=_optional_values(sys.argv[1:] if argv is None else argv), standalone_mode=False)
+    args = _optional_values(sys.argv[1:] if argv is None else argv)
+    with error_handler(), only_the_command(app, args):
+        rv = app(args=args, standalone_mode=False)
     sys.exit(rv if isinstance(rv, int) else ExitCode.OK)
 
 

@@ -34,6 +34,7 @@ LAYERS = {
     "cli": 6,
     "cli_options": 6,  # the options the commands share
     "cli_streams": 6,  # the standard streams at start (a closed one becomes /dev/null)
+    "cli_build": 6,  # what typer builds for one call: only the command it names
     "error_handler": 6,  # the one place an error becomes a message and an exit code
     "__main__": 6,
 }
