@@ -1,11 +1,11 @@
 """What typer builds for one call of `director`: only the command the call names.
 
-typer turns every registered command's signature into click options on each call (`typer.main.get_command`),
-about 10 ms of every `director` process for the sixteen commands and the `state` group, whichever one runs.
-When the first argument is exactly one command's name, only that command (or group) is registered while the
-call runs: its options, help, errors and exit codes are the same, as the command is built the same way. Any
-other call -- `director --help`, no argument, an unknown or misspelled name (click's "No such command" lists
-and suggests from all of them), shell completion -- sees every command.
+typer turns every registered command's signature into click options on each call (`typer.main.get_command`):
+about 10 ms of every `director` process for its fifteen commands and the `state` group (four more), whichever
+one runs. When the first argument is exactly one command's name, only that command (or group) is registered
+while the call runs: its options, help, errors and exit codes are the same, as the command is built the same
+way. Any other call -- `director --help`, no argument, an unknown or misspelled name (click's "No such
+command" lists and suggests from all of them), shell completion -- sees every command.
 """
 
 from __future__ import annotations
