@@ -26,6 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.scaleplan import load  # noqa: E402
 
 PLUGIN = '''\
 import json, os, resource, time
@@ -92,7 +95,7 @@ def main() -> None:
         env["PYTHONPATH"] = os.pathsep.join([str(work), *filter(None, [os.environ.get("PYTHONPATH")])])
         argv = [sys.executable, "-m", "pytest", "-q", "-n", str(args.n), "-p", "suite_cpu_plugin",
                 "-p", "no:cacheprovider", *rest]  # fmt: skip
-        load_before = os.getloadavg()
+        load_before = load()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         done = subprocess.run(
@@ -107,12 +110,11 @@ def main() -> None:
 
 
 def report(work: Path, done: subprocess.CompletedProcess[str], wall: float, cpu: float,
-           load_before: tuple[float, float, float], args: argparse.Namespace) -> None:  # fmt: skip
+           load_before: str, args: argparse.Namespace) -> None:  # fmt: skip
     tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
     rows = [json.loads(line) for f in work.glob("tests-*.jsonl") for line in f.read_text().splitlines()]
-    load = ", ".join(f"{x:.2f}" for x in load_before)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average before {load}, after "
-          + ", ".join(f"{x:.2f}" for x in os.getloadavg()))  # fmt: skip
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average before {load_before}, "
+          f"after {load()}")  # fmt: skip
     print(f"pytest -n {args.n}: exit {done.returncode}; {tail[0]}")
     share = cpu / wall / (os.cpu_count() or 1)
     print(f"wall {wall / 60:.1f} min; CPU {cpu / 60:.1f} min (all processes), {share:.0%} of the cores")

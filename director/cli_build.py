@@ -13,29 +13,25 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 import typer
+from typer.main import get_command_name
+from typer.models import CommandInfo, TyperInfo
 
-__all__ = ["only_the_command"]
-
-
-def _command_name(info: Any) -> str:
-    """A command's name as typer gives it (its function's name, `_` as `-`, when none was given)."""
-    name = info.name
-    if isinstance(name, str) and name:
-        return name
-    callback = getattr(info, "callback", None)
-    return getattr(callback, "__name__", "").lower().replace("_", "-")
+__all__ = ["command_name", "only_the_command"]
 
 
-def _group_name(info: Any) -> str:
-    name = info.name
-    if isinstance(name, str) and name:
-        return name
-    inner = getattr(getattr(info, "typer_instance", None), "info", None)
-    inner_name = getattr(inner, "name", None)
-    return inner_name if isinstance(inner_name, str) else ""
+def command_name(info: CommandInfo) -> str:
+    """A command's name as typer gives it: its own, else its function's (`typer.main.get_command_name`)."""
+    if info.name:
+        return info.name
+    return get_command_name(info.callback.__name__) if info.callback else ""
+
+
+def _group_name(info: TyperInfo) -> str:
+    """A group's name: its own, else its Typer's (`add_typer` without a name leaves a placeholder)."""
+    inner = info.typer_instance.info.name if info.typer_instance else None
+    return next((n for n in (info.name, inner) if isinstance(n, str) and n), "")
 
 
 @contextlib.contextmanager
@@ -44,7 +40,7 @@ def only_the_command(app: typer.Typer, args: Sequence[str]) -> Iterator[None]:
     one and the call is not a shell completion; the registrations are given back afterwards."""
     name = args[0] if args else ""
     completing = any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ)
-    commands = [c for c in app.registered_commands if _command_name(c) == name]
+    commands = [c for c in app.registered_commands if command_name(c) == name]
     groups = [g for g in app.registered_groups if _group_name(g) == name]
     if not name or name.startswith("-") or completing or len(commands) + len(groups) != 1:
         yield

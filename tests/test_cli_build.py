@@ -11,9 +11,9 @@ import pytest
 import typer
 
 from director import cli
-from director.cli_build import only_the_command
+from director.cli_build import command_name, only_the_command
 
-NAMES = sorted(c.name or c.callback.__name__.replace("_", "-") for c in cli.app.registered_commands if c.callback)
+NAMES = sorted(command_name(c) for c in cli.app.registered_commands)
 
 
 def _everything(app: typer.Typer, args: Sequence[str]) -> contextlib.AbstractContextManager[None]:
