@@ -382,3 +382,23 @@ def test_marks_reach_every_process_but_never_the_session(tmp_path: Path) -> None
         # later one reuses the earlier one's parse.
         r3 = sh.run(probe, r2.state, marks=marks.step_marks("p.md@0123", 1, "4", 1, 7, keep=False))
         assert r3.state is r2.state
+
+
+@pytest.mark.parametrize("lowest_free", range(40, 64))
+def test_a_traced_block_runs_whatever_numbers_the_sessions_descriptors_get(tmp_path: Path, lowest_free: int) -> None:
+    """A traced block's setup opens its xtrace and marks at fixed descriptors; the session's bash keeps its
+    request, event and state pipes at whatever numbers Director's own descriptors left free (in a family,
+    the other members' open files decide them). Whichever numbers those are, the block starts, reports its
+    end, and its trace says what ran: a clash once sent the start report into the trace and lost both."""
+    fillers: list[int] = []
+    try:
+        while (fd := os.open(os.devnull, os.O_RDONLY)) < lowest_free:
+            fillers.append(fd)
+        os.close(fd)  # the lowest free number is `lowest_free`: the session's pipes are numbered from there
+        with Shell(BASE_ENV, tmp_path, interactive=False) as sh:
+            r = sh.run('[ -f /nonexistent ] && echo present || echo missing\n', sh.initial_state(), trace=True)
+    finally:
+        for fd in fillers:
+            os.close(fd)
+    assert (r.exit_code, r.output) == (0, "missing\n"), r.output
+    assert r.trace, "the trace says which commands ran"

@@ -34,7 +34,7 @@ import signal
 import struct
 import subprocess
 import termios
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from director.exec.processes import child_subreaper
 from director.exec.session import CAPTURE_FUNCTIONS
@@ -59,6 +59,15 @@ def _default_sighup() -> None:
     a child subreaper (a block's orphans become its children: docs/processes.md). Only that, no locks."""
     signal.signal(signal.SIGHUP, signal.SIG_DFL)
     child_subreaper()
+
+
+def _numbered_apart(fd: int, avoid: Collection[int]) -> int:
+    """`fd`, or, if its number is one of `avoid`, a copy numbered above them all (`fd` closed)."""
+    if fd not in avoid:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, max(avoid) + 1)
+    os.close(fd)
+    return moved
 
 
 def configure_pty(fd: int, dimensions: tuple[int, int], *, echo: bool = False) -> None:
@@ -86,14 +95,20 @@ class SessionServer:
         *,
         tty_fd: int | None,
         dimensions: tuple[int, int],
+        avoid: Collection[int] = (),
     ) -> None:
-        """Start the server (about 5 ms, once per run)."""
+        """Start the server (about 5 ms, once per run). `avoid`: descriptor numbers a block's setup opens
+        at fixed numbers; the server's own descriptors never have them (they are numbered as Director's
+        were free, which other threads' open files decide)."""
         self.ctty_master, self._ctty_slave = os.openpty()
         self.ctty = os.ttyname(self._ctty_slave)
         configure_pty(self._ctty_slave, dimensions)
         ctl_r, self.ctl_w = os.pipe()
         self.ev_r, self.ev_w_child = os.pipe()
         self.state_r, self.state_w_child = os.pipe()
+        ctl_r, self.ev_w_child, self.state_w_child = (
+            _numbered_apart(fd, avoid) for fd in (ctl_r, self.ev_w_child, self.state_w_child)
+        )
         self.tty_fd = tty_fd
         keep = [ctl_r, self.ev_w_child, self.state_w_child] + ([tty_fd] if tty_fd is not None else [])
         program = _SERVER.format(ctty=self.ctty, ctl=ctl_r, ev=self.ev_w_child)

@@ -343,7 +343,7 @@ class Shell:
         sweep_legacy_temp()
         server = SessionServer(
             self.bash, {**self._env, "PWD": str(self.workdir)}, str(self.workdir),
-            tty_fd=self._tty_fd, dimensions=self._dimensions,
+            tty_fd=self._tty_fd, dimensions=self._dimensions, avoid=(_TRACE_FD, markers.FD),
         )  # fmt: skip
         self._server = self._holder[0] = server
         self._prelude_key = None
