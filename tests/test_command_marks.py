@@ -58,3 +58,83 @@ def test_a_mark_cut_between_two_reads_is_held() -> None:
     b = m.feed("2\x1f\x1cprinted\x1d1\x1f11\x1f3\x1f\x1c")
     assert a + b + m.flush() == "outprinted"
     assert m.wrote == {(2, "")} and m.failed == {(2, "", 1)}
+
+
+@pytest.mark.parametrize(
+    "block, whole",
+    [
+        ("echo hi\n", True),
+        ("f() { echo in; }\nf; ( echo sub ); x=$(echo cap)\necho \"$x\"\n", True),
+        ("{ set +x; } 2>/dev/null\necho hi\n", False),  # tracing turned off the way scripts hide it
+        ("exec 62>&-\necho hi\n", False),  # the marks' descriptor closed
+        ("exec 61>&-\necho hi\n", False),  # the xtrace's descriptor closed
+        ("echo hi\nexec true\n", False),  # ended without its EXIT capture
+    ],
+)
+def test_a_trace_that_did_not_reach_the_blocks_end_is_no_trace(shell: Shell, block: str, whole: bool) -> None:
+    """What a trace missed is not known, so a trace that never saw the block's EXIT capture is none: the
+    check is read as an untraced block is, never by the path the rest of it shows."""
+    r = shell.run(block, shell.initial_state(), trace=True)
+    assert (r.trace is not None) == whole, (r.output, r.trace)
+
+
+SOFT_PLAN = """\
+# Nightly snapshot rotation
+
+## 0. Variables
+
+```bash
+export SNAP_DIR="$PWD/snapshots"
+mkdir -p "$SNAP_DIR"
+```
+
+## 1. Rotate the snapshots  🟡
+
+```bash
+touch "$SNAP_DIR/rotated-$(date +%Y%m%d)"
+```
+```bash
+# ✔ retention report
+{ set +x; } 2>/dev/null
+if ls "$SNAP_DIR"/archive-* >/dev/null 2>&1; then echo "archive present"; else echo "no archive yet"; fi
+```
+
+## Live State
+
+```yaml
+status: not-created
+```
+
+| ✔ check | expected | observed | result |
+|---|---|---|---|
+| retention report | archive present | — | — |
+"""
+
+
+def test_a_soft_check_that_hides_its_trace_is_not_confirmed_by_an_act_that_did_not_change_it(tmp_path: Path) -> None:
+    """The check prints the same line before and after the act (plain bash says so) and exits 0 either way:
+    no act made it hold. With its commands hidden from the trace (`{ set +x; } 2>/dev/null`), Director once
+    read the missing trace as a path the act had changed and called the section verified."""
+    import subprocess
+    import sys
+
+    plan = tmp_path / "rotation.md"
+    plan.write_text(SOFT_PLAN, encoding="utf-8")
+    check = SOFT_PLAN.split("# ✔ retention report\n", 1)[1].split("```", 1)[0]
+    act = SOFT_PLAN.split("## 1. Rotate the snapshots  🟡\n\n```bash\n", 1)[1].split("```", 1)[0]
+    truth = tmp_path / "truth"
+    truth.mkdir()
+    plain = []
+    for block in (check, act, check):  # under plain bash, in a world of its own
+        p = subprocess.run(["bash", "-c", block], env={**os.environ, "SNAP_DIR": str(truth)}, capture_output=True,
+                           text=True, check=False)  # fmt: skip
+        plain.append((p.returncode, p.stdout))
+    assert plain[0] == plain[2] == (0, "no archive yet\n"), plain  # the act changes nothing the check reads
+    env = {**os.environ, "CI": "1", "NO_COLOR": "1", "COLUMNS": "200"}
+    r = subprocess.run(
+        [sys.executable, "-m", "director", "apply", str(plan), "--plain", "--non-interactive",
+         "--state-dir", str(tmp_path / "state"), "--workdir", str(tmp_path)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert r.returncode == 10, r.stdout + r.stderr  # unconfirmed (docs/exit-codes), never "verified"
+    assert "verified §1" not in r.stdout and "unconfirmed" in r.stdout, r.stdout

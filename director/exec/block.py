@@ -21,6 +21,7 @@ from director.exec.secrets import Redactor, StreamRedactor
 from director.exec.server import SessionServer, configure_pty
 from director.exec.session import SESSION_MAX_BYTES, SessionState, overflowing_name
 from director.plan.bash import TraceEntry
+from director.plan.source import whole_number
 
 __all__ = ["BlockResult", "BlockRun", "Host", "Running"]
 
@@ -55,9 +56,9 @@ def _too_large(name: str, marks: dict[str, str]) -> str:
     its step mark (`<plan>/<run>/<section>/<block>/<attempt>`, `director.exec.marks`) when it has one."""
     step = marks.get(STEP_VAR, "").split("/")
     where = "a block"
-    if len(step) >= 5 and step[-2].isdigit():
-        section = f"§{step[-3]}" if step[-3].isdigit() else f"the {step[-3]} section"
-        where = f"{section}'s block {int(step[-2]) + 1}"
+    if len(step) >= 5 and (block := whole_number(step[-2])) is not None:
+        section = f"§{step[-3]}" if whole_number(step[-3]) is not None else f"the {step[-3]} section"
+        where = f"{section}'s block {block + 1}"
     what = f" (at `{name}`)" if name else ""
     return (
         f"{where} left a session larger than {SESSION_MAX_BYTES >> 20} MiB{what}: Director carries at most "
@@ -526,9 +527,17 @@ class BlockRun:
             waited_for_input=reason == "input",
             signal=sig,
             interrupted=reason == "stop",
-            trace=(
-                (*self.tracer.entries(), *(self.marks_seen.entries() if self.marks_seen is not None else ()))
-                if self.tracer is not None
-                else None
-            ),
+            trace=self._trace(),
         )
+
+    def _trace(self) -> tuple[TraceEntry, ...] | None:
+        """What a traced block's xtrace and command marks saw; None, as for a block not traced, unless both
+        reached the block's end: a check read from a trace with its end missing could take a path it never
+        took (`director.plan.contrast`), so it is read as an untraced block is."""
+        if self.tracer is None:
+            return None
+        entries = self.tracer.entries()
+        marks = self.marks_seen
+        if entries is None or (marks is not None and not marks.reached_end):
+            return None
+        return (*entries, *(marks.entries() if marks is not None else ()))

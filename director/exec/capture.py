@@ -12,6 +12,7 @@ import codecs
 import os
 
 from director.excerpt import OUTPUT_HEAD, OUTPUT_TAIL, excerpt  # excerpt: re-exported (old import path)
+from director.exec import markers
 from director.exec.secrets import Redactor
 from director.plan.bash import TraceEntry, parse_trace
 
@@ -108,8 +109,12 @@ class TraceReader:
             key = (e.line, e.function, e.name, self._redactor.redact(rest[:500]))
             self._counts[key] = self._counts.get(key, 0) + e.count
 
-    def entries(self) -> tuple[TraceEntry, ...]:
-        """Everything read, folded into entries with counts."""
+    def entries(self) -> tuple[TraceEntry, ...] | None:
+        """Everything read, folded into entries with counts; None if it never reached the block's end (the
+        EXIT capture's function, `markers.END`): the block closed or moved the trace's descriptor, turned
+        tracing off, or ended without its EXIT trap (`exec`, a signal), so what is missing is not known."""
         self._buf += self._decoder.decode(b"", final=True)
         self._fold(final=True)
+        if not any(markers.END in (fn, name) for _ln, fn, name, _rest in self._counts):
+            return None
         return tuple(TraceEntry(ln, fn, name, rest, n) for (ln, fn, name, rest), n in self._counts.items())

@@ -32,9 +32,12 @@ import re
 from director.plan.bash import TraceEntry
 from director.plan.bash.trace import MARKED, STATUS, WROTE
 
-__all__ = ["FD", "TRAP", "Marks"]
+__all__ = ["END", "FD", "TRAP", "Marks"]
 
 FD = 62  # the descriptor the marks go to: a copy of the block's terminal (its stdout)
+# The function of the block's EXIT capture (`director.exec.session`): a mark, or a trace entry, from it says
+# that what was read reached the block's end.
+END = "__director_exit"
 # One builtin per command: its first expansion is `$?` (the status of the command that ran before the trap),
 # and its last argument `$_` (that command's last argument), which `%.0s` consumes without printing -- so
 # that after the trap `$_` is what the block's own command left, as plain bash has it.
@@ -56,6 +59,7 @@ class Marks:
         self._prev: dict[str, tuple[int, str]] = {}  # per shell ($BASHPID): the command before
         self.failed: set[tuple[int, str, int]] = set()
         self.wrote: set[tuple[int, str]] = set()
+        self.reached_end = False  # a mark from the block's EXIT capture (`END`) was read
 
     def feed(self, text: str) -> str:
         """`text` without the marks in it (a mark cut at the end is held for the next chunk)."""
@@ -90,6 +94,7 @@ class Marks:
         if before is not None and status != 0 and len(self.failed) < _MAX:
             self.failed.add((*before, status))
         if function.startswith("__director"):
+            self.reached_end = self.reached_end or function == END
             self._last = None  # Director's own capture: nothing of the block's
             self._prev.pop(shell, None)
             return

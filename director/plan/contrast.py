@@ -33,7 +33,7 @@ from typing import Literal
 
 from director.plan.bash import Unit, VerifyModel, message_regex
 from director.plan.bash.trace import RICHER, legacy
-from director.plan.verify import CheckResult, Judgement, Verdict, assertion_failed, excerpt
+from director.plan.verify import CheckResult, Judgement, Verdict, assertion_failed, excerpt, ran_from_output
 
 Path = tuple[int, ...]
 World = Literal["held", "not-held", "settled"]
@@ -317,6 +317,41 @@ def judge(
             "exit 0; " + "; ".join(f"the check at plan line {uv.line} {uv.why}" for uv in verdicts),
         )
         observed = " · ".join(p for p in (printed[uv.unit] for uv in verdicts) if p) or j.observed
+    labels = _relabelled(model, j, verdicts)
+    if verdict is Verdict.FAILED:
+        learned = []  # an act after which a check fails was not a successful act: nothing held
+    refined = replace(j, verdict=verdict, reason=reason, observed=excerpt(observed), labels=labels)
+    return refined, verdicts, learned
+
+
+def untraced(model: VerifyModel, j: Judgement, output: Sequence[str]) -> Judgement:
+    """`j` for a run without a whole trace (the block turned tracing off, closed its descriptors, or ended
+    without its EXIT capture): structure alone, as for a check never seen in a known world. A check that
+    exits 0 whatever it finds and printed one of the lines of an `if`/`case` cannot be told apart from the
+    world where it does not hold: inconclusive, never passed on its words."""
+    if j.verdict is not Verdict.PASSED:
+        return j
+    ran = ran_from_output(model, output)
+    unit = next((u for u in contrast_units(model, ran) if _reading(model, u, ran) == "undecided"), None)
+    if unit is None:
+        return j
+    line = model.line_offset + unit.row + 1
+    why = "exits 0 whatever it finds, and without a trace of its run the lines it printed tell nothing"
+    took = tuple(p for p in unit.lines if ran.get(p, 0))
+    uv = UnitVerdict(unit.index, Verdict.INCONCLUSIVE, why, took, line)
+    printed = _printed(model, [uv], output)[unit.index]
+    said = f" (`{excerpt(printed, 60)}`)" if printed else ""
+    return replace(
+        j,
+        verdict=Verdict.INCONCLUSIVE,
+        reason=f"the check at plan line {line}{said} {why}",
+        observed=excerpt(printed or j.observed),
+        labels=_relabelled(model, j, [uv]),
+    )
+
+
+def _relabelled(model: VerifyModel, j: Judgement, verdicts: Sequence[UnitVerdict]) -> dict[str, CheckResult]:
+    """`j`'s labels, each of a judged unit's lines given that unit's verdict."""
     labels = dict(j.labels)
     for uv in verdicts:
         unit = model.units[uv.unit]
@@ -324,10 +359,7 @@ def judge(
             mine = ln.probe in unit.span if ln.via else ln.probe in unit.lines
             if ln.label and mine and ln.label in labels:
                 labels[ln.label] = CheckResult(uv.verdict, labels[ln.label].observed)
-    if verdict is Verdict.FAILED:
-        learned = []  # an act after which a check fails was not a successful act: nothing held
-    refined = replace(j, verdict=verdict, reason=reason, observed=excerpt(observed), labels=labels)
-    return refined, verdicts, learned
+    return labels
 
 
 def _printed(model: VerifyModel, verdicts: Sequence[UnitVerdict], output: Sequence[str]) -> dict[int, str]:

@@ -85,7 +85,7 @@ def printed_line(line: ReportLine, output: Sequence[str]) -> str | None:
     return next((o for o in output if rx.fullmatch(o.strip())), None)
 
 
-def _ran_from_output(model: VerifyModel, output: Sequence[str]) -> dict[int, int]:
+def ran_from_output(model: VerifyModel, output: Sequence[str]) -> dict[int, int]:
     """Without a trace: a report line ran when the output has a line it prints."""
     return {ln.probe: 1 for ln in model.lines if printed_line(ln, output) is not None}
 
@@ -115,7 +115,7 @@ def judge(model: VerifyModel, ev: Evidence) -> Judgement:
     """The verdict of one run of a verify block (rules 1–7 of docs/verify-semantics.md)."""
     output = [o.rstrip() for o in ev.output]
     traced = ev.ran is not None and model.traceable
-    ran: Mapping[int, int] = ev.ran if traced and ev.ran is not None else _ran_from_output(model, output)
+    ran: Mapping[int, int] = ev.ran if traced and ev.ran is not None else ran_from_output(model, output)
     lines_ran = [ln for ln in model.lines if ran.get(ln.probe, 0) and not ln.via]
     if ev.exit_code == 0 and ev.stopped is None:
         # A hard failure line is followed by an exit non-zero: in a block that exited 0 it did not run
