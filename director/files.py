@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Callable, Collection, Iterator
 
+from director.plan.source import whole_number
 from director.proc import pid_alive
 
 __all__ = [
@@ -144,7 +145,7 @@ def write_atomic(
 def _owner(name: str, prefix: str) -> int | None:
     """The pid in a temp file's name (`<prefix><pid>.<random><suffix>`); None in an older Director's name."""
     pid = name[len(prefix) :].split(".", 1)[0]
-    return int(pid) if pid.isdigit() else None
+    return whole_number(pid)
 
 
 def _stale(full: str, owner: int | None, dead_pids: Collection[int], now: float, older_than_s: float) -> bool:
@@ -198,7 +199,7 @@ def sweep_stale_temps(
                 continue
             # `.<target name>.<pid>.<random>.director-tmp`: the pid is the second field from the end.
             parts = name[: -len(TEMP_SUFFIX)].rsplit(".", 2)
-            owner = int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+            owner = whole_number(parts[1]) if len(parts) == 3 else None
             full = os.path.join(root, name)
             with contextlib.suppress(FileNotFoundError):
                 if _stale(full, owner, dead_pids, now, older_than_s):

@@ -162,3 +162,15 @@ def test_stop_returns_once_the_stopped_process_is_reaped_not_only_dead(tmp_path:
     finally:
         parent.kill()
         parent.wait()
+
+
+@pytest.mark.parametrize("step", ["plan/²/1/0/1", "plan/7/1/³/1", "plan/7/1/0/¹", "plan/٣/1/0/1"])
+def test_a_process_whose_step_mark_is_not_ascii_digits_is_listed_not_a_traceback(step: str) -> None:
+    """Any process can carry any DIRECTOR_STEP: `²` passes `str.isdigit` and fails `int()`. Numbers are
+    ASCII digits or unknown (None)."""
+    from director.exec import marks
+
+    proc = marks.Marked(pid=1, start="0", command="sh", step=step, kept=False)
+    data = proc.to_json()
+    assert all(v is None or isinstance(v, int) for k, v in data.items() if k in ("run_id", "block", "attempt"))
+    assert None in (data["run_id"], data["block"], data["attempt"])

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from director.exec.processes import pid_alive, proc_stat
+from director.plan.source import whole_number
 
 __all__ = [
     "KEEP_VAR",
@@ -106,10 +107,10 @@ class Marked:
         return {
             "pid": self.pid,
             "command": self.command,
-            "run_id": int(run) if run.isdigit() else None,
+            "run_id": whole_number(run),
             "section": section or None,
-            "block": int(block) if block.isdigit() else None,
-            "attempt": int(attempt) if attempt.isdigit() else None,
+            "block": whole_number(block),
+            "attempt": whole_number(attempt),
             "kept": self.kept,
         }
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from director.plan.fence import FenceAttributes
 from director.plan.markers import Marker as Marker
 from director.plan.markers import MarkerRule, rule
+from director.plan.source import whole_number
 
 if TYPE_CHECKING:
     from director.plan.bash import VerifyModel
@@ -265,8 +266,8 @@ class LabelRanges:
 
     def add(self, label: str) -> None:
         digits = label[1:]
-        if label.startswith("§") and digits.isdigit() and digits == str(int(digits)):
-            n = int(digits)
+        n = whole_number(digits) if label.startswith("§") else None
+        if n is not None and digits == str(n):
             if self._last >= 0 and n == self._last + 1:
                 self._last = n
                 return

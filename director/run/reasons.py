@@ -19,6 +19,7 @@ from director.exec.secrets import is_secret_name
 from director.ledger import cells
 from director.plan import bash, knobs
 from director.plan.model import Plan, Section, SectionKind
+from director.plan.source import whole_number
 from director.run.fingerprint import Templates, read_values
 from director.state.store import StateStore
 
@@ -100,7 +101,7 @@ def changes(before: Mapping[str, Any], now: Mapping[str, Any], section: Section)
             out.append(f"input {k} changed: {old_in.get(k, '(unset)')} → {new_in.get(k, '(unset)')}")
     lines = {str(b.index): b.span.first_line for b in section.executable_blocks}
     old_b, new_b = dict(before.get("blocks", {})), dict(now.get("blocks", {}))
-    for i in sorted(set(old_b) | set(new_b), key=lambda x: int(x) if x.isdigit() else 0):
+    for i in sorted(set(old_b) | set(new_b), key=lambda x: whole_number(x) or 0):
         if old_b.get(i) != new_b.get(i) and not (out and section.kind is SectionKind.VARIABLES):
             # (§0's text carries the knobs: a changed input is the reason, already named)
             out.append(f"the block at plan line {lines.get(i, '?')} changed")

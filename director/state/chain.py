@@ -29,6 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from director.plan.source import whole_number
+
 CHAINED = ("transitions", "approvals", "events")
 # The columns of each chained table that its hash covers, in that order (not the plan key: a row's hash is
 # the same in both backends, so `director state push|pull` keeps the chain).
@@ -121,8 +123,8 @@ class Link:
     def parse(cls, text: str | None, seq: int = 0) -> Link | None:
         """The link `text` names (`<hash> <table> <ident> <label>`, or `<seq> <hash> …` for the head)."""
         parts = (text or "").split(" ")
-        if seq < 0 and parts and parts[0].isdigit():
-            seq, parts = int(parts[0]), parts[1:]
+        if seq < 0 and parts and (head := whole_number(parts[0])) is not None:
+            seq, parts = head, parts[1:]
         if len(parts) != 4:
             return None
         return cls(max(seq, 0), parts[0], parts[1], parts[2], parts[3])

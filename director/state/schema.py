@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from director.errors import JournalError, StorageError
+from director.plan.source import whole_number
 from director.proc import pid_alive
 from director.state import chain
 
@@ -317,7 +318,7 @@ def _sweep(path: Path) -> None:
     for name in names:
         stem = name.split(_TMP_SUFFIX, 1)[0] if _TMP_SUFFIX in name else ""
         parts = stem[len(prefix) :].split(".") if stem.startswith(prefix) else []
-        if len(parts) == 2 and parts[0].isdigit() and not pid_alive(int(parts[0])):
+        if len(parts) == 2 and (pid := whole_number(parts[0])) is not None and not pid_alive(pid):
             with contextlib.suppress(OSError):
                 os.unlink(path.parent / name)
 
