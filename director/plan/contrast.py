@@ -324,29 +324,35 @@ def judge(
     return refined, verdicts, learned
 
 
-def untraced(model: VerifyModel, j: Judgement, output: Sequence[str]) -> Judgement:
+def untraced(
+    model: VerifyModel, j: Judgement, output: Sequence[str], *, phase: Phase, family: Family
+) -> Judgement:
     """`j` for a run without a whole trace (the block turned tracing off, closed its descriptors, or ended
-    without its EXIT capture): structure alone, as for a check never seen in a known world. A check that
-    exits 0 whatever it finds and printed one of the lines of an `if`/`case` cannot be told apart from the
-    world where it does not hold: inconclusive, never passed on its words."""
+    without its EXIT capture): its path is not known, so each check that exits 0 whatever it finds is judged
+    as one never seen in a known world (`_judge_unit` with nothing seen) -- by structure, and a teardown's
+    check never "already gone" on structure alone. Never passed on its words."""
     if j.verdict is not Verdict.PASSED:
         return j
     ran = ran_from_output(model, output)
-    unit = next((u for u in contrast_units(model, ran) if _reading(model, u, ran) == "undecided"), None)
-    if unit is None:
+    verdicts: list[UnitVerdict] = []
+    for u in contrast_units(model, ran):
+        reading = _reading(model, u, ran)
+        v, why, _ = _judge_unit((), Baseline(), reading, phase=phase, family=family, before=None)
+        if v is not Verdict.PASSED:
+            took = tuple(p for p in u.lines if ran.get(p, 0))
+            verdicts.append(UnitVerdict(u.index, v, f"{why} (its run left no whole trace)", took,
+                                        model.line_offset + u.row + 1))  # fmt: skip
+    if not verdicts:
         return j
-    line = model.line_offset + unit.row + 1
-    why = "exits 0 whatever it finds, and without a trace of its run the lines it printed tell nothing"
-    took = tuple(p for p in unit.lines if ran.get(p, 0))
-    uv = UnitVerdict(unit.index, Verdict.INCONCLUSIVE, why, took, line)
-    printed = _printed(model, [uv], output)[unit.index]
+    worst = verdicts[0]
+    printed = _printed(model, [worst], output)[worst.unit]
     said = f" (`{excerpt(printed, 60)}`)" if printed else ""
     return replace(
         j,
-        verdict=Verdict.INCONCLUSIVE,
-        reason=f"the check at plan line {line}{said} {why}",
+        verdict=worst.verdict,
+        reason=f"the check at plan line {worst.line}{said} {worst.why}",
         observed=excerpt(printed or j.observed),
-        labels=_relabelled(model, j, [uv]),
+        labels=_relabelled(model, j, verdicts),
     )
 
 

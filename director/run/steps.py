@@ -58,7 +58,7 @@ def judge_block(
     )
     j = judge(model, Evidence(res.exit_code, lines, ran, stopped))
     if entries is None or ran is None or not model.traceable:
-        return contrast.untraced(model, j, lines), []
+        return contrast.untraced(model, j, lines, phase=phase, family=family), []
     paths = bash.unit_paths(model, entries)
     key = contrast.block_key(text)
     known = worlds.baselines(key, family) if worlds is not None else {}
