@@ -7,19 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-
-def director(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CI": "1", "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "director", *args, "--plain", "--non-interactive",
-         "--state-dir", str(tmp / "state"), "--workdir", str(tmp)],
-        cwd=tmp, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+from tests.test_contrast_issue34 import director
 
 
 def fenced(text: str, after: str) -> str:
@@ -88,7 +80,7 @@ def test_a_soft_check_that_hides_its_trace_is_not_confirmed_by_an_act_that_did_n
     (tmp_path / "truth").mkdir()
     seen = plain_bash(check, act, check, env={"SNAP_DIR": str(tmp_path / "truth")})
     assert seen[0] == seen[2] == (0, "no archive yet\n"), seen  # the act changes nothing the check reads
-    r = director(tmp_path, "apply", str(plan))
+    r = director(tmp_path, "apply", plan)
     assert r.returncode == 10, r.stdout + r.stderr  # unconfirmed (docs/exit-codes), never "verified"
     assert "verified §1" not in r.stdout and "unconfirmed" in r.stdout, r.stdout
     assert "| retention report | archive present | no archive yet | ⚠ inconclusive" in plan.read_text(), plan.read_text()
@@ -145,13 +137,13 @@ def test_a_teardown_check_that_hides_its_trace_never_says_already_gone(tmp_path:
     text = BUCKET_PLAN.replace("{ set +x; } 2>/dev/null", hide)
     plan = tmp_path / "bucket.md"
     plan.write_text(text, encoding="utf-8")
-    r = director(tmp_path, "apply", str(plan))
+    r = director(tmp_path, "apply", plan)
     assert r.returncode == 0, r.stdout + r.stderr
     bucket = tmp_path / "bucket"
     assert (bucket / ".created").is_file()
     check = text.split("# ✔ verify teardown\n", 1)[1].split("```", 1)[0]
     assert plain_bash(check, env={"BUCKET": str(bucket)}) == [(0, "bucket still there\n")]  # present, exit 0
-    r = director(tmp_path, "teardown", str(plan), "--approve", "teardown")
+    r = director(tmp_path, "teardown", plan, "--approve", "teardown")
     assert not bucket.exists(), r.stdout + r.stderr
     assert "already gone" not in r.stdout, r.stdout
     assert r.returncode == 10, r.stdout + r.stderr
