@@ -66,6 +66,10 @@ def test_a_mark_cut_between_two_reads_is_held() -> None:
         ("echo hi\n", True),
         ("f() { echo in; }\nf; ( echo sub ); x=$(echo cap)\necho \"$x\"\n", True),
         ("{ set +x; } 2>/dev/null\necho hi\n", False),  # tracing turned off the way scripts hide it
+        ("{ set +x; } 2>/dev/null\necho hidden\nset -x\necho shown\n", False),  # and on again: a gap
+        ("builtin set +o xtrace\necho hi\nset -o xtrace\n", False),
+        ("set -- +x\necho \"$1\"\n", False),  # positional `+x`: read as tracing off (the cautious side)
+        ("set -e\necho hi\n", True),
         ("exec 62>&-\necho hi\n", False),  # the marks' descriptor closed
         ("exec 61>&-\necho hi\n", False),  # the xtrace's descriptor closed
         ("echo hi\nexec true\n", False),  # ended without its EXIT capture

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 
 from director.excerpt import OUTPUT_HEAD, OUTPUT_TAIL, excerpt  # excerpt: re-exported (old import path)
 from director.exec import markers
@@ -47,6 +48,16 @@ class OutputCapture:
         return head + mid + tail.decode("utf-8", "ignore")
 
 
+_XTRACE_OFF = re.compile(r"(?:^|\s)(?:\+[A-Za-z]*x|\+o\s+xtrace\b)")
+
+
+def _turns_tracing_off(e: TraceEntry) -> bool:
+    """Whether a traced command is `set` turning xtrace off (`set +x`, `set +ex`, `builtin set +o xtrace`)."""
+    return (e.name == "set" or (e.name == "builtin" and e.rest.startswith("set "))) and bool(
+        _XTRACE_OFF.search(e.rest)
+    )
+
+
 class TraceReader:
     """Reads a block's xtrace pipe as it comes (a full pipe would stall the block) into bounded counts."""
 
@@ -62,6 +73,7 @@ class TraceReader:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._counts: dict[tuple[int, str, str, str], int] = {}
         self._skipping = False  # dropping the rest of an entry longer than `_ENTRY_MAX`
+        self.paused = False  # the block turned tracing off (`set +x`) at some point
         os.set_blocking(fd, False)
 
     def read(self) -> bool:
@@ -105,16 +117,19 @@ class TraceReader:
             if entries[0].name == "eval" and not entries[0].function:
                 entries = entries[1:]
         for e in entries:
+            if e.function != markers.END and _turns_tracing_off(e):
+                self.paused = True
             rest = e.rest if len(self._counts) < 20_000 else ""
             key = (e.line, e.function, e.name, self._redactor.redact(rest[:500]))
             self._counts[key] = self._counts.get(key, 0) + e.count
 
     def entries(self) -> tuple[TraceEntry, ...] | None:
-        """Everything read, folded into entries with counts; None if it never reached the block's end (the
-        EXIT capture's function, `markers.END`): the block closed or moved the trace's descriptor, turned
-        tracing off, or ended without its EXIT trap (`exec`, a signal), so what is missing is not known."""
+        """Everything read, folded into entries with counts; None unless it is the whole run: it never
+        reached the block's end (the EXIT capture's function, `markers.END`) -- the block closed or moved the
+        trace's descriptor, or ended without its EXIT trap (`exec`, a signal) -- or the block turned tracing
+        off on the way (`{ set +x; } 2>/dev/null` … `set -x`): what is missing is not known."""
         self._buf += self._decoder.decode(b"", final=True)
         self._fold(final=True)
-        if not any(markers.END in (fn, name) for _ln, fn, name, _rest in self._counts):
+        if self.paused or not any(markers.END in (fn, name) for _ln, fn, name, _rest in self._counts):
             return None
         return tuple(TraceEntry(ln, fn, name, rest, n) for (ln, fn, name, rest), n in self._counts.items())
