@@ -19,6 +19,11 @@ def fenced(text: str, after: str) -> str:
     return text.split(after + "\n", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
 
 
+def check_body(text: str, title: str) -> str:
+    """The check `# ✔ <title>`: its block after that comment."""
+    return text.split(f"# ✔ {title}\n", 1)[1].split("```", 1)[0]
+
+
 SOFT_PLAN = """\
 # Nightly snapshot rotation
 
@@ -75,7 +80,7 @@ def test_a_soft_check_that_hides_its_trace_is_not_confirmed_by_an_act_that_did_n
     text = SOFT_PLAN.replace("{ set +x; } 2>/dev/null", hide)
     plan = tmp_path / "rotation.md"
     plan.write_text(text, encoding="utf-8")
-    check = text.split("# ✔ retention report\n", 1)[1].split("```", 1)[0]
+    check = check_body(text, "retention report")
     act = fenced(text, "## 1. Rotate the snapshots  🟡")
     (tmp_path / "truth").mkdir()
     seen = plain_bash(check, act, check, env={"SNAP_DIR": str(tmp_path / "truth")})
@@ -141,7 +146,7 @@ def test_a_teardown_check_that_hides_its_trace_never_says_already_gone(tmp_path:
     assert r.returncode == 0, r.stdout + r.stderr
     bucket = tmp_path / "bucket"
     assert (bucket / ".created").is_file()
-    check = text.split("# ✔ verify teardown\n", 1)[1].split("```", 1)[0]
+    check = check_body(text, "verify teardown")
     assert plain_bash(check, env={"BUCKET": str(bucket)}) == [(0, "bucket still there\n")]  # present, exit 0
     r = director(tmp_path, "teardown", plan, "--approve", "teardown")
     assert not bucket.exists(), r.stdout + r.stderr

@@ -344,13 +344,13 @@ def untraced(
                                         model.line_offset + u.row + 1))  # fmt: skip
     if not verdicts:
         return j
-    worst = verdicts[0]
-    printed = _printed(model, [worst], output)[worst.unit]
+    first = verdicts[0]  # with nothing seen, every one is inconclusive: the first is named
+    printed = _printed(model, [first], output)[first.unit]
     said = f" (`{excerpt(printed, 60)}`)" if printed else ""
     return replace(
         j,
-        verdict=worst.verdict,
-        reason=f"the check at plan line {worst.line}{said} {worst.why}",
+        verdict=first.verdict,
+        reason=f"the check at plan line {first.line}{said} {first.why}",
         observed=excerpt(printed or j.observed),
         labels=_relabelled(model, j, verdicts),
     )
