@@ -1,9 +1,13 @@
 """Director against plain bash, paired in one run: the 200-section act + verify plan (`tests/scaleplan.py`)
 applied by `director apply`, and the same observe / act / verify work done by one `bash -c` a section.
+A third leg, the *floor*, runs the same three blocks a section through Director's `Shell.run` alone (the
+verifies traced, as Director judges them) and nothing else: no plan, journal, verdict, event or Live State.
+No apply can be faster than its floor, so floor / bash says how much of the target the block mechanism
+itself leaves (a fork of the session's bash per block, a pty, the trace and command marks a verdict reads).
 
-The two alternate (Director, bash, Director, bash, …), each in a fresh directory, `--repeat` times after one
-warm-up pair; the figures are medians, with the ratio taken pair by pair (so a drift of the machine's speed
-hits both sides of a pair), and the load average before and after. `--profile` adds one Director run under
+The three alternate (Director, bash, floor, Director, …), each in a fresh directory, `--repeat` times after
+one warm-up round; the figures are medians, with each ratio taken round by round (so a drift of the machine's
+speed hits both sides), and the load average before and after. `--profile` adds one Director run under
 cProfile and says where its time went, by part.
 
 Usage: .venv/bin/python bench/bench_pair.py [-n 200] [--repeat 5] [--profile]
@@ -53,6 +57,30 @@ def director_run(n: int, profile: Path | None = None) -> tuple[float, float]:
         return timed(argv, d)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def floor_run(n: int) -> tuple[float, float]:
+    d = Path(tempfile.mkdtemp(prefix="bench-pair-"))
+    try:
+        return timed([sys.executable, str(Path(__file__).resolve()), "--floor-child", str(n)], d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def floor_child(n: int) -> None:
+    """The floor, in the current directory: per section the observe verify, the act when it failed, and the
+    verify again, each one `Shell.run` (verifies traced; every block keeps the session, as in this plan)."""
+    from director.exec.shell import Shell
+
+    with Shell(env(), os.getcwd(), interactive=False) as sh:
+        state = sh.initial_state()
+        for i in range(1, n + 1):
+            if sh.run(scaleplan.verify(i), state, trace=True, keeps_session=True).exit_code == 0:
+                continue
+            if sh.run(scaleplan.act(i), state, keeps_session=True).exit_code != 0:
+                raise SystemExit(f"act {i} failed")
+            if sh.run(scaleplan.verify(i), state, trace=True, keeps_session=True).exit_code != 0:
+                raise SystemExit(f"verify {i} failed")
 
 
 def bash_run(n: int) -> tuple[float, float]:
@@ -105,7 +133,11 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=200, help="sections (default 200)")
     ap.add_argument("--repeat", type=int, default=5, help="counted pairs (default 5)")
     ap.add_argument("--profile", action="store_true", help="one more Director run under cProfile: by part")
+    ap.add_argument("--floor-child", type=int, metavar="N", help=argparse.SUPPRESS)
     ns = ap.parse_args()
+    if ns.floor_child is not None:
+        floor_child(ns.floor_child)
+        return
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load()}")
     e = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "director")], env=e, check=True)
@@ -113,22 +145,31 @@ def main() -> None:
     os.environ["TMPDIR"] = private
     tempfile.tempdir = None
     try:
-        director_run(ns.n), bash_run(ns.n)  # warm-up pair
-        rows: list[tuple[float, float, float, float]] = []
+        director_run(ns.n), bash_run(ns.n), floor_run(ns.n)  # warm-up
+        rows: list[tuple[float, float, float, float, float, float]] = []
         for _ in range(ns.repeat):
             dw, dc = director_run(ns.n)
             bw, bc = bash_run(ns.n)
-            rows.append((dw, dc, bw, bc))
-        print(f"\n== {ns.n} sections, an act and a verify each: {ns.repeat} pairs, medians ==")
-        med = [statistics.median(r[i] for r in rows) for i in range(4)]
+            fw, fc = floor_run(ns.n)
+            rows.append((dw, dc, bw, bc, fw, fc))
+        print(f"\n== {ns.n} sections, an act and a verify each: {ns.repeat} rounds, medians ==")
+        med = [statistics.median(r[i] for r in rows) for i in range(6)]
         ratios = [r[0] / r[2] for r in rows]
         cpu_ratios = [r[1] / r[3] for r in rows]
-        for label, wall, cpu in (("director apply", med[0], med[1]), ("bash -c a section", med[2], med[3])):
+        floors = [r[4] / r[2] for r in rows]
+        for label, wall, cpu in (
+            ("director apply", med[0], med[1]),
+            ("bash -c a section", med[2], med[3]),
+            ("floor: Shell.run", med[4], med[5]),
+        ):
             print(f"  {label:18} wall {wall:7.3f} s  cpu {cpu:7.3f} s   {wall / ns.n * 1000:6.2f} ms/section")
         print(f"  ratio director / bash: wall {statistics.median(ratios):.2f}x "
               f"(pairs {', '.join(f'{r:.2f}' for r in ratios)}), cpu {statistics.median(cpu_ratios):.2f}x   "
               f"target <= {TARGET}x wall")  # fmt: skip
-        print(f"  per section over bash: {(med[0] - med[2]) / ns.n * 1000:.2f} ms wall")
+        print(f"  ratio floor / bash:    wall {statistics.median(floors):.2f}x "
+              f"(pairs {', '.join(f'{r:.2f}' for r in floors)}): the blocks alone")  # fmt: skip
+        print(f"  per section over bash: {(med[0] - med[2]) / ns.n * 1000:.2f} ms wall "
+              f"(over the floor: {(med[0] - med[4]) / ns.n * 1000:.2f} ms)")  # fmt: skip
         if ns.profile:
             prof = Path(private) / "apply.prof"
             director_run(ns.n, prof)
