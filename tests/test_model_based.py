@@ -348,6 +348,26 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
          Approve(section=0), Teardown(approve=False)],
         False,
     ),
+    # U1: a check that turns tracing off quietly (`{ set +x; } 2>/dev/null`) and exits 0 either way: Director
+    # read the trace it got (the `set +x` alone) as the whole run, the missing path as a change its act made,
+    # and said ✅, exit 0. No run can confirm such a check: exit 10, never ✅, its act runs on every apply, and
+    # `check` says drift (tests/test_untraced_checks.py is the same bug on a hand-written plan); fails on f6981dd
+    (
+        "U1-a-check-that-hides-its-trace-is-never-confirmed",
+        PlanSpec(sections=(SectionSpec(kind="file", verify="message", hides_trace=True), FILE)),
+        [Apply(), Apply(), Check()],
+        False,
+    ),
+    # U2: a teardown whose check turns tracing off (`set +x`) and prints a line either way (`[ -e … ] && echo
+    # there || echo gone`): before the teardown its pass line by position printed, which read as "already
+    # gone: nothing to delete"; the act never ran and the server it stops still listened (the teardown then
+    # failed on it, exit 3). Now the teardown acts, and ends unconfirmed (exit 10); fails on 9305e18
+    (
+        "U2-a-teardown-whose-check-hides-its-trace-never-says-already-gone",
+        PlanSpec(sections=(SectionSpec(kind="server"),), teardown_check="hidden-message"),
+        [Apply(), Teardown(), Apply(), Teardown()],
+        False,
+    ),
     # M1: `check` on a plan never applied here exits 12 (not created), a documented code the model did not know
     (
         "M1-check-on-a-never-applied-plan",

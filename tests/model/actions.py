@@ -162,12 +162,14 @@ def features(spec: PlanSpec, actions: Sequence[Action], signing: bool) -> frozen
             f.add(f"gate:{s.gate}")
         if s.verify != "status":
             f.add(f"verify:{s.verify}")
-        f.update(name for name in ("assigns", "readonly", "secret_var") if getattr(s, name))
+        f.update(name for name in ("assigns", "readonly", "secret_var", "hides_trace") if getattr(s, name))
         if s.assigns and s.shares_var:
             f.add("shares_var")
     if spec.knobs != "assign":
         f.add(f"knobs:{spec.knobs}")
     f.update(name for name in ("tier", "acceptance") if getattr(spec, name))
+    if spec.teardown_check != "status":
+        f.add(f"teardown_check:{spec.teardown_check}")
     if signing:
         f.add("signing")
     for a in actions:

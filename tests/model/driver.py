@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from director.errors import ExitCode
 from tests.model import invariants as inv
 from tests.model import ledger
 from tests.model.actions import (
@@ -343,7 +344,9 @@ class Sandbox:
         # nothing only (an input that changed is drift whatever exists)
         if m.live is not None and m.resolve({}) == m.live:
             env = self.env_of(m.live)
-            holds = {k: self.world.resource(k, env).holds for k in range(1, self.spec.n + 1)}
+            # in sync only on evidence: a check no run can confirm is drift whatever the world holds
+            holds = {k: self.world.resource(k, env).holds and self.spec.section(k).confirmable
+                     for k in range(1, self.spec.n + 1)}  # fmt: skip
             self.ok(inv.check_agrees_with_world, out.rc, holds, out)
         else:
             self.ok(inv.check_acts_on_nothing, out)
@@ -457,7 +460,12 @@ class Sandbox:
         finished act again (promise 1): it may pass them as finished (exit 0, the break unseen: still to heal),
         or verify them in the broken world (failed, exit 3; or unconfirmed, exit 10). The next apply looks."""
         m, n = self.model, self.spec.n
-        if out.rc == 0:
+        # a completed apply confirms every check, or says which it could not (a check that hides its trace
+        # and exits 0 either way: promise 11)
+        done = 0 if self.spec.all_confirmable else int(ExitCode.UNCONFIRMED)
+        if out.rc == 0 and done:
+            self.ok(inv.unconfirmable_check_never_confirmed, "apply", out)
+        if out.rc == done:
             self.ok(inv.no_success_memory_across_teardown, m.fresh)
             self.ok(
                 inv.interrupted_act_runs_again,
@@ -465,7 +473,7 @@ class Sandbox:
                 out.output,
             )
             for k in range(1, n + 1):
-                if k not in shaky:
+                if k not in shaky and self.spec.section(k).confirmable:
                     m.settled[k] = dict(knobs)
                 if self.spec.section(k).kind == "server" and k not in shaky:
                     r = self.world.resource(k, self.env_of(knobs))
@@ -500,7 +508,7 @@ class Sandbox:
             m.waiting = (gate, m.key(gate, knobs, self.env_added))
             if gate.isdigit():
                 for k in range(1, int(gate)):
-                    if str(k) not in m.interrupted and k not in shaky:
+                    if str(k) not in m.interrupted and k not in shaky and self.spec.section(k).confirmable:
                         m.settled[k] = dict(knobs)
             return
         if out.rc in (3, 10) and shaky:
@@ -511,7 +519,10 @@ class Sandbox:
     def _teardown_ended(self, out: Outcome, knobs: dict[str, str], grant: Grant,
                         stopped_at: tuple[str, Key] | None, pending: str) -> None:  # fmt: skip
         m = self.model
-        if out.rc == 0:
+        done = 0 if self.spec.teardown_check == "status" else int(ExitCode.UNCONFIRMED)
+        if out.rc == 0 and done:
+            self.ok(inv.unconfirmable_check_never_confirmed, "teardown", out)
+        if out.rc == done:
             self.ok(inv.interrupted_act_runs_again, [s for s in m.interrupted if s == "teardown"], out.output)
             left = self.world.leftovers()
             left += [f"pid {p.pid} ({p.comm}) carries the plan's mark" for p in plan_processes(self.mark, self.plan.name)
@@ -557,8 +568,9 @@ class Sandbox:
             world = {k: self.world.resource(k, env) for k in keys}
             rows = {k: check_title(self.spec, k) for k in keys}
             broken = [k for k, e in m.broken if e == env]
+            unconfirmable = [k for k in keys if not self.spec.section(k).confirmable]
             self.ok(inv.live_state_equals_world, ls, f"{self.spec.svc}-{env}", keys, world, broken, rows,
-                    completed=m.completed)  # fmt: skip
+                    completed=m.completed, unconfirmable=unconfirmable)  # fmt: skip
 
     def _compare(self, ls: ledger.LiveState) -> None:
         o = self.op.read(["output", str(self.plan), "--json"])

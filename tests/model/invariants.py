@@ -113,11 +113,12 @@ def status_lists_the_plans_processes(status: Any, before: set[int], after: set[i
 
 def live_state_equals_world(
     ls: LiveState, name: str, keys: Mapping[int, str], world: Mapping[int, Resource], broken: Iterable[int],
-    rows: Mapping[int, str], *, completed: bool,
+    rows: Mapping[int, str], *, completed: bool, unconfirmable: Iterable[int] = (),
 ) -> None:  # fmt: skip
     """A `live` ledger names what exists: each realized key is the world's value (a server's URL is where
     its live listener answers, a path a file with the right content, a fingerprint the token's); after a
-    completed apply every section's check row says ✅. Sections broken behind Director's back are left out
+    completed apply every section's check row says ✅, except the `unconfirmable` ones' (a check that hides its
+    trace and exits 0 either way), which never do. Sections broken behind Director's back are left out
     (it cannot know until it looks)."""
     if not ls.status.startswith("live"):
         if completed:
@@ -125,7 +126,7 @@ def live_state_equals_world(
         return
     if ls.kv.get("NAME") != name:
         raise Violation("live_state_equals_world", f"NAME is {ls.kv.get('NAME')!r}; the inputs name {name!r}")
-    skip = set(broken)
+    skip, unsure = set(broken), set(unconfirmable)
     for k, key in keys.items():
         if k in skip:
             continue
@@ -136,7 +137,12 @@ def live_state_equals_world(
         if ls.kv.get(key) != r.value:
             raise Violation("live_state_equals_world",
                             f"{key} = {ls.kv.get(key)!r} in Live State, the world has {r.value!r} ({r})")  # fmt: skip
-        if completed and not ls.rows.get(rows[k], ("", ""))[1].startswith("✅"):
+        said = ls.rows.get(rows[k], ("", ""))[1]
+        if k in unsure:
+            if said.startswith("✅"):
+                raise Violation("unconfirmable_check_never_confirmed",
+                                f"check row {rows[k]!r} says {said!r}: no run can confirm it")  # fmt: skip
+        elif completed and not said.startswith("✅"):
             raise Violation("live_state_equals_world",
                             f"the apply completed, check row {rows[k]!r} says {ls.rows.get(rows[k])}")  # fmt: skip
 
@@ -230,6 +236,14 @@ def no_success_memory_across_teardown(sections: Iterable[int]) -> None:
     if left:
         raise Violation("no_success_memory_across_teardown",
                         f"the apply completed after a teardown without §{', §'.join(map(str, left))} acting")  # fmt: skip
+
+
+def unconfirmable_check_never_confirmed(command: str, out: Outcome) -> None:
+    """A check that hides its trace and exits 0 whatever it finds is never confirmed (promise 11, in sync only
+    on evidence): a run that verified it does not exit 0, its ledger row never says ✅, and its act (a
+    teardown's too) runs on every run instead of being passed as in sync or "already gone"."""
+    raise Violation("unconfirmable_check_never_confirmed",
+                    f"`{command}` exited 0 although a check it ran cannot be confirmed:\n{_tail(out)}")  # fmt: skip
 
 
 def a_sound_plan_applies(out: Outcome, why: str) -> None:

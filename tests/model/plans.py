@@ -50,6 +50,14 @@ class SectionSpec:
     hint: Literal["quote", "comment"] = (
         "quote"  # `> → Live State: KEY` after the blocks, or `# → …` in the act
     )
+    hides_trace: bool = False  # the verify starts with `{ set +x; } 2>/dev/null` (tracing off, quietly)
+
+    @property
+    def confirmable(self) -> bool:
+        """Whether a run can confirm this check at all: one that turns tracing off leaves Director its exit
+        status and output only, and a `message` check exits 0 and prints a line either way (promise 11:
+        in sync only on evidence, so its act runs on every apply and its row never says ✅)."""
+        return not (self.hides_trace and self.verify == "message")
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,9 @@ class PlanSpec:
     sections: tuple[SectionSpec, ...] = (SectionSpec(),)
     acceptance: bool = False
     teardown_marker: bool = True  # 💥 on the teardown heading (it is destructive either way)
+    # the teardown's check: `exit 1` while `$BASE` is there, or a line either way after `set +x` (which no
+    # run can confirm: a teardown then always acts and ends unconfirmed, never "already gone")
+    teardown_check: Literal["status", "hidden-message"] = "status"
 
     # -- what the model needs to know about the plan ---------------------------------------------------
 
@@ -71,6 +82,11 @@ class PlanSpec:
 
     def section(self, k: int) -> SectionSpec:
         return self.sections[k - 1]
+
+    @property
+    def all_confirmable(self) -> bool:
+        """Whether a completed apply can confirm every section's check (exit 0; otherwise 10)."""
+        return all(s.confirmable for s in self.sections)
 
     def resource(self, k: int) -> str:
         return RESOURCES[k - 1]
@@ -284,10 +300,15 @@ def _condition(spec: PlanSpec, k: int) -> tuple[list[str], str, str, str]:
     return setup, cond, ok, bad
 
 
+# Turning tracing off without bash's own trace line for it: the usual idiom of scripts that print `set -x`
+# output only where they want it.
+QUIET_UNTRACE = "{ set +x; } 2>/dev/null"
+
+
 def _verify(spec: PlanSpec, k: int) -> str:
     s, res = spec.section(k), spec.resource(k)
     setup, cond, ok, bad = _condition(spec, k)
-    body = [f"# ✔ {check_title(spec, k)}", *setup]
+    body = [f"# ✔ {check_title(spec, k)}", *([QUIET_UNTRACE] if s.hides_trace else []), *setup]
     if s.verify == "status":
         body += [f"{cond} || exit 1", f'echo "{ok}"']
     elif s.verify == "andor":
@@ -367,10 +388,15 @@ echo "end teardown base=$BASE" >> "$OUT/acts"
 ```
 ```bash
 # ✔ nothing left
-if [ -e "$BASE" ]; then echo "$BASE is still there"; exit 1; fi
-echo "nothing left of $SVC-$ENV"
+{_teardown_check(spec)}
 ```
 """
+
+
+def _teardown_check(spec: PlanSpec) -> str:
+    if spec.teardown_check == "status":
+        return 'if [ -e "$BASE" ]; then echo "$BASE is still there"; exit 1; fi\necho "nothing left of $SVC-$ENV"'
+    return 'set +x\n[ -e "$BASE" ] && echo "$BASE is still there" || echo "removed $SVC-$ENV"'
 
 
 def render(spec: PlanSpec, revs: dict[int, int] | None = None) -> str:
@@ -446,6 +472,7 @@ def section_specs(draw: st.DrawFn, kind: Kind, tier: bool) -> SectionSpec:
         readonly=draw(st.sampled_from([False] * 7 + [True])),
         secret_var=kind == "token" and draw(st.sampled_from([False, True, True])),
         hint=draw(st.sampled_from(["quote", "comment"])),
+        hides_trace=draw(st.sampled_from([False] * 5 + [True])),
     )
 
 
@@ -467,6 +494,7 @@ def plan_specs(draw: st.DrawFn) -> PlanSpec:
         sections=tuple(draw(section_specs(k, tier)) for k in kinds),
         acceptance=draw(st.booleans()),
         teardown_marker=draw(st.booleans()),
+        teardown_check=draw(st.sampled_from(["status"] * 5 + ["hidden-message"])),
     )
 
 
