@@ -300,15 +300,20 @@ def test_issue_shapes_through_their_life(idiom: Mined, tmp_path: Path) -> None:
     assert not problems, f"{idiom.name} ({idiom.kind}):\n" + "\n".join(problems)
 
 
+_UNTRACES = re.compile(r"\bset\s+\+(?:[a-wyz]*x|o\s+xtrace)\b")  # `set +x`, `set +ex`, `set +o xtrace`
+
+
 def _classes(idiom: Mined) -> list[Hashable]:
     """What makes a mined check a case of its own for Director: how its truth shows (its kind), what its
     structure is read as (can its exit status fail, report lines only contrast can judge, branches,
-    functions, a precondition, a trailing guard), whether it probes a server; its messages' language; the
-    corpus it was mined into (`mined_c` and `mined_d` are out-of-sample ones)."""
+    functions, a precondition, a trailing guard), whether it probes a server, whether it turns tracing off
+    (its run then leaves no whole trace: read without its path); its messages' language; the corpus it was
+    mined into (`mined_c` and `mined_d` are out-of-sample ones)."""
     vm = verify_model(idiom.block)
     shape = (
         idiom.kind, any(u.can_fail for u in vm.units), bool(vm.choices), bool(vm.alternatives),
         bool(vm.functions), bool(vm.guards), vm.trailing_guard is not None, idiom.server,
+        bool(_UNTRACES.search(idiom.block)),
     )  # fmt: skip
     corpus = next((name for name, idioms in _CORPORA.items() if idiom in idioms), "")
     return [("shape", shape), ("lang", idiom.lang), ("corpus", corpus)]

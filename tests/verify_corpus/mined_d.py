@@ -1,5 +1,6 @@
 # ruff: noqa: E101  (the authors indented some checks with tabs; the blocks keep them)
-"""Mined verify idioms, a fourth part: 50 checks mined for issue 34, out of sample (see `mined.py` for the format).
+"""Mined verify idioms, a fourth part: 50 checks mined for issue 34, out of sample (see `mined.py` for the format),
+and one mined later for the way it turns tracing off (the last of `EXIT`).
 
 Every check here comes from a repository none of `mined_a`/`mined_b`/`mined_c` drew on (checked against their
 `source` fields before mining). They were run through their whole life with the real CLI once, before any fix
@@ -31,6 +32,21 @@ def _bin(name: str, body: str) -> str:
         f'mkdir -p "$W/bin"\ncat > "$W/bin/{name}" <<\'FAKE\'\n#!/bin/sh\n{sh(body)}\nFAKE\nchmod +x "$W/bin/{name}"\n'
     )
 
+
+# Hyperledger Fabric's peer CLI, as far as a chaincode query needs it: the chaincode's metadata when it is
+# committed on the channel (a file in $W/chaincodes/<channel>), otherwise the error and exit 1 the real one gives.
+_PEER = _bin(
+    "peer",
+    r"""
+    while [ $# -gt 0 ]; do
+      case $1 in -C) ch=$2; shift ;; -n) cc=$2; shift ;; esac
+      shift
+    done
+    if [ -f "$W/chaincodes/$ch/$cc" ]; then cat "$W/chaincodes/$ch/$cc"; exit 0; fi
+    echo "Error: endorsement failure during query. response: status:500 message:\"make sure the chaincode $cc has been successfully defined on channel $ch and try again: chaincode $cc not found\""
+    exit 1
+    """,
+)
 
 def _abs(script: str) -> str:
     """World bash whose tools are named by absolute path (it may run where PATH is `$W/bin` alone)."""
@@ -1489,6 +1505,96 @@ EXIT: tuple[Mined, ...] = (
         p="Erreur : le fichier 'code.txt' est vide.",
         f="Le fichier 'code.txt' n'est pas vide.",
         note="run from $W with $1 set to code.txt; the author's exit status says an empty file is the good world",
+    ),
+    # Mined after issue 34 (stop 50), for its tracing: the block turns xtrace on and off around the command it
+    # runs, quietly (`{ set +x; } 2>/dev/null`), so a run under Director leaves no whole trace and its
+    # verdict rests on what is left, the exit status (docs/verify-semantics.md, "whole traces").
+    m(
+        "fabric-chaincode-query-retry-xtrace-toggled-fatalln",
+        "hyperledger/fabric-samples:test-network/scripts/ccutils.sh",
+        "exit",
+        "en",
+        r"""
+        cd "$W"
+        PATH="$W/bin:$PATH"
+        C_RESET='\033[0m'
+        C_RED='\033[0;31m'
+        C_GREEN='\033[0;32m'
+        C_BLUE='\033[0;34m'
+
+        # println echos string
+        function println() {
+          echo -e "$1"
+        }
+
+        # errorln echos i red color
+        function errorln() {
+          println "${C_RED}${1}${C_RESET}"
+        }
+
+        # successln echos in green color
+        function successln() {
+          println "${C_GREEN}${1}${C_RESET}"
+        }
+
+        # infoln echos in blue color
+        function infoln() {
+          println "${C_BLUE}${1}${C_RESET}"
+        }
+
+        # fatalln echos in red color and exits with fail status
+        function fatalln() {
+          errorln "$1"
+          exit 1
+        }
+
+        setGlobals() {
+          export CORE_PEER_LOCALMSPID="Org${1}MSP"
+        }
+
+        CHANNEL_NAME=mychannel
+        CC_NAME=basic
+        MAX_RETRY=3
+        DELAY=0
+
+        function chaincodeQuery() {
+          ORG=$1
+          setGlobals $ORG
+          infoln "Querying on peer0.org${ORG} on channel '$CHANNEL_NAME'..."
+          local rc=1
+          local COUNTER=1
+          # continue to poll
+          # we either get a successful response, or reach MAX RETRY
+          while [ $rc -ne 0 -a $COUNTER -lt $MAX_RETRY ]; do
+            sleep ${DELAY:-$CLI_DELAY}
+            infoln "Attempting to Query peer0.org${ORG}, Retry after ${DELAY:-$CLI_DELAY} seconds."
+            set -x
+            peer chaincode query -C $CHANNEL_NAME -n ${CC_NAME} -c '{"Args":["org.hyperledger.fabric:GetMetadata"]}' >&log.txt
+            res=$?
+            { set +x; } 2>/dev/null
+            let rc=$res
+            COUNTER=$(expr $COUNTER + 1)
+          done
+          cat log.txt
+          if test $rc -eq 0; then
+            successln "Query successful on peer0.org${ORG} on channel '$CHANNEL_NAME'"
+          else
+            fatalln "After $MAX_RETRY attempts, Query result on peer0.org${ORG} is INVALID!"
+          fi
+        }
+
+        chaincodeQuery 1
+        """,
+        _w(_PEER, 'mkdir -p "$W/chaincodes/mychannel"; echo \'{"info":{"title":"basic"}}\' > "$W/chaincodes/mychannel/basic"'),
+        _w(_PEER, 'mkdir -p "$W/chaincodes/mychannel"'),
+        _w(_PEER, 'mkdir -p "$W/chaincodes/mychannel"; echo \'{"info":{"title":"basic"}}\' > "$W/chaincodes/mychannel/basic"'),
+        p="\x1b[0;32mQuery successful on peer0.org1 on channel 'mychannel'\x1b[0m",
+        f="\x1b[0;31mAfter 3 attempts, Query result on peer0.org1 is INVALID!\x1b[0m",
+        note=(
+            "the helpers it calls are copied from test-network/scripts/utils.sh; `setGlobals` (envVar.sh, which sets "
+            "the peer's TLS and MSP variables) sets the MSP id only; `peer` is a script in $W/bin reading "
+            "$W/chaincodes; MAX_RETRY and DELAY (network.config) set to 3 and 0; run from $W for its log.txt"
+        ),
     ),
 )
 
