@@ -42,12 +42,15 @@ class Apply:
 
 @dataclass(frozen=True)
 class Teardown:
-    """`director teardown` (non-interactive), with `--approve teardown` or not."""
+    """`director teardown` (non-interactive), with `--approve teardown` or not; `env_conflict` puts
+    `ENV=<value>` in the operator's environment (which never changes what a teardown reaches or what its
+    approval covers: each pass acts on an identity with the inputs that made it)."""
 
     approve: bool = True
     set_env: str | None = None
     signed: bool = True
     kill: KillAt | None = None
+    env_conflict: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ _teardown = st.builds(
     set_env=st.none() | st.none() | st.sampled_from(ENVS),
     signed=st.just(True) | st.booleans(),
     kill=st.none() | st.none() | _teardown_kill,
+    env_conflict=st.none() | st.none() | st.sampled_from(ENVS),
 )
 
 actions = st.one_of(
@@ -182,11 +186,11 @@ def features(spec: PlanSpec, actions: Sequence[Action], signing: bool) -> frozen
                 f.add(f"kill:{a.kill.signal}")
             if a.set_env:
                 f.add("set_env")
+        if a.env_conflict:
+            f.add("env_conflict")
         if isinstance(a, Apply):
             if a.approve != "none":
                 f.add("approve-flag")
-            if a.env_conflict:
-                f.add("env_conflict")
             if a.set_tier:
                 f.add("set_tier")
     return frozenset(f)

@@ -257,9 +257,11 @@ class Sandbox:
             if t.signed or not self.model.signing:
                 grant.flags = {"teardown"}
         self.before = {p.pid for p, _ in listeners(self.mark)}
-        self.env_added = {}
-        out = self.op.run(args, None, self._kill(t.kill))
-        self.after_run("teardown", out, sets, grant, f"--set {sets}" if sets else "the previous answers")
+        extra = {"ENV": t.env_conflict} if t.env_conflict else None
+        self.env_added = dict(extra or {})
+        out = self.op.run(args, extra, self._kill(t.kill))
+        how = f"--set {sets}" if sets else "the previous answers"
+        self.after_run("teardown", out, sets, grant, how + (f", ENV={t.env_conflict} in the environment" if extra else ""))
 
     def _approve(self, a: Approve) -> None:
         m = self.model
