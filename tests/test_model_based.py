@@ -37,6 +37,7 @@ from tests.model.actions import (
     Heal,
     KillAt,
     Teardown,
+    features,
     sequences,
 )
 from tests.model.driver import run_sequence
@@ -94,6 +95,16 @@ def test_an_edit_changes_exactly_one_line_of_the_act() -> None:
     changed = [(a, b) for a, b in zip(before.splitlines(), after.splitlines(), strict=True) if a != b]
     assert changed == [(spec.rev_line(2, 1), spec.rev_line(2, 2))]
     assert re.search(r"^## Live State$", before, re.M)
+
+
+def test_a_sequences_features_name_each_choice_that_is_not_the_simplest() -> None:
+    """`features` (what bench/soak_model.py calls a finding's culprits) takes every action the strategy draws."""
+    spec = PlanSpec(sections=(SectionSpec(verify="message", hides_trace=True),), teardown_check="hidden-message")
+    acts: list[Action] = [GoThenCtrlC(), Check(), Apply(env_conflict="dev"), Teardown(env_conflict="prod")]
+    f = features(spec, acts, signing=False)
+    assert {"GoThenCtrlC", "Check", "Teardown", "env_conflict", "hides_trace", "verify:message"} <= f
+    assert "teardown_check:hidden-message" in f
+    assert features(PlanSpec(), [Apply()], signing=False) == frozenset()
 
 
 def test_the_harness_never_signals_a_pid_another_process_took() -> None:

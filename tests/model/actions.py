@@ -186,8 +186,8 @@ def features(spec: PlanSpec, actions: Sequence[Action], signing: bool) -> frozen
                 f.add(f"kill:{a.kill.signal}")
             if a.set_env:
                 f.add("set_env")
-        if a.env_conflict:
-            f.add("env_conflict")
+            if a.env_conflict:
+                f.add("env_conflict")
         if isinstance(a, Apply):
             if a.approve != "none":
                 f.add("approve-flag")
