@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import forkserver
+
 PLAN = """\
 # Closure — a plan written for Director's approval tests
 
@@ -93,6 +95,6 @@ def cli(
     e = dict(os.environ)
     e.update({"COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"})
     e.update(env or {})
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "director", *args], cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout
     )

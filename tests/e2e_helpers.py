@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from tests import forkserver
 from tests.jsonschemas import validated
 from tests.plainbash import kill_processes_under
 from tests.pristine import EXAMPLES
@@ -227,23 +228,15 @@ class Director:
         return self.plan.read_text(encoding="utf-8")
 
     def run(self, *args: str, timeout: float = CLI_TIMEOUT_S) -> Result:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "director", *args],
-            cwd=self.root,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
         try:
-            out, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            out, _ = proc.communicate()
+            done = forkserver.run(
+                [sys.executable, "-m", "director", *args], cwd=self.root, env=self.env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, timeout=timeout,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired as e:  # its process group was killed
+            out = e.stdout if isinstance(e.stdout, str) else ""
             return Result(124, out + f"\n[test] director {' '.join(args)} timed out after {timeout:.0f} s")
-        return Result(proc.returncode, out)
+        return Result(done.returncode, done.stdout)
 
     def common(self) -> list[str]:
         return [str(self.plan.name), "--plain", "--state-dir", str(self.state), "--workdir", str(self.work)]

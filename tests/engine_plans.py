@@ -17,6 +17,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests import forkserver
 from tests.faults import marked_alive
 
 HEAD = """\
@@ -90,7 +91,7 @@ class World:
         """The real CLI, non-interactive (no terminal, CI set)."""
         e = dict(os.environ)
         e.update({"CI": "1", "NO_COLOR": "1", "SOAK_TRIAL": self.mark, **self.env, **(env or {})})
-        return subprocess.run(
+        return forkserver.run(
             [sys.executable, "-m", "director", *args],
             cwd=self.root,
             env=e,

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests import forkserver
 from tests.jsonschemas import validated
 
 
@@ -104,7 +105,7 @@ def director(*args: str, cwd: Path, timeout: float = 120) -> subprocess.Complete
     """The real CLI, non-interactive."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("DIRECTOR_")}
     env.update({"CI": "1", "NO_COLOR": "1"})
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "director", *args],
         cwd=cwd,
         env=env,

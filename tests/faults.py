@@ -51,6 +51,7 @@ from pathlib import Path
 
 from director.errors import ExitCode, PlanError
 from director.plan.parse import parse
+from tests import forkserver
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -653,7 +654,7 @@ def run_trial(
 
 def _teardown(plan: Path, base: Path, env: dict[str, str], result: TrialResult) -> None:
     result.invocations += 1
-    r = subprocess.run(
+    r = forkserver.run(
         [sys.executable, "-m", "director", "teardown", str(plan), "--approve", "teardown"],
         cwd=base, env=env, capture_output=True, text=True, timeout=180,
     )  # fmt: skip

@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests import forkserver
+
 HEADER = """\
 # Counter — a plan written for Director's tests
 
@@ -143,7 +145,7 @@ def director(
     e.update({"COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"})
     if env:
         e.update(env)
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "director", *args],
         cwd=cwd,
         env=e,

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from director.errors import ExitCode
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step, acts, write_plan
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
@@ -39,7 +40,7 @@ def run(
 ) -> Result:
     e = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1", COLUMNS="400", **(env or {}))
     cmd = [*(prefix or []), sys.executable, "-m", "director", *args]
-    return subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=120)
+    return forkserver.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=120)
 
 
 def one_line_error(r: Result, code: int, *names: str) -> str:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
+
 PLAN = """\
 # Restore drill — nightly dump
 
@@ -94,7 +96,7 @@ def _apply(tmp: Path, *sets: str) -> subprocess.CompletedProcess[str]:
     for s in sets:
         args += ["--set", s]
     env = {**os.environ, "CI": "1", "NO_COLOR": "1"}
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "director", *args], cwd=tmp, env=env, capture_output=True, text=True, timeout=120
     )
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.test_verify_contrast import live_through
 from tests.test_verify_mined import assert_broken, assert_held, build, run_block
 from tests.verify_corpus.mined import Mined, m
@@ -30,7 +31,7 @@ def director(tmp: Path, cmd: str, plan: Path, *extra: str) -> subprocess.Complet
     if cmd in ("apply", "teardown"):
         args.append("--non-interactive")
     env = {**os.environ, "CI": "1", "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "director", *args],
         cwd=tmp, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
     )  # fmt: skip
@@ -286,7 +287,7 @@ def test_labels_passed_to_a_function_feed_their_rows(tmp_path: Path) -> None:
     text = plan_text("labels", w, body, rows="Zone löst auf\nDienst antwortet", contract=CONTRACT)
     plan.write_text(text, encoding="utf-8")
     env = {**os.environ, "NO_COLOR": "1"}
-    lint = subprocess.run([sys.executable, "-m", "director", "lint", str(plan)], capture_output=True,
+    lint = forkserver.run([sys.executable, "-m", "director", "lint", str(plan)], capture_output=True,
                           text=True, env=env, timeout=120)  # fmt: skip
     assert "unfed-check-row" not in lint.stdout + lint.stderr, lint.stdout + lint.stderr
     (w / "zone").touch()
@@ -352,7 +353,7 @@ def test_unknown_language_line_it_cannot_read_is_refused(tmp_path: Path) -> None
     plan = tmp_path / "plan.md"
     plan.write_text(_template_plan(w, "${CONF}", "appcfg", template, exports), encoding="utf-8")
     env = {**os.environ, "NO_COLOR": "1"}
-    lint = subprocess.run([sys.executable, "-m", "director", "lint", str(plan)], capture_output=True,
+    lint = forkserver.run([sys.executable, "-m", "director", "lint", str(plan)], capture_output=True,
                           text=True, env=env, timeout=120)  # fmt: skip
     assert "template-no-value" in lint.stdout and "cannot tell" in lint.stdout, lint.stdout + lint.stderr
     r = director(tmp_path, "apply", plan)

@@ -14,13 +14,14 @@ import pytest
 
 import director
 from director.targets import TARGETS
+from tests import forkserver
 from tests.pristine import SEED
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "director", *args],
         capture_output=True,
         text=True,
@@ -63,7 +64,7 @@ COMPLETE = {
 
 
 def test_target_completes_from_the_registry() -> None:
-    r = subprocess.run(
+    r = forkserver.run(
         [sys.executable, "-m", "director"],
         capture_output=True,
         text=True,

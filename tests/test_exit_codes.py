@@ -21,6 +21,7 @@ import pytest
 import director
 from director import cli
 from director.errors import DirectorError, ExitCode
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step, write_plan
 from tests.planmaker import director as run_director
 from tests.pristine import SEED
@@ -227,7 +228,7 @@ def _interrupted(tmp: Path, out: Path) -> list[Result]:
     read, write = os.pipe()
     os.close(read)
     try:
-        closed = subprocess.run(
+        closed = forkserver.run(
             [sys.executable, "-m", "director", "show", str(plan), "--json"],
             cwd=tmp, stdout=write, stderr=subprocess.PIPE, text=True, timeout=60,
         )  # fmt: skip

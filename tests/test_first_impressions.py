@@ -21,6 +21,7 @@ import typer.main
 
 from director import __version__
 from director.cli import app
+from tests import forkserver
 from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 from tests.pristine import SEED
@@ -89,11 +90,11 @@ def test_the_pristine_seed_on_the_local_target_is_not_drift(tmp_path: Path) -> N
     plan.write_bytes(SEED.read_bytes())
     env = {**os.environ, "CI": "1", "NO_COLOR": "1"}
     run = [sys.executable, "-m", "director"]
-    r = subprocess.run([*run, "check", str(plan), "--target", "local"], cwd=tmp_path, env=env,
+    r = forkserver.run([*run, "check", str(plan), "--target", "local"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=600)  # fmt: skip
     assert r.returncode == 12, r.stdout + r.stderr
     assert "not created here" in r.stdout and "ledger says" not in r.stdout
-    r = subprocess.run([*run, "plan", str(plan), "--target", "local"], cwd=tmp_path, env=env,
+    r = forkserver.run([*run, "plan", str(plan), "--target", "local"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=600)  # fmt: skip
     assert r.returncode == 2, r.stdout + r.stderr
     discovery = next(ln for ln in r.stdout.splitlines() if ln.startswith("  discovery"))
@@ -151,7 +152,7 @@ def _closed_stdout(*args: str, cwd: Path, out: Path) -> subprocess.CompletedProc
     os.close(read)
     env = {**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"}
     try:
-        return subprocess.run([sys.executable, "-m", "director", *args], cwd=cwd, env=env, stdout=write,
+        return forkserver.run([sys.executable, "-m", "director", *args], cwd=cwd, env=env, stdout=write,
                               stderr=subprocess.PIPE, text=True, timeout=300)  # fmt: skip
     finally:
         os.close(write)
@@ -244,7 +245,7 @@ def test_every_option_the_docs_name_exists() -> None:
 
 
 def test_state_help_promises_nothing_it_cannot_do() -> None:
-    r = subprocess.run([sys.executable, "-m", "director", "state", "--help"], capture_output=True, text=True,
+    r = forkserver.run([sys.executable, "-m", "director", "state", "--help"], capture_output=True, text=True,
                        timeout=60)  # fmt: skip
     assert r.returncode == 0 and "break" not in r.stdout.lower() and "forget" in r.stdout
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 from tests.race import first_runs
 
@@ -112,7 +113,7 @@ def test_a_journal_that_cannot_be_created_is_one_line_naming_it_and_why(tmp_path
     state.chmod(0o555)  # the state directory exists, but no file can be made in it
     try:
         e = {**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"}
-        r = subprocess.run(
+        r = forkserver.run(
             [*NO_DAC, sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path, env=e,
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from director.state.journal import Journal
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
@@ -308,7 +309,7 @@ def run_cli(
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
     env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1", COLUMNS="400")
-    return subprocess.run(
+    return forkserver.run(
         [DIRECTOR, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
         stdin=subprocess.DEVNULL, preexec_fn=cap if limit_memory else None,
     )  # fmt: skip

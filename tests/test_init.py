@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from director.plan.parse import parse_file
+from tests import forkserver
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
 pytestmark = pytest.mark.slow
@@ -27,7 +28,7 @@ def _fresh_env(home: Path) -> dict[str, str]:
 
 def _director(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     # No CI variable and no terminal: --non-interactive is what keeps the run from prompting.
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "director", *args],
         cwd=cwd,
         env=env,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 
 from director.plan.lint import Finding, lint
 from director.plan.parse import parse, parse_file
+from tests import forkserver
 from tests.pristine import EXAMPLES, PRISTINE, SEED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -262,7 +262,7 @@ BACKUP="/backups/$SVC.jsonc"
 
 
 def test_cli_lint_exit_codes() -> None:
-    ok = subprocess.run(
+    ok = forkserver.run(
         [sys.executable, "-m", "director", "lint", str(EXAMPLES / "database.local.md")],
         capture_output=True,
         text=True,
@@ -270,7 +270,7 @@ def test_cli_lint_exit_codes() -> None:
         check=False,
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    seed = subprocess.run(
+    seed = forkserver.run(
         [sys.executable, "-m", "director", "lint", "plans/workflow.cloudflare.md"],
         capture_output=True,
         text=True,
@@ -279,7 +279,7 @@ def test_cli_lint_exit_codes() -> None:
     )
     assert seed.returncode == 0, "the seed's four findings are warnings: they do not fail CI by default"
     assert "plans/workflow.cloudflare.md:256: warning: verify-exit-status:" in seed.stdout
-    bad = subprocess.run(
+    bad = forkserver.run(
         [sys.executable, "-m", "director", "lint", "tests/plans/bad/unknown-marker.md"],
         capture_output=True,
         text=True,

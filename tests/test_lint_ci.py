@@ -14,7 +14,7 @@ import pytest
 from director.plan import bash
 from director.plan.lint import RULES, Severity, lint, split_suppressed
 from director.plan.parse import parse
-from tests import pristine
+from tests import forkserver, pristine
 from tests.jsonschemas import validated
 from tests.pristine import PRISTINE
 
@@ -23,7 +23,7 @@ SEED = "plans/workflow.cloudflare.md"
 
 
 def lint_cli(*args: str, cwd: Path = PRISTINE) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "director", "lint", *args],
         cwd=cwd,
         capture_output=True,
@@ -160,7 +160,7 @@ def test_every_code_has_a_severity_and_a_documented_row() -> None:
 def test_the_seed_and_examples_do_not_fail_ci_by_default() -> None:
     assert lint_cli(*every_plan()).returncode == 0
     assert lint_cli(SEED, "--strict").returncode == 1
-    strict = subprocess.run(
+    strict = forkserver.run(
         [sys.executable, "-m", "director", "lint", SEED],
         cwd=PRISTINE,
         capture_output=True,

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from director.exec.processes import pid_alive
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step, write_plan
 
 pytestmark = pytest.mark.slow
@@ -113,7 +114,7 @@ def test_sigkill_mid_block_leaves_no_secret_in_tmp_state_or_workdir_and_no_proce
     assert not legacy.exists(), "the next run removed what a dead (older) run left"
 
     (out / "go-on").touch()
-    r = subprocess.run(
+    r = forkserver.run(
         [sys.executable, "-m", "director", "apply", str(plan)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests import forkserver
 from tests.jsonschemas import validated
 from tests.pristine import SEED
 
@@ -177,7 +178,7 @@ class Fakes:
 
 
 def director(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return forkserver.run(
         [sys.executable, "-m", "director", *args],
         cwd=cwd,
         env=env,

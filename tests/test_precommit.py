@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,7 +85,7 @@ def test_the_shipped_hooks_run_under_pre_commit(tmp_path: Path) -> None:
     assert "director lint" in passing.stdout and "Passed" in passing.stdout
 
     # director-check, on demand: the plan is applied, then in sync, then drifted
-    apply = subprocess.run(
+    apply = forkserver.run(
         [sys.executable, "-m", "director", "apply", "plans/app.md", "--non-interactive"],
         cwd=work, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip

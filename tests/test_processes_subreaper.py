@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from director.exec.processes import pid_alive
+from tests import forkserver
 
 pytestmark = pytest.mark.slow
 
@@ -126,7 +127,7 @@ def _director(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     if cmd != "status":
         full += ["--plain", "--workdir", str(tmp)]
     env = {**os.environ, "CI": "1", "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "director", *full], cwd=tmp, env=env, capture_output=True,
+    return forkserver.run([sys.executable, "-m", "director", *full], cwd=tmp, env=env, capture_output=True,
                           text=True, timeout=180, stdin=subprocess.DEVNULL)  # fmt: skip
 
 

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import forkserver
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 
@@ -60,7 +62,7 @@ def test_the_first_screen_says_what_the_main_job_does_leaves_and_how_to_reset() 
         assert needed in first, needed
     reset = re.search(r"`git checkout (\S+) && \.venv/bin/director (state forget \S+ --yes)`", first)
     assert reset, "the reset command"
-    r = subprocess.run([sys.executable, "-m", "director", *reset.group(2).split()[:2], "--help"],
+    r = forkserver.run([sys.executable, "-m", "director", *reset.group(2).split()[:2], "--help"],
                        capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 0 and "--yes" in r.stdout
 

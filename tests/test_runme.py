@@ -5,7 +5,6 @@ excludeFromRunAll (and keeps Runme's id), notes any other attribute (lint info),
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from director.plan.lint import lint
 from director.plan.model import BlockRole
 from director.plan.parse import parse
 from director.plan.tojson import to_json
+from tests import forkserver
 
 PLAN = """\
 # R
@@ -88,7 +88,7 @@ def test_malformed_attributes_are_plan_errors(fence: str, phrase: str) -> None:
 def test_cwd_runs_the_block_there_and_the_next_block_where_the_session_was(tmp_path: Path) -> None:
     plan = tmp_path / "r.md"
     plan.write_text(PLAN, encoding="utf-8")
-    r = subprocess.run(
+    r = forkserver.run(
         [sys.executable, "-m", "director", "apply", str(plan), "--plain"],
         cwd=tmp_path,
         capture_output=True,

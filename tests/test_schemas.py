@@ -7,7 +7,6 @@ import copy
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from director import schemas
-from tests import jsonschemas
+from tests import forkserver, jsonschemas
 from tests.planmaker import CounterPlan, Step, director, write_plan
 from tests.pristine import every_plan
 
@@ -139,7 +138,7 @@ def test_times_are_rfc3339_everywhere(outputs: dict[str, Any]) -> None:
 
 def test_show_json_of_every_repository_plan_validates() -> None:
     for plan in [*every_plan(), *ROOT.glob("tests/plans/ok/*.md")]:
-        r = subprocess.run(
+        r = forkserver.run(
             [sys.executable, "-m", "director", "show", "--json", str(plan)],
             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"}, timeout=60,
         )  # fmt: skip

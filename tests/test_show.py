@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from rich.console import Console
 from director.plan.parse import parse_file
 from director.plan.tojson import SCHEMA, to_json
 from director.ui.show import render
+from tests import forkserver
 from tests.jsonschemas import validated
 from tests.pristine import EXAMPLES, PRISTINE, SEED
 
@@ -53,7 +53,7 @@ def test_live_state_values_read_as_yaml(tmp_path: Path) -> None:
     )
     plan = tmp_path / "p.md"
     plan.write_text(text, encoding="utf-8")
-    out = subprocess.run(
+    out = forkserver.run(
         [sys.executable, "-m", "director", "show", str(plan)], capture_output=True, text=True, check=True,
         env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
     ).stdout  # fmt: skip
@@ -90,7 +90,7 @@ def test_json_shape() -> None:
 
 
 def test_cli_show_and_json() -> None:
-    text = subprocess.run(
+    text = forkserver.run(
         [sys.executable, "-m", "director", "show", "plans/workflow.cloudflare.md"],
         capture_output=True,
         text=True,
@@ -98,7 +98,7 @@ def test_cli_show_and_json() -> None:
         check=True,
     ).stdout
     assert "Execution order" in text and "Live State" in text
-    raw = subprocess.run(
+    raw = forkserver.run(
         [sys.executable, "-m", "director", "show", "--json", "plans/workflow.cloudflare.md"],
         capture_output=True,
         text=True,

@@ -19,6 +19,7 @@ from director.exec.processes import group_members, pid_alive
 from director.targets import get_target
 from director.targets import install as inst
 from director.targets.local import SESSION_VAR, LocalAccount, LocalTarget, WorkerRecord, stop_group
+from tests import forkserver
 from tests.pristine import SEED
 from tests.terminal import Term
 
@@ -139,7 +140,7 @@ def test_the_cli_says_an_install_in_two_lines_and_counts_only_at_a_terminal(
     }
     # in a log (a pipe): the start, the end, then the run; no line per second, nothing said before its time
     env["DIRECTOR_CACHE"] = str(tmp_path / "cache-plain")
-    r = subprocess.run(
+    r = forkserver.run(
         [sys.executable, "-m", "director", "apply", str(plan), "--target", "local", "--non-interactive"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from director.plan.bash import verify_model
-from tests import sweeps, verify_corpus
+from tests import forkserver, sweeps, verify_corpus
 from tests.test_verify_corpus import why
 from tests.test_verify_mined import MINED, build, needs, served
 from tests.verify_corpus.mined import Mined, MinedWorld, m
@@ -227,7 +227,7 @@ class Life:
         if cmd == "teardown":
             args += ["--approve", "teardown"]
         env = {**os.environ, "CI": "1", "NO_COLOR": "1", "COLUMNS": "200"}
-        return subprocess.run(
+        return forkserver.run(
             [sys.executable, "-m", "director", *args],
             cwd=self.tmp, env=env, capture_output=True, text=True, timeout=CLI_TIMEOUT_S,
             stdin=subprocess.DEVNULL,

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from director.plan.bash import verify_model
-from tests import sweeps
+from tests import forkserver, sweeps
 from tests.verify_corpus.idioms import IDIOMS, LINT_CODES, Idiom, World
 from tests.verify_corpus.plans import (
     check_row,
@@ -185,7 +185,7 @@ class Scenario:
         env = dict(os.environ)
         env.update({"CI": "1", "NO_COLOR": "1", "COLUMNS": "200"})
         (self.tmp / f"{state}-wd").mkdir(exist_ok=True)
-        return subprocess.run(
+        return forkserver.run(
             [sys.executable, "-m", "director", *args],
             cwd=self.tmp,
             env=env,
@@ -370,7 +370,7 @@ def _lint_codes(idioms: list[Idiom], tmp: Path) -> dict[str, set[str]]:
     text, spans = lint_plan(idioms)
     plan = tmp / "lint.md"
     plan.write_text(text, encoding="utf-8")
-    r = subprocess.run(
+    r = forkserver.run(
         [sys.executable, "-m", "director", "lint", str(plan)],
         cwd=tmp,
         capture_output=True,

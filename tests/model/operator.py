@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pexpect
 
+from tests import forkserver
 from tests.model import world
 
 DIRECTOR = [sys.executable, "-m", "director"]
@@ -150,6 +151,8 @@ class Operator:
         before = len(self.acts())
         argv = [*DIRECTOR, *args]
         started = time.monotonic()
+        if kill is None:  # nothing to send it: run to its end (forked, tests/forkserver.py)
+            return self._to_the_end(argv, env, before, started, timeout)
         t0 = time.time_ns()
         proc = subprocess.Popen(
             argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -194,6 +197,19 @@ class Operator:
         rc = proc.returncode
         out = b"".join(chunks).decode("utf-8", "replace")
         return Outcome(argv, None if rc == -signal.SIGKILL else rc, out, self.acts()[before:], sent, timed_out,
+                       time.monotonic() - started, left=left)  # fmt: skip
+
+    def _to_the_end(self, argv: list[str], env: dict[str, str], before: int, started: float,
+                    timeout: float) -> Outcome:  # fmt: skip
+        timed_out = False
+        try:
+            done = forkserver.run(argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, start_new_session=True, timeout=timeout)  # fmt: skip
+            rc, out = (None if done.returncode == -signal.SIGKILL else done.returncode), done.stdout
+        except subprocess.TimeoutExpired as e:  # its process group was killed
+            timed_out, rc, out = True, None, e.stdout
+        left = [f"{p.pid} ({p.comm})" for p in world.wait_blocks_gone(self.mark)] if timed_out else []
+        return Outcome(argv, rc, _bytes(out).decode("utf-8", "replace"), self.acts()[before:], None, timed_out,
                        time.monotonic() - started, left=left)  # fmt: skip
 
     def _due(self, kill: Kill, before: int, t0: int, chunks: list[bytes]) -> bool:
