@@ -5,7 +5,8 @@ The suite is CPU-bound on this 2-core machine (issue 37: the README's test comma
 wall time follows its CPU; this says which part to cut. It runs the README's pytest command (`-n 4`, or
 `-n N`) with two small hooks put on PYTHONPATH for that run only: a pytest plugin that records each test's
 CPU (`resource.getrusage`, the worker itself and the children it reaped) and a `sitecustomize` that makes
-every `director` process (console script or `python -m director`) append its own CPU at exit. Nothing of
+every `director` process (console script or `python -m director`, an interpreter's or one tests/forkserver.py
+forked) append its own CPU at exit, and which of the two it was. Nothing of
 Director or of the tests is changed; a process killed by SIGKILL (the crash sweeps) records nothing.
 
 Usage: .venv/bin/python bench/suite_cpu.py [-n 4] [--top 30] [pytest args…, e.g. tests/test_exit_codes.py]
@@ -68,7 +69,8 @@ def _record():
     if name not in ("director.__main__", "director"):
         return
     command = next((a for a in sys.argv[1:] if not a.startswith("-")), "-")
-    line = f"{os.getpid()} {command} {time.process_time():.4f}\\n".encode()
+    how = "forked" if "tests.forkserver" in sys.modules else "exec"  # tests/forkserver.py's, or not
+    line = f"{os.getpid()} {command} {time.process_time():.4f} {how}\\n".encode()
     path = os.path.join(os.environ["SUITE_CPU_DIR"], "director.log")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     try:
@@ -127,6 +129,10 @@ def report(work: Path, done: subprocess.CompletedProcess[str], wall: float, cpu:
     total = sum(float(p[2]) for p in procs)
     print(f"director processes: {len(procs)}, {total / 60:.1f} min CPU ({total / cpu:.0%} of the run's), "
           f"{total / max(1, len(procs)) * 1000:.0f} ms each on average")  # fmt: skip
+    for how in ("exec", "forked"):
+        mine = [float(p[2]) for p in procs if p[3:] == [how]]
+        each = sum(mine) / max(1, len(mine)) * 1000
+        print(f"  {how:<10} {len(mine):5d} runs  {sum(mine):7.1f} s CPU  {each:5.0f} ms each")
     by_command: dict[str, list[float]] = collections.defaultdict(list)
     for p in procs:
         by_command[p[1]].append(float(p[2]))

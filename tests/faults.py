@@ -579,7 +579,7 @@ def run_trial(
     def invoke(kill: str | None, aim: Path | None = None) -> int | None:
         finished = finished_acts(db)
         seen = len(_acts(out))
-        proc = subprocess.Popen(
+        proc = forkserver.Popen(
             argv, cwd=base, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
         )
         result.invocations += 1

@@ -1,34 +1,40 @@
-"""`python -m director …` run to completion, forked from an interpreter that has imported Director already.
+"""`python -m director …` forked from an interpreter that has imported Director already, for the test suite.
 
 Why (issue 37): the suite starts ~2,500 `director` processes; a small one spends ~250 ms of its ~400 ms of CPU
 importing Python modules (typer, markdown-it, ruamel.yaml, tree-sitter, 125 dataclasses…), the same work each
 time. Here each pytest worker starts one *server* that imports Director once and then forks a fresh process
 per call. That process is the CLI as `python -m director ARGS` runs it: its own pid, its own descriptors 0, 1
 and 2 (the caller's pipes, passed over a Unix socket) and no others, the caller's environment, working
-directory and umask, `sys.path[0]` its directory, new `sys.std*` objects on its descriptors (encoding and
-errors as the interpreter chose them at start), `__main__` run by runpy as `-m` runs it, then what the
-interpreter does on the way out: non-daemon threads joined, atexit handlers, the streams flushed.
+directory and umask, `sys.path[0]` its directory, its command line in /proc (`_retitle`), new `sys.std*`
+objects on its descriptors (encoding and errors as the interpreter chose them at start), `__main__` run by
+runpy as `-m` runs it, then what the interpreter does on the way out: non-daemon threads joined, atexit
+handlers, the streams flushed.
 
 `run` has `subprocess.run`'s signature and result (CompletedProcess, TimeoutExpired after killing the
-process, CalledProcessError with check=True, text decoded with universal newlines), so a call site changes
-`subprocess.run(` to `forkserver.run(`. It uses a real exec (`subprocess.run` itself) whenever the fork
-could differ from one: a command that is not `sys.executable -m director` (a prefix such as `setpriv`),
-an option it does not carry (`preexec_fn`, `pass_fds`, …), an environment whose variables the interpreter
-reads at start (`PYTHON*`, `LANG`, `LC_ALL`, `LC_CTYPE`) differ from the server's, or one that sets
-`DIRECTOR_TEST_EXEC=1` (a plan whose block finds Director by its command line: a fork's is the server's). A test that signals the process, or drives it at a terminal, starts it with `subprocess.Popen`
-or pexpect as before (tests/test_forkserver.py compares the two ways on the same calls).
+process, CalledProcessError with check=True, text decoded with universal newlines), and `Popen` returns an
+object with `subprocess.Popen`'s interface (`pid` the CLI's own process, so a test's SIGKILL or SIGINT reaches
+it; `poll`, `wait`, `communicate`, its pipes), so a call site changes `subprocess.` to `forkserver.`. Both use
+a real exec (`subprocess` itself) whenever the fork could differ from one: a command that is not
+`sys.executable -m director` (a prefix such as `setpriv`), an option it does not carry (`preexec_fn`,
+`pass_fds`, …), an environment whose variables the interpreter reads at start (`PYTHON*`, `LANG`, `LC_ALL`,
+`LC_CTYPE`) differ from the server's, or one that sets `DIRECTOR_TEST_EXEC=1` (the whole suite as it ran
+before, set in the environment the tests pass down). A test that drives Director at a terminal starts it with
+pexpect. tests/test_forkserver.py compares the two ways on the same calls, a SIGKILL mid-act and its resumed
+run among them.
 
 The server ends with the pytest worker that started it (at exit, or when it sees its parent gone); the
-processes it forked end on their own, as `subprocess.run`'s children do.
+processes it forked end on their own, as `subprocess`'s children do.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import json
 import locale
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -39,7 +45,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 DIRECTOR = [sys.executable, "-m", "director"]
@@ -47,7 +53,7 @@ DIRECTOR = [sys.executable, "-m", "director"]
 _CARRIED = {"cwd", "env", "input", "capture_output", "stdin", "stdout", "stderr", "text", "timeout", "check",
             "encoding", "errors", "universal_newlines", "start_new_session"}  # fmt: skip
 _SET_AT_START = ("LANG", "LC_ALL", "LC_CTYPE")
-# in a call's environment: a real exec (a plan whose block finds Director by its command line, say)
+# `DIRECTOR_TEST_EXEC=1` in a call's environment: a real exec (for the call, or the whole suite when set for it)
 EXEC = "DIRECTOR_TEST_EXEC"
 _STDIO = (0, 1, 2)
 _ROOM = " " * 16384  # the server's last argument: room for a child's command line (`_retitle`)
@@ -109,148 +115,196 @@ def _forks(cmd: Any, kw: dict[str, Any]) -> bool:
     return _at_start(env) == _at_start(_the_server().env)
 
 
-def run(cmd: Any, **kw: Any) -> subprocess.CompletedProcess[Any]:
-    """`subprocess.run(cmd, **kw)`; forked from the server when `cmd` is `python -m director …` (module doc)."""
+def run(cmd: Any, *, input: Any = None, capture_output: bool = False, timeout: float | None = None,
+        check: bool = False, **kw: Any) -> subprocess.CompletedProcess[Any]:  # fmt: skip
+    """`subprocess.run(cmd, …)`; forked from the server when `cmd` is `python -m director …` (module doc).
+    On a timeout the process is killed, and its process group with it when it has its own (start_new_session)."""
     if not _forks(cmd, kw):
-        return subprocess.run(cmd, **kw)
-    return _call(list(cmd), **kw)
-
-
-def _call(cmd: list[str], *, cwd: Any = None, env: dict[str, str] | None = None, input: Any = None,
-          capture_output: bool = False, stdin: Any = None, stdout: Any = None, stderr: Any = None,
-          text: bool | None = None, timeout: float | None = None, check: bool = False,
-          encoding: str | None = None, errors: str | None = None, universal_newlines: bool | None = None,
-          start_new_session: bool = False) -> subprocess.CompletedProcess[Any]:  # fmt: skip
+        return subprocess.run(cmd, input=input, capture_output=capture_output, timeout=timeout, check=check, **kw)
     if capture_output:
-        stdout = stderr = subprocess.PIPE
+        kw.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if input is not None:
-        stdin = subprocess.PIPE
-    as_text = bool(text or universal_newlines or encoding or errors)
-    ours: list[int] = []  # descriptors opened here for the child, closed once it has them
-    mine: dict[int, int] = {}  # the child's descriptor -> our end of its pipe
-
-    def end(fd: int, spec: Any) -> int:
-        if spec is None:
-            return fd
-        if spec == subprocess.DEVNULL:
-            new = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
-            ours.append(new)
-            return new
-        if spec == subprocess.PIPE:
-            r, w = os.pipe()
-            theirs, here = (r, w) if fd == 0 else (w, r)
-            ours.append(theirs)
-            mine[fd] = here
-            return theirs
-        if spec == subprocess.STDOUT and fd == 2:
-            return -1  # stderr goes where stdout goes
-        return spec if isinstance(spec, int) else spec.fileno()
-
-    fds = [end(0, stdin), end(1, stdout), end(2, stderr)]
-    if fds[2] == -1:
-        fds[2] = fds[1]
-    umask = os.umask(0o22)
-    os.umask(umask)
-    request = {"argv": cmd[3:], "env": dict(os.environ if env is None else env),
-               "cwd": os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd(), "umask": umask,
-               "setsid": start_new_session}  # fmt: skip
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(_the_server().sock)
-        socket.send_fds(conn, [json.dumps(request).encode() + b"\n"], fds)
-    finally:
-        for fd in ours:
-            os.close(fd)
-    out, status = _exchange(conn, mine, input, as_text, encoding, errors, timeout, cmd, start_new_session)
-    res = [_decoded(out.get(1), as_text, encoding, errors), _decoded(out.get(2), as_text, encoding, errors)]
-    if status is None:  # timed out
-        raise subprocess.TimeoutExpired(cmd, timeout or 0, output=res[0], stderr=res[1])
-    done = subprocess.CompletedProcess(cmd, os.waitstatus_to_exitcode(status), res[0], res[1])
+        kw["stdin"] = subprocess.PIPE
+    with Forked(list(cmd), **kw) as p:
+        try:
+            out, err = p.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            raise subprocess.TimeoutExpired(p.args, timeout or 0, output=out, stderr=err) from None
+    done = subprocess.CompletedProcess(p.args, p.wait(), out, err)
     if check:
         done.check_returncode()
     return done
 
 
-def _exchange(conn: socket.socket, mine: dict[int, int], input: Any, as_text: bool, encoding: str | None,
-              errors: str | None, timeout: float | None, cmd: list[str], group: bool) -> tuple[dict[int, bytes], Any]:  # fmt: skip
-    """Feed stdin, read stdout and stderr to their end, and the child's pid then its wait status. On a
-    timeout the process is killed (its process group, when it has its own, as a caller of Popen would)."""
+def Popen(cmd: Any, **kw: Any) -> subprocess.Popen[Any]:
+    """`subprocess.Popen(cmd, **kw)`, or a `Forked` process (Popen's interface) when `cmd` is `python -m director …`."""
+    if _forks(cmd, kw):
+        return cast("subprocess.Popen[Any]", Forked(list(cmd), **kw))
+    return subprocess.Popen(cmd, **kw)
 
-    def kill(pid: int) -> None:
-        for send in ((os.killpg, os.kill) if group else (os.kill,)):  # the group, or the process before setsid
-            try:
-                send(pid, signal.SIGKILL)
-                return
-            except ProcessLookupError:
-                pass
 
-    data = input.encode(encoding or locale.getpreferredencoding(False), errors or "strict") if (
-        as_text and isinstance(input, str)) else (input or b"")  # fmt: skip
-    got: dict[int, list[bytes]] = {fd: [] for fd in mine if fd != 0}
-    said = b""
-    sel = selectors.DefaultSelector()
-    for fd, here in mine.items():
-        if fd == 0:
-            os.set_blocking(here, False)
-            sel.register(here, selectors.EVENT_WRITE, 0)
-        else:
-            sel.register(here, selectors.EVENT_READ, fd)
-    sel.register(conn, selectors.EVENT_READ, -1)
-    deadline = None if timeout is None else time.monotonic() + timeout
-    pid = 0
-    killed = False
-    try:
-        while sel.get_map():
-            if deadline is not None and time.monotonic() >= deadline:
-                if pid:
-                    kill(pid)
-                killed = True
-                deadline = None
-            events = sel.select(None if deadline is None else max(0.0, deadline - time.monotonic()))
-            for key, _ in events:
-                which = key.data
-                if which == 0:
-                    try:
-                        n = os.write(key.fd, data[:65536])
-                    except BrokenPipeError:
-                        n = len(data)
-                    data = data[n:]
-                    if not data:
+class Forked:
+    """A forked `python -m director …` with `subprocess.Popen`'s interface: `pid` is the CLI's process (signals
+    go to it), `stdin`/`stdout`/`stderr` the caller's ends of its pipes, `poll`/`wait`/`communicate` as Popen's."""
+
+    def __init__(self, cmd: list[str], *, cwd: Any = None, env: dict[str, str] | None = None, stdin: Any = None,
+                 stdout: Any = None, stderr: Any = None, text: bool | None = None, encoding: str | None = None,
+                 errors: str | None = None, universal_newlines: bool | None = None,
+                 start_new_session: bool = False) -> None:  # fmt: skip
+        self.args = cmd
+        self.returncode: int | None = None
+        self._group = start_new_session
+        self._text = bool(text or universal_newlines or encoding or errors)
+        self._encoding = encoding or locale.getpreferredencoding(False)
+        self._errors = errors or "strict"
+        self._got: dict[int, list[bytes]] = {}
+        self._said = b""
+        ours: list[int] = []  # descriptors opened here for the child, closed once it has them
+        mine: dict[int, int] = {}  # the child's descriptor -> our end of its pipe
+
+        def end(fd: int, spec: Any) -> int:
+            if spec is None:
+                return fd
+            if spec == subprocess.DEVNULL:
+                ours.append(os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY))
+                return ours[-1]
+            if spec == subprocess.PIPE:
+                r, w = os.pipe()
+                theirs, mine[fd] = (r, w) if fd == 0 else (w, r)
+                ours.append(theirs)
+                return theirs
+            if spec == subprocess.STDOUT and fd == 2:
+                return -1  # stderr goes where stdout goes
+            return spec if isinstance(spec, int) else spec.fileno()
+
+        fds = [end(0, stdin), end(1, stdout), end(2, stderr)]
+        fds[2] = fds[1] if fds[2] == -1 else fds[2]
+        umask = os.umask(0o22)
+        os.umask(umask)
+        request = {"argv": cmd[3:], "env": dict(os.environ if env is None else env), "umask": umask,
+                   "cwd": os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd(),
+                   "setsid": start_new_session}  # fmt: skip
+        self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._conn.connect(_the_server().sock)
+            socket.send_fds(self._conn, [json.dumps(request).encode() + b"\n"], fds)
+        finally:
+            for fd in ours:
+                os.close(fd)
+        self.pid = int(self._line(0, None))
+        self.stdin = self._file(mine.get(0), "wb")
+        self.stdout = self._file(mine.get(1), "rb")
+        self.stderr = self._file(mine.get(2), "rb")
+
+    def _file(self, fd: int | None, mode: str) -> Any:
+        if fd is None:
+            return None
+        f = open(fd, mode)  # noqa: SIM115
+        if not self._text:
+            return f
+        return io.TextIOWrapper(f, encoding=self._encoding, errors=self._errors, write_through=mode == "wb")
+
+    def _line(self, n: int, timeout: float | None) -> bytes:
+        """Line `n` the waiter sends (0: the pid, 1: the wait status); TimeoutExpired when it is not there yet."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._said.count(b"\n") <= n:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self._conn], [], [], left)[0]:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            chunk = self._conn.recv(4096)
+            if not chunk:
+                raise RuntimeError(f"tests/forkserver.py: no wait status for {self.args!r} ({self._said!r})")
+            self._said += chunk
+        return self._said.split(b"\n")[n]
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.wait(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(int(self._line(1, timeout)))
+            self._conn.close()
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL, to its process group when it has its own (before its setsid, to it alone)."""
+        if self.poll() is None:
+            for send in (os.killpg, os.kill) if self._group else (os.kill,):
+                with contextlib.suppress(ProcessLookupError):
+                    send(self.pid, signal.SIGKILL)
+                    return
+
+    def communicate(self, input: Any = None, timeout: float | None = None) -> tuple[Any, Any]:
+        """Popen.communicate: feed stdin, read stdout and stderr to their end, then wait; on a timeout what was
+        read is kept for the next call."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        sel = selectors.DefaultSelector()
+        data = b""
+        if self.stdin is not None and not self.stdin.closed:
+            self.stdin.flush()
+            data = input.encode(self._encoding, self._errors) if isinstance(input, str) else (input or b"")
+            if data:
+                os.set_blocking(self.stdin.fileno(), False)
+                sel.register(self.stdin.fileno(), selectors.EVENT_WRITE, self.stdin)
+            else:
+                self.stdin.close()
+        for f in (self.stdout, self.stderr):
+            if f is not None and not f.closed:
+                self._got.setdefault(f.fileno(), [])
+                sel.register(f.fileno(), selectors.EVENT_READ, f)
+        with sel:
+            while sel.get_map():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(self.args, timeout or 0)
+                for key, _ in sel.select(left):
+                    if key.data is self.stdin:
+                        try:
+                            data = data[os.write(key.fd, data[:65536]):]
+                        except BrokenPipeError:
+                            data = b""
+                        if not data:
+                            sel.unregister(key.fd)
+                            key.data.close()
+                        continue
+                    chunk = os.read(key.fd, 65536)
+                    if chunk:
+                        self._got[key.fd].append(chunk)
+                    else:
                         sel.unregister(key.fd)
-                        os.close(key.fd)
-                    continue
-                chunk = conn.recv(4096) if which == -1 else os.read(key.fd, 65536)
-                if not chunk:
-                    sel.unregister(key.fd)
-                    if which != -1:
-                        os.close(key.fd)
-                elif which == -1:
-                    said += chunk
-                    lines = said.split(b"\n")
-                    if not pid and len(lines) > 1 and lines[0]:
-                        pid = int(lines[0])
-                        if killed:
-                            kill(pid)
-                else:
-                    got[which].append(chunk)
-    finally:
-        sel.close()
-        conn.close()
-        if 0 in mine and data:
-            os.close(mine[0])
-    lines = said.split(b"\n")
-    if len(lines) < 3:
-        raise RuntimeError(f"tests/forkserver.py: no exit status for {cmd!r} ({said!r})")
-    status = int(lines[1])
-    out = {fd: b"".join(parts) for fd, parts in got.items()}
-    return out, (None if killed else status)
+        got = [None if f is None else b"".join(self._got[f.fileno()]) for f in (self.stdout, self.stderr)]
+        for f in (self.stdout, self.stderr):
+            if f is not None:
+                f.close()
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return self._decoded(got[0]), self._decoded(got[1])
 
+    def _decoded(self, data: bytes | None) -> Any:
+        if data is None or not self._text:
+            return data
+        text = data.decode(self._encoding, self._errors)
+        return text.replace("\r\n", "\n").replace("\r", "\n")  # as subprocess's universal newlines
 
-def _decoded(data: bytes | None, as_text: bool, encoding: str | None, errors: str | None) -> Any:
-    if data is None or not as_text:
-        return data
-    text = data.decode(encoding or locale.getpreferredencoding(False), errors or "strict")
-    return text.replace("\r\n", "\n").replace("\r", "\n")  # as subprocess's universal newlines
+    def __enter__(self) -> Forked:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for f in (self.stdin, self.stdout, self.stderr):
+            if f is not None and not f.closed:
+                f.close()
+        self.wait()
 
 
 # ---------------------------------------------------------------------------------------------- the server

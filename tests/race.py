@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step, write_plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +61,7 @@ def first_runs(tmp: Path, plans: tuple[str, str] = ("counter.md", "counter.md"),
     if plans[1] != plans[0]:
         os.link(tmp / plans[0], tmp / plans[1])
     procs = [
-        subprocess.Popen(
+        forkserver.Popen(
             [sys.executable, "-m", "director", "apply", name],
             cwd=tmp,
             env=_env(out, barrier),

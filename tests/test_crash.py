@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from director.plan.parse import parse_file
-from tests import sweeps
+from tests import forkserver, sweeps
 from tests.faults import finished_acts
 from tests.pgcluster import Cluster
 from tests.planmaker import CounterPlan, Step, director, write_plan
@@ -73,7 +73,7 @@ def _episode(tmp: Path, rng: random.Random, state_url: str | None = None) -> int
     for _ in range(40):
         finished = _finished_acts(db_path, state_url)
         seen = len(_lines(out))
-        proc = subprocess.Popen(
+        proc = forkserver.Popen(
             # a loaded machine may need many kills before an act finishes: the crash-loop bound (tested
             # below) is lifted so this test measures memoization, not the bound
             [sys.executable, "-m", "director", "apply", str(plan), "--max-recoveries", "1000"],
@@ -171,7 +171,7 @@ def test_two_concurrent_applies_one_runs_the_other_gets_the_lease_message(
     out = tmp_path / "out"
     out.mkdir()
     plan = write_plan(tmp_path, CounterPlan([Step(extra="sleep 3")]))
-    first = subprocess.Popen(
+    first = forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan)],
         cwd=tmp_path,
         env={**_env(out), **state_env},

@@ -48,7 +48,7 @@ def _until_acting(
 ) -> subprocess.Popen[str]:
     """`director …` started in the background, returned once its first act block is running."""
     env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
-    p = subprocess.Popen(
+    p = forkserver.Popen(
         [sys.executable, "-m", "director", *cmd], cwd=tmp, env=env, text=True, stdout=stdout, stderr=stderr
     )
     deadline = time.monotonic() + 30

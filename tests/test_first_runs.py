@@ -81,7 +81,7 @@ def test_hard_links_of_one_plan_exclude_each_other(
     plan = write_plan(tmp_path, CounterPlan([Step(extra=hold), Step()]))
     link = tmp_path / "copy.md"
     os.link(plan, link)
-    first = subprocess.Popen(
+    first = forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path,
         env={**os.environ, "COUNTER_OUT": str(out), "CI": "1", **env}, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,

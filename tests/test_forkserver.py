@@ -148,3 +148,31 @@ def test_what_a_fork_cannot_carry_is_a_real_exec() -> None:
     assert not forkserver._forks(DIRECTOR, {"preexec_fn": os.setpgrp})
     assert not forkserver._forks(["setpriv", *DIRECTOR], {})
     assert not forkserver._forks([sys.executable, "-c", "pass"], {})
+
+
+def test_a_run_killed_mid_act_then_resumed_is_the_same_forked(tmp_path: Path) -> None:
+    """`forkserver.Popen`: its pid is the CLI's process; SIGKILLed while an act runs, then resumed."""
+
+    def calls(run: Callable[..., Any], d: Path) -> list[Any]:
+        popen = subprocess.Popen if run is subprocess.run else forkserver.Popen
+        once = '[ -e "$OUT/slept" ] || { touch "$OUT/slept"; sleep 60; }'  # the first attempt waits to be killed
+        plan = write_plan(d, CounterPlan([Step(), Step(extra=once), Step()]))
+        env = _env(d / "out")
+        # not a pipe: the killed act's `sleep` would hold it open (each way alike) until the resumed run stops it
+        p = popen([*DIRECTOR, "apply", "counter.md"], cwd=d, env=env, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while "s2" not in _read(d / "out" / "acts") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert p.poll() is None and "s2" in _read(d / "out" / "acts")
+        p.kill()
+        killed = p.wait(timeout=60)
+        again = run([*DIRECTOR, "apply", "counter.md"], cwd=d, env=env, capture_output=True, text=True, timeout=120)
+        return [killed, again, _read(d / "out" / "acts"), plan.read_text(encoding="utf-8")]
+
+    execd, forked = _both(tmp_path, calls)
+    _same(execd, forked, (tmp_path / "exec", tmp_path / "fork"))
+    assert execd[0] == -9 and execd[1].returncode == 0 and execd[2].split().count("s2") == 2, execd
+
+
+def _read(p: Path) -> str:
+    return p.read_text() if p.exists() else ""

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from director.state.signing import Claim
+from tests import forkserver
 from tests.approvalplans import SIGNERS, cli, key, signer_line
 from tests.planmaker import CounterPlan, Step, acts, write_plan
 from tests.terminal import Term
@@ -224,7 +225,7 @@ def test_at_a_terminal_and_while_waiting_approvals_are_gathered_until_the_gate_h
     # without a terminal, --wait-for-approval gathers receipts from elsewhere the same way
     (out / "s2").unlink()
     env = {**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"}
-    p = subprocess.Popen([sys.executable, "-m", "director", "apply", str(plan), "--wait-for-approval", "300"],
+    p = forkserver.Popen([sys.executable, "-m", "director", "apply", str(plan), "--wait-for-approval", "300"],
                          cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         _until(lambda: "waits up to 300 s" in json.dumps(audit(plan, out)["transitions"]))

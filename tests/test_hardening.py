@@ -156,7 +156,7 @@ def test_a_section_changed_since_its_last_success_says_so_and_a_fresh_one_says_n
 def test_a_step_stopped_by_ctrl_c_is_not_a_rerun_after_crash(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(extra="sleep 30")]))
     env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
-    p = subprocess.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path, env=env,
+    p = forkserver.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 60
     while "s1" not in acts(out) and time.monotonic() < deadline:
@@ -222,7 +222,7 @@ def test_a_lease_left_on_another_host_is_broken_by_unlock_confirmed_and_audited(
 def test_unlock_refuses_a_holder_running_on_this_host(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(extra="sleep 30")]))
     env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
-    p = subprocess.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path, env=env,
+    p = forkserver.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         deadline = time.monotonic() + 60

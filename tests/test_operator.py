@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from director.plan.parse import parse_file
+from tests import forkserver
 from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
@@ -205,7 +206,7 @@ def test_teardown_durations_are_the_time_its_act_took(tmp_path: Path, out: Path)
 
 def _interrupt(plan: Path, out: Path, sig: int) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
-    p = subprocess.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=plan.parent, env=env,
+    p = forkserver.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=plan.parent, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30

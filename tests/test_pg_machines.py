@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests import forkserver
 from tests.pgcluster import Cluster
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
@@ -59,7 +60,7 @@ def _env(url: str, host: str) -> dict[str, str]:
 
 def _start(plan: Path, url: str, host: str, out: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1", **_env(url, host)}
-    return subprocess.Popen(
+    return forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan), *args],
         cwd=plan.parent,
         env=env,

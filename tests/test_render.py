@@ -29,6 +29,7 @@ from director.ui.render import (
     make_console,
 )
 from director.ui.summary import summary_table
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step, director, write_plan
 
 ANSI_BLOCK = (
@@ -490,7 +491,7 @@ def test_writeback_strip_ansi_removes_what_a_terminal_would_not_show() -> None:
 def test_summary_after_ctrl_c_lists_the_interrupted_section(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(extra='echo started; sleep 60')]))
     env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
-    p = subprocess.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path, env=env,
+    p = forkserver.Popen([sys.executable, "-m", "director", "apply", str(plan)], cwd=tmp_path, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30

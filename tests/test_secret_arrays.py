@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.planmaker import director
 
 TOKEN = "tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
@@ -129,7 +130,7 @@ def test_an_array_section_0_fills_is_recomputed_and_a_secret_named_arrays_values
 def test_after_a_sigkill_a_block_reading_a_withheld_array_is_refused(tmp_path: Path, out: Path) -> None:
     plan = _plan(tmp_path, WAIT_FOR_KILL, "${ARR[1]}")
     env = {**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1", "API_TOKEN": TOKEN}
-    proc = subprocess.Popen(
+    proc = forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan)],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip

@@ -21,6 +21,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests import forkserver
 from tests.jsonschemas import validated
 from tests.planmaker import director
 
@@ -338,7 +339,7 @@ def test_a_resumed_run_never_runs_a_block_with_a_masked_or_missing_secret(tmp_pa
     plan.write_text(RESUME_PLAN)
     env = dict(os.environ)
     env.update({"COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1", "DB_PASS": DB_PASS})
-    proc = subprocess.Popen(
+    proc = forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan), "--secret", "DB_PASS"],
         cwd=tmp_path,
         env=env,

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from director.state.signing import Claim
+from tests import forkserver
 from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 from tests.terminal import Term
@@ -135,7 +136,7 @@ def test_unsigned_and_unknown_key_receipts_are_refused_audited_and_a_waiting_run
     refused = events(audit(plan, out), "approval-refused")
     assert [(e["approval_id"], e["code"]) for e in refused] == [(1, "unsigned"), (2, "unknown-key"), (1, "unsigned")]
     # --wait-for-approval: a refused receipt arriving during the wait is said, and the wait goes on
-    p = subprocess.Popen(
+    p = forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan), "--wait-for-approval", "120"],
         cwd=tmp_path, env={**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -181,7 +181,7 @@ def test_two_directors_installing_at_once_install_once_and_both_run(fake_tools: 
         (tmp_path / name).mkdir()
         (tmp_path / name / "probe.md").write_text(PROBE_PLAN, encoding="utf-8")
         argv = [sys.executable, "-m", "director", "apply", "probe.md", "--target", "local", "--non-interactive"]
-        runs.append(subprocess.Popen(argv, cwd=tmp_path / name, env=env, stdout=subprocess.PIPE,
+        runs.append(forkserver.Popen(argv, cwd=tmp_path / name, env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True))  # fmt: skip
     outs = [p.communicate(timeout=180)[0] for p in runs]
     assert [p.returncode for p in runs] == [0, 0], outs

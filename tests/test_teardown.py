@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from director.plan.parse import parse_file
+from tests import forkserver
 from tests.jsonschemas import validated
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
@@ -281,7 +282,7 @@ def test_sigkill_during_teardown_then_teardown_resumes_without_rerunning_finishe
     plan.write_text(_with_teardown(CounterPlan([Step(), Step(), Step()]), RESUMABLE_TEARDOWN.format(sleep=5)))
     assert director("apply", str(plan), cwd=tmp_path, out=out).returncode == 0
     log = out / "td-log"
-    proc = subprocess.Popen(
+    proc = forkserver.Popen(
         [sys.executable, "-m", "director", "teardown", str(plan), "--approve", "teardown"],
         cwd=tmp_path,
         env=_env(out),
@@ -388,7 +389,7 @@ def test_an_earlier_teardown_approval_does_not_approve_the_next_teardown(tmp_pat
 
 def test_teardown_while_an_apply_holds_the_lease_is_refused(tmp_path: Path, out: Path) -> None:
     plan = write_plan(tmp_path, CounterPlan([Step(extra="sleep 4")]))
-    first = subprocess.Popen(
+    first = forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan)],
         cwd=tmp_path,
         env=_env(out),

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 
 # slow: end to end through the real CLI, many runs; CI runs it with the rest
@@ -23,7 +24,7 @@ GATE = "🔴"
 
 def _start(plan: Path, out: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "COUNTER_OUT": str(out), "CI": "1", "NO_COLOR": "1"}
-    return subprocess.Popen(
+    return forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan), *args],
         cwd=plan.parent,
         env=env,

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from director.plan.parse import parse_file
+from tests import forkserver
 from tests.planmaker import CounterPlan, Step, acts, director, write_plan
 from tests.terminal import Term
 
@@ -266,7 +267,7 @@ def test_an_interrupted_section_shows_the_time_its_block_ran(tmp_path: Path, out
     plan = write_plan(tmp_path, CounterPlan([Step(extra="sleep 30")]))
     ev = tmp_path / "ev.jsonl"
     env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
-    proc = subprocess.Popen(
+    proc = forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan), "--events", str(ev)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
@@ -296,7 +297,7 @@ def test_a_wait_for_a_receipt_is_not_the_sections_time(tmp_path: Path, out: Path
     plan = write_plan(tmp_path, CounterPlan([Step(), Step(marker=GATE)]))
     ev = tmp_path / "ev.jsonl"
     env = dict(os.environ, COUNTER_OUT=str(out), CI="1", NO_COLOR="1")
-    proc = subprocess.Popen(
+    proc = forkserver.Popen(
         [sys.executable, "-m", "director", "apply", str(plan), "--non-interactive", "--wait-for-approval", "60",
          "--events", str(ev)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
