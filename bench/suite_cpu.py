@@ -118,6 +118,9 @@ def report(work: Path, done: subprocess.CompletedProcess[str], wall: float, cpu:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average before {load_before}, "
           f"after {load()}")  # fmt: skip
     print(f"pytest -n {args.n}: exit {done.returncode}; {tail[0]}")
+    for line in done.stdout.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(f"  {line}")
     share = cpu / wall / (os.cpu_count() or 1)
     print(f"wall {wall / 60:.1f} min; CPU {cpu / 60:.1f} min (all processes), {share:.0%} of the cores")
     own = sum(r["self"] for r in rows)
