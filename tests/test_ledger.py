@@ -310,6 +310,7 @@ def test_a_value_rendered_after_an_interrupt_mid_dump_renders_whole(monkeypatch:
 
     from director.ledger import yamlsplice
 
+    monkeypatch.setattr(yamlsplice, "_RENDERED", {})  # each value below is rendered, not remembered
     assert yamlsplice.render_scalar("warm") == "warm"  # this thread's instance exists
     real = Emitter.expect_scalar
     fired: list[bool] = []
@@ -326,3 +327,22 @@ def test_a_value_rendered_after_an_interrupt_mid_dump_renders_whole(monkeypatch:
     assert fired
     assert yamlsplice.render_scalar("after: the interrupt").strip("'\"") == "after: the interrupt"
     assert yamlsplice.render_scalar("plain") == "plain"
+
+
+def test_a_remembered_rendering_is_the_one_each_value_gets_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """render_scalar and render_key remember plain values' text (a ledger write renders mostly what the last
+    one did): values equal in Python but not in YAML (-0.0 and 0.0, True and 1, 1 and 1.0 and "1") and ruamel's
+    own scalars (a float's written digits) each keep their own text, remembered or not."""
+    from director.ledger import yamlsplice
+
+    doc = YAML(typ="rt").load("a: 1.50\nb: 0x1F\n")
+    values = [-0.0, 0.0, True, 1, 1.0, "1", "true", "null", "x: y", doc["a"], doc["b"], 1.5, 31]
+    monkeypatch.setattr(yamlsplice, "_RENDERED", {})
+    fresh = [(yamlsplice.render_scalar(v), yamlsplice.render_scalar(v, flow=True)) for v in values]
+    again = [(yamlsplice.render_scalar(v), yamlsplice.render_scalar(v, flow=True)) for v in values]
+    keys = [yamlsplice.render_key(k, flow=f) for k in ("a", "true", "1", 1, "a b: c") for f in (False, True)]
+    monkeypatch.setattr(yamlsplice, "_RENDERED", {})
+    assert again == fresh
+    assert [yamlsplice.render_key(k, flow=f) for k in ("a", "true", "1", 1, "a b: c") for f in (False, True)] == keys
+    assert [t for t, _ in fresh] == ["-0.0", "0.0", "true", "1", "1.0", "'1'", "'true'", "'null'", "'x: y'",
+                                     "1.50", "0x1F", "1.5", "31"]  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -89,10 +89,36 @@ def _reads_back(text: str, value: Any, flow: bool) -> bool:
     return "\n" not in text and bool(_comparable(got) == _comparable(value))
 
 
+# What a plain scalar or key renders as, by its type, its repr (-0.0 is not 0.0) and the style: a run writes
+# its ledger after every section, and most of what it writes (inputs, names, statuses) it wrote the time
+# before; each rendering is a ruamel dump and a load back, about a millisecond. Only built-in types: ruamel's
+# own (a ScalarFloat's digits, a HexInt) render by attributes their repr does not show. Cleared when full.
+_RENDERED: dict[tuple[type, str, bool, bool], str] = {}
+_RENDERED_MAX = 4096
+_PLAIN = (str, int, float, bool)
+
+
+def _remembered(render: Callable[[Any, bool], str], value: Any, flow: bool, key: bool) -> str:
+    if type(value) not in _PLAIN:
+        return render(value, flow)
+    memo = (type(value), repr(value), flow, key)
+    text = _RENDERED.get(memo)
+    if text is None:
+        text = render(value, flow)
+        if len(_RENDERED) >= _RENDERED_MAX:
+            _RENDERED.clear()
+        _RENDERED[memo] = text
+    return text
+
+
 def render_scalar(value: Any, *, flow: bool = False) -> str:
     """A scalar as YAML text on one line, quoted only when needed (`flow`: valid inside `{…}`/`[…]`)."""
     if value is None:
         return "null"  # ruamel would leave a block value empty; `null` says it on purpose
+    return _remembered(_render_scalar, value, flow, False)
+
+
+def _render_scalar(value: Any, flow: bool) -> str:
     text = _dump_scalar(value, flow)
     if not _reads_back(text, value, flow) and isinstance(value, str):
         # ruamel writes some characters raw (NEL, U+2028) that then read back as line folds; a
@@ -116,6 +142,10 @@ def _key_reads_back(text: str, key: Any, flow: bool) -> bool:
 
 def render_key(key: Any, *, flow: bool = False) -> str:
     """A mapping key as YAML text (`flow`: inside `{…}`), quoted only when needed."""
+    return _remembered(_render_key, key, flow, True)
+
+
+def _render_key(key: Any, flow: bool) -> str:
     for candidate in (key, DoubleQuotedScalarString(key) if isinstance(key, str) else key):
         out = io.StringIO()
         with _using(flow) as y:
