@@ -129,7 +129,7 @@ def run(cmd: Any, *, input: Any = None, capture_output: bool = False, timeout: f
         try:
             out, err = p.communicate(input, timeout=timeout)
         except subprocess.TimeoutExpired:
-            p.kill()
+            p._kill_all()
             out, err = p.communicate()
             raise subprocess.TimeoutExpired(p.args, timeout or 0, output=out, stderr=err) from None
     done = subprocess.CompletedProcess(p.args, p.wait(), out, err)
@@ -239,7 +239,10 @@ class Forked:
         self.send_signal(signal.SIGTERM)
 
     def kill(self) -> None:
-        """SIGKILL, to its process group when it has its own (before its setsid, to it alone)."""
+        self.send_signal(signal.SIGKILL)
+
+    def _kill_all(self) -> None:
+        """SIGKILL to its process group when it has its own (before its setsid, to it alone): `run`'s timeout."""
         if self.poll() is None:
             for send in (os.killpg, os.kill) if self._group else (os.kill,):
                 with contextlib.suppress(ProcessLookupError):
