@@ -44,14 +44,16 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 DIRECTOR = [sys.executable, "-m", "director"]
-# run's keywords the fork carries; any other (or a value other than the default) means a real exec
-_CARRIED = {"cwd", "env", "input", "capture_output", "stdin", "stdout", "stderr", "text", "timeout", "check",
-            "encoding", "errors", "universal_newlines", "start_new_session"}  # fmt: skip
+# Popen's keywords the fork carries (run's own, input, capture_output, timeout and check, it handles itself);
+# any other means a real exec
+_CARRIED = {"cwd", "env", "stdin", "stdout", "stderr", "text", "encoding", "errors", "universal_newlines",
+            "start_new_session"}  # fmt: skip
 _SET_AT_START = ("LANG", "LC_ALL", "LC_CTYPE")
 # `DIRECTOR_TEST_EXEC=1` in a call's environment: a real exec (for the call, or the whole suite when set for it)
 EXEC = "DIRECTOR_TEST_EXEC"
@@ -313,19 +315,30 @@ class Forked:
 # ---------------------------------------------------------------------------------------------- the server
 
 
-def serve(path: str, ready: int) -> None:
-    """Import Director, then fork a process per request until the parent goes away."""
-    import gc
-    import importlib
+# The wrangler shim is wrangler, not Director: its own process (the local target puts it on PATH).
+SHIM_MODULES = ("director.targets.wrangler_shim", "director.targets.shim")
+
+
+def cli_modules() -> Iterator[str]:
+    """Every module of Director's package the CLI's process may import: not `__main__` (importing it runs the
+    CLI) nor the shim's."""
     import pkgutil
 
     import director
 
+    for info in pkgutil.walk_packages(director.__path__, "director."):
+        if not info.name.startswith(SHIM_MODULES) and info.name != "director.__main__":
+            yield info.name
+
+
+def serve(path: str, ready: int) -> None:
+    """Import Director, then fork a process per request until the parent goes away."""
+    import gc
+    import importlib
+
     parent = os.getppid()
-    for mod in pkgutil.walk_packages(director.__path__, "director."):
-        # not `__main__` (it runs the CLI) nor the wrangler shim's modules (the shim is its own process)
-        if not (mod.name.endswith("__main__") or ".shim" in mod.name or mod.name.endswith("wrangler_shim")):
-            importlib.import_module(mod.name)
+    for name in cli_modules():
+        importlib.import_module(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)

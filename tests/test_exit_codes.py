@@ -7,7 +7,6 @@ import ast
 import importlib
 import importlib.util
 import os
-import pkgutil
 import signal
 import sqlite3
 import subprocess
@@ -18,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-import director
 from director import cli
 from director.errors import DirectorError, ExitCode
 from tests import forkserver
@@ -31,16 +29,8 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD_PLAN = ROOT / "tests" / "plans" / "bad" / "unknown-marker.md"
-# The wrangler shim is wrangler, not Director: it exits with wrangler's codes (1 for an API error).
-SHIM_MODULES = ("director.targets.wrangler_shim", "director.targets.shim")
 
 Result = subprocess.CompletedProcess[str]
-
-
-def _modules() -> Iterator[str]:
-    for info in pkgutil.walk_packages(director.__path__, "director."):
-        if not info.name.startswith(SHIM_MODULES) and info.name != "director.__main__":  # it runs the CLI
-            yield info.name
 
 
 def _until_acting(
@@ -290,7 +280,7 @@ def test_the_table_is_the_readme_table() -> None:
 
 
 def _error_classes() -> set[type[DirectorError]]:
-    for name in _modules():
+    for name in forkserver.cli_modules():
         importlib.import_module(name)
     found: set[type[DirectorError]] = set()
     todo: list[type[DirectorError]] = [DirectorError]
@@ -319,8 +309,9 @@ def _exit_calls(tree: ast.AST) -> Iterator[ast.Call]:
 
 
 def test_no_exit_with_a_bare_number_and_1_only_from_lint_and_diff() -> None:
-    """Exits name their `ExitCode`; `FINDINGS` is returned by `lint` and `diff` only."""
-    for name in _modules():
+    """Exits name their `ExitCode`; `FINDINGS` is returned by `lint` and `diff` only. (Not the wrangler shim's
+    modules: the shim is wrangler, and exits with wrangler's codes, 1 for an API error.)"""
+    for name in forkserver.cli_modules():
         spec = importlib.util.find_spec(name)
         assert spec is not None and spec.origin is not None
         source = Path(spec.origin).read_text(encoding="utf-8")
