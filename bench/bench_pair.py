@@ -8,9 +8,11 @@ itself leaves (a fork of the session's bash per block, a pty, the trace and comm
 The three alternate (Director, bash, floor, Director, …), each in a fresh directory, `--repeat` times after
 one warm-up round; the figures are medians, with each ratio taken round by round (so a drift of the machine's
 speed hits both sides), and the load average before and after. `--profile` adds one Director run under
-cProfile and says where its time went, by part.
+cProfile and says where its time went, by part. `--blocks` adds the floor by kind of block (the act, the
+verify untraced and traced): per block, the wall time through `Shell.run`, the CPU Director spent and the CPU
+bash spent, against the CPU of the same text run in bash alone as a bare subshell and as a `bash -c`.
 
-Usage: .venv/bin/python bench/bench_pair.py [-n 200] [--repeat 5] [--profile]
+Usage: .venv/bin/python bench/bench_pair.py [-n 200] [--repeat 5] [--profile] [--blocks]
 Target (issue 37): Director / bash <= 2.0x wall, median of 5.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import pstats
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -92,6 +95,57 @@ def bash_run(n: int) -> tuple[float, float]:
         shutil.rmtree(d, ignore_errors=True)
 
 
+# The floor by kind of block: each kind's `Shell.run` (in a child, its own session's bash, so that what bash
+# spent is reaped and counted apart from what Director spent), and the same block texts in bash alone.
+KINDS = (("act", scaleplan.act, False), ("verify, untraced", scaleplan.verify, False),
+         ("verify, traced", scaleplan.verify, True))  # fmt: skip
+
+
+def kind_child(kind: int, n: int) -> None:
+    """`n` blocks of one kind through `Shell.run`, in the current directory (the act's files are there for a
+    verify); prints wall, Director's CPU and bash's CPU (the session's bash and all it reaped), seconds."""
+    from director.exec.shell import Shell
+
+    _, text, traced = KINDS[kind]
+    t0, wall = os.times(), time.perf_counter()
+    with Shell(env(), os.getcwd(), interactive=False) as sh:
+        state = sh.initial_state()
+        for i in range(1, n + 1):
+            if sh.run(text(i), state, trace=traced, keeps_session=True).exit_code != 0:
+                raise SystemExit(f"{KINDS[kind][0]} {i} failed")
+    wall, t1 = time.perf_counter() - wall, os.times()
+    own = t1.user + t1.system - t0.user - t0.system
+    print(wall, own, t1.children_user + t1.children_system - t0.children_user - t0.children_system)
+
+
+def by_kind(n: int) -> None:
+    """Where the floor goes, per block: each kind through `Shell.run`, against the same text run in bash
+    alone as a bare subshell `( … )` of one bash (the mechanism without Director's setup, pty, trace or
+    marks) and as one `bash -c` (what the bash leg pays)."""
+    d = Path(tempfile.mkdtemp(prefix="bench-pair-"))
+    rows = []
+    try:
+        for k, (label, text, _) in enumerate(KINDS):
+            argv = [sys.executable, str(Path(__file__).resolve()), "--kind-child", str(k), str(n)]
+            out = subprocess.run(argv, cwd=d, env=env(), stdin=subprocess.DEVNULL, capture_output=True,
+                                 text=True, check=True).stdout.split()  # fmt: skip
+            wall, own, bash = (float(x) for x in out)
+            (d / "sub.sh").write_text("".join(f"( {text(i)} )\n" for i in range(1, n + 1)))
+            (d / "c.sh").write_text("".join(f"bash -c {shlex.quote(text(i))}\n" for i in range(1, n + 1)))
+            _, sub = timed(["bash", "--noprofile", "--norc", "sub.sh"], d)
+            _, c = timed(["bash", "--noprofile", "--norc", "c.sh"], d)
+            rows.append((label, wall, own, bash, sub, c))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    ms = 1000 / n
+    print(f"\n== the floor by kind of block, {n} blocks each, per block (ms; CPU is user + sys) ==")
+    print(f"  {'block':18} {'Shell.run wall':>14} {'Director cpu':>13} {'bash cpu':>9} {'bare ( ) cpu':>13} "
+          f"{'bash -c cpu':>12}")  # fmt: skip
+    for label, wall, own, bash, sub, c in rows:
+        cells = f"{wall * ms:14.2f} {own * ms:13.2f} {bash * ms:9.2f} {sub * ms:13.2f} {c * ms:12.2f}"
+        print(f"  {label:18} {cells}")
+
+
 # Where an apply's time goes, by the functions that stand for each part (cumulative seconds; the parts
 # overlap where one calls another, so they are said, not summed).
 PARTS = (
@@ -133,10 +187,15 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=200, help="sections (default 200)")
     ap.add_argument("--repeat", type=int, default=5, help="counted pairs (default 5)")
     ap.add_argument("--profile", action="store_true", help="one more Director run under cProfile: by part")
+    ap.add_argument("--blocks", action="store_true", help="then the floor by block kind, vs bash alone")
     ap.add_argument("--floor-child", type=int, metavar="N", help=argparse.SUPPRESS)
+    ap.add_argument("--kind-child", type=int, nargs=2, metavar=("KIND", "N"), help=argparse.SUPPRESS)
     ns = ap.parse_args()
     if ns.floor_child is not None:
         floor_child(ns.floor_child)
+        return
+    if ns.kind_child is not None:
+        kind_child(*ns.kind_child)
         return
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load()}")
     e = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -174,6 +233,8 @@ def main() -> None:
             prof = Path(private) / "apply.prof"
             director_run(ns.n, prof)
             breakdown(prof)
+        if ns.blocks:
+            by_kind(ns.n)
     finally:
         shutil.rmtree(private, ignore_errors=True)
     print(f"\nload average at the end: {load()}")
