@@ -402,3 +402,21 @@ def test_a_traced_block_runs_whatever_numbers_the_sessions_descriptors_get(tmp_p
             os.close(fd)
     assert (r.exit_code, r.output) == (0, "missing\n"), r.output
     assert r.trace, "the trace says which commands ran"
+
+
+@pytest.mark.parametrize("underscore", [None, "/opt/tools/bin/director", "two\nlines"])
+def test_a_blocks_first_dollar_underscore_is_what_bash_c_starts_with(tmp_path: Path, underscore: str | None) -> None:
+    """`$_` before a block's first command is what `bash -c` in the same environment starts with (its
+    environment's `_`, else the path bash was started by), never the text of Director's setup; a newline
+    in the environment's `_` is a space. Plain bash decides, traced or not, in every block of a session."""
+    env = {**BASE_ENV, **({"_": underscore} if underscore is not None else {})}
+    block = 'printf "[%s]\\n" "$_"'
+    with Shell(env, tmp_path, interactive=False) as sh:
+        plain = subprocess.run([sh.bash, "-c", block], env=env, capture_output=True, text=True, check=True)
+        want = plain.stdout.replace("\n", " ")[:-1] + "\n"
+        state = sh.initial_state()
+        for traced in (False, True, False, True):
+            r = sh.run(block, state, trace=traced)
+            assert r.output == want, (traced, r.output, plain.stdout)
+            state = r.state
+        assert "__director_0" not in state.variables

@@ -8,9 +8,12 @@ bytes of setup and S bytes of block -- and runs each as a foreground job,
     ( eval "$setup"; eval "$block" )
 
 a forked subshell in its own process group that holds the terminal while it runs, and writes `X<status>\\n`
-on its event pipe when the job ends. The whole server program is one line, so that the block's `eval`
-runs on line 1: `$LINENO`, the trace and bash's messages (`bash: line 3: …`) count the block's own lines,
-as `bash -c` does. The payloads are read with `read -N` under `LC_ALL=C` (bytes, buffered reads).
+on its event pipe when the job ends. The setup's `eval` ends with a comment holding the `$_` the server
+started with (its environment's `_`, else the path bash was started by; a newline there made a space), so
+that, as after `bash -c`, a block's first `$_` is that, not the text of Director's setup. The whole server
+program is one line, so that the block's `eval` runs on line 1: `$LINENO`, the trace and bash's messages
+(`bash: line 3: …`) count the block's own lines, as `bash -c` does. The payloads are read with `read -N`
+under `LC_ALL=C` (bytes, buffered reads).
 
 The server's descriptor 2 is the session terminal opened read-only: bash uses it for job control
 (`tcsetpgrp`), and its job reports ("Terminated", "Killed") are dropped instead of reaching a block's
@@ -42,13 +45,13 @@ from director.exec.session import CAPTURE_FUNCTIONS
 __all__ = ["SessionServer", "configure_pty"]
 
 _SERVER = (
-    'eval "$1"; set --; exec 2<{ctty} || exit 97; set -m; '
+    '__director_0=${{_//$\'\\n\'/ }}; eval "$1"; set --; exec 2<{ctty} || exit 97; set -m; '
     "while read -r -u {ctl} __director_q __director_h __director_n; do "
     "__director_s=; "
     'IFS= LC_ALL=C read -r -N "$__director_h" -u {ctl} __director_p || break; '
     'if [ "$__director_n" != 0 ]; then '
     'IFS= LC_ALL=C read -r -N "$__director_n" -u {ctl} __director_s || break; fi; '
-    '( eval "$__director_p"; eval "$__director_s" ); '
+    '( eval "$__director_p"$\'\\n#\' "$__director_0"; eval "$__director_s" ); '
     'builtin printf \'X%s %s\\n\' "$__director_q" "$?" >&{ev}; '
     "done"
 )

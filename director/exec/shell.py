@@ -372,7 +372,7 @@ class Shell:
             " || builtin exit 97\n"
             f"__director_pid=$BASHPID; builtin printf 'P%s %s\\n' {blk.seq} \"$__director_pid\""
             f" >&{server.child_ev}; exec {server.child_ev}>&-\n"
-            "builtin unset -v __director_q __director_h __director_n __director_p\n"
+            "builtin unset -v __director_q __director_h __director_n __director_p __director_0\n"
             + ("__director_kept=1\n" if blk.kept else "")
             + _export_marks(blk.marks)
             + _CD.format(d=quote(cwd))
