@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -420,3 +421,35 @@ def test_a_blocks_first_dollar_underscore_is_what_bash_c_starts_with(tmp_path: P
             assert r.output == want, (traced, r.output, plain.stdout)
             state = r.state
         assert "__director_0" not in state.variables
+
+
+TRAP_IDIOMS = [
+    'old=$(trap -p EXIT); trap "echo bye" EXIT; eval "$old"; echo done',  # save, set, restore
+    'trap "echo bye" EXIT; old=$(trap -p EXIT); trap - EXIT; echo "[$old]"; eval "$old"; echo done',
+    'trap "echo one" EXIT; trap -p EXIT; trap -- EXIT; trap -p; echo done',
+    'trap "echo e" 0; trap -p 0; exit 3',
+    "trap \"echo 'quoted here'\" EXIT; trap; echo done",
+    'trap "echo a && echo \\\\b" EXIT; trap -p EXIT; echo done',  # & and \\ in the handler, as bash quotes them
+    "trap '' EXIT; trap -p EXIT; echo done",
+    'trap "echo hup" HUP; trap "echo bye" EXIT; trap -p; trap - HUP; echo done',
+    "set -u; trap -p EXIT; trap; echo ok",
+    'trap "echo bye" EXIT; ( trap -p EXIT; echo sub )',
+    'trap -p NOSUCHSIGNAL; echo "status $?"',
+    'f() { trap "echo in-f" RETURN; echo body; }; f; echo after',
+    'f() { trap "echo a" RETURN; trap "echo b" RETURN; }; f; echo after',
+    "printf 'echo in-file\\n' > sourced.sh; trap 'echo r' RETURN; . ./sourced.sh; echo after",
+]
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["untraced", "traced"])
+@pytest.mark.parametrize("block", TRAP_IDIOMS)
+def test_a_blocks_traps_read_and_fire_as_in_bash_c(shell: Shell, tmp_path: Path, block: str, traced: bool) -> None:
+    """Director keeps its EXIT capture armed behind a `trap` function (and a traced block's command marks in
+    a DEBUG trap); a block that shows, saves and restores its traps, or sets a RETURN trap, sees and gets
+    what `bash -c` gives it, traced or not. Plain bash decides."""
+    plain = subprocess.run(
+        ["bash", "-c", block], env=BASE_ENV, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    r = shell.run(block, shell.initial_state(), trace=traced)
+    where = re.compile(r"^[^:\n]*: line [0-9]+: ", re.M)  # where bash says an error was: not compared
+    assert (r.exit_code, where.sub("", r.output)) == (plain.returncode, where.sub("", plain.stdout)), block

@@ -41,11 +41,11 @@ END = "__director_exit"
 # One builtin per command: its first expansion is `$?` (the status of the command that ran before the trap),
 # and its last argument `$_` (that command's last argument), which `%.0s` consumes without printing -- so
 # that after the trap `$_` is what the block's own command left, as plain bash has it.
-TRAP = (
-    "builtin trap '"
+COMMAND = (
     r"""builtin printf "\035%s\037%s\037%s\037%s\034%.0s" "$?" "$BASHPID" "$LINENO" "${FUNCNAME[0]-}" "$_" """
-    f""">&{FD} 2>/dev/null || :' DEBUG; builtin set -T"""
-)
+    f""">&{FD} 2>/dev/null || :"""
+)  # no single quote in it: quoted as it is below, and shown by `trap -p` as `trap -- 'COMMAND' DEBUG`
+TRAP = f"builtin trap '{COMMAND}' DEBUG; builtin set -T"
 _MARK = re.compile(r"\x1d(\d+)\x1f(\d+)\x1f(\d+)\x1f([^\x1c\x1d\x1f]{0,200})\x1c")
 _MAX = 4096  # distinct (line, function[, status]) kept: a block has far fewer lines
 

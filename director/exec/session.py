@@ -10,7 +10,11 @@ functions, cwd) flows between them in document order as a `SessionState`:
 - The trap writes `$PWD`, `declare -p`, `declare -f` and `declare -F` into a small state file,
   NUL-separated and ended by a terminator, which `parse_state_file` reads back; a missing or truncated
   file (the block `exec`ed, or was SIGKILLed) leaves the session unchanged. A block's own `trap … EXIT`
-  is chained (a `trap` wrapper records it and the capture runs it after saving the state).
+  is chained (a `trap` wrapper records it and the capture runs it after saving the state). What the block
+  is shown (`trap`, `trap -p`) is its own handler where Director's is, and no line for a traced block's
+  command marks, so saving and restoring traps works as in plain bash; a RETURN trap the wrapper sets
+  first fires when the block's function returns, not the wrapper. Still seen: `trap` is a function
+  (`type trap`, `declare -f`).
 - Captured are the variables the blocks set: not bash's own (BASH*, PPID, RANDOM, LINENO…), not
   those inherited unchanged from the operator's environment (unless a block of the plan assigns one), and
   `PATH` without Director's `path_prepend` entries (they are put first again on restore). Scalars keep
@@ -72,26 +76,59 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # The capture: a `trap` wrapper that keeps it armed, and the EXIT handler that writes the state.
 CAPTURE_FUNCTIONS = r"""trap() {
-    # Keep Director's EXIT capture armed: record the block's own EXIT handler, pass the rest on.
-    if [[ $BASHPID != "${__director_pid:-$$}" || $# -eq 0 || ${1-} == -[lp]* ]]; then
+    # Keep Director's EXIT capture armed: record the block's own EXIT handler, pass the rest on. What bash
+    # shows (`trap`, `trap -p`) has the block's own EXIT handler where Director's is, so that saving and
+    # restoring it (`old=$(trap -p EXIT)` ... `eval "$old"`) works as in plain bash.
+    local __director_q=\' __director_t __director_r __director_x __director_own
+    if [[ $# -eq 0 || ${1-} == -p ]]; then
+        __director_t=$(builtin trap "$@")
+        __director_r=$?
+        __director_own=("trap -- '__director_exit' EXIT")
+        [[ -z ${__director_traced-} ]] || __director_own+=(@MARKS@)  # the command marks (`markers`)
+        if [[ -n ${__director_user_exit+x} ]]; then
+            __director_x=${__director_user_exit//$__director_q/"$__director_q\\$__director_q$__director_q"}
+            __director_x="trap -- $__director_q$__director_x$__director_q EXIT"
+            __director_t=${__director_t/"${__director_own[0]}"/"$__director_x"}
+        fi
+        for __director_x in "${__director_own[@]}"; do  # Director's own lines: plain bash has none
+            case $__director_t in
+                "$__director_x") __director_t= ;;
+                "$__director_x"$'\n'*) __director_t=${__director_t#"$__director_x"$'\n'} ;;
+                *$'\n'"$__director_x"*) __director_t=${__director_t/$'\n'"$__director_x"/} ;;
+            esac
+        done
+        [[ -z $__director_t ]] || builtin printf '%s\n' "$__director_t"
+        return "$__director_r"
+    fi
+    if [[ $BASHPID != "${__director_pid:-$$}" || ${1-} == -[lp]* ]]; then
         builtin trap "$@"; return
     fi
     [[ $1 == -- ]] && shift
-    local __director_cmd __director_sig __director_keep=()
+    local __director_cmd __director_sig __director_keep=() __director_return=
     if (( $# == 1 )); then __director_cmd=-; else __director_cmd=$1; shift; fi
     for __director_sig in "$@"; do
         case ${__director_sig^^} in
             EXIT|0|SIGEXIT)
-                __director_user_exit=$__director_cmd
-                [[ $__director_cmd == - ]] && __director_user_exit= ;;
+                if [[ $__director_cmd == - ]]; then builtin unset -v __director_user_exit
+                else __director_user_exit=$__director_cmd; fi ;;
+            RETURN) __director_return=1 ;;
             *) __director_keep+=("$__director_sig") ;;
         esac
     done
     (( ${#__director_keep[@]} == 0 )) || builtin trap -- "$__director_cmd" "${__director_keep[@]}"
+    if [[ -n $__director_return && $__director_cmd == - ]]; then
+        builtin trap - RETURN
+    elif [[ -n $__director_return ]]; then
+        # Set from this function, a RETURN trap would fire when it returns: it is set then, by a trap that
+        # only sets it, and first fires when the block's own function (or sourced file) returns.
+        __director_t=${__director_cmd//$__director_q/$__director_q\\$__director_q$__director_q}
+        builtin trap -- "builtin trap -- $__director_q$__director_t$__director_q RETURN" RETURN
+    fi
 }
 __director_exit() {
     __director_rc=$?
     { builtin set +eux +o pipefail; } 2>/dev/null
+    builtin trap - RETURN  # inherited under functrace (a traced block): it must not fire as this returns
     if [[ -n ${__director_traced-} && ${PS4-} == "$__director_trace_ps4" ]]; then
         # Tracing was Director's: give the session its own PS4 back before capturing it.
         if [[ -n $__director_ps4_set ]]; then PS4=$__director_ps4; else builtin unset PS4; fi
@@ -113,14 +150,15 @@ __director_exit() {
             builtin printf '\0END\0'
         } >"$__director_state_file" 2>/dev/null
     fi
-    if [[ -n $__director_user_exit ]]; then
+    if [[ -n ${__director_user_exit-} ]]; then
         __director_setrc() { return "$1"; }
         __director_setrc "$__director_rc"
         builtin eval -- "$__director_user_exit"
     fi
 }
 """
-_ARM = "__director_user_exit=\nbuiltin trap __director_exit EXIT"
+CAPTURE_FUNCTIONS = CAPTURE_FUNCTIONS.replace("@MARKS@", shlex.quote(f"trap -- '{markers.COMMAND}' DEBUG"))
+_ARM = "builtin unset -v __director_user_exit\nbuiltin trap __director_exit EXIT"
 
 
 def quote(value: str) -> str:
