@@ -453,3 +453,52 @@ def test_a_blocks_traps_read_and_fire_as_in_bash_c(shell: Shell, tmp_path: Path,
     r = shell.run(block, shell.initial_state(), trace=traced)
     where = re.compile(r"^[^:\n]*: line [0-9]+: ", re.M)  # where bash says an error was: not compared
     assert (r.exit_code, where.sub("", r.output)) == (plain.returncode, where.sub("", plain.stdout)), block
+
+
+KILL_SELF_IDIOMS = [
+    "echo a; kill $$; echo b",  # what follows never runs
+    'die() { echo "fatal: $*" >&2; kill -s TERM $$; exit 1; }; echo start; die oops; echo after',
+    'x=$(echo inner; kill $$); echo "after [$x]"',  # from a command substitution: the whole block
+    'trap "echo bye" EXIT; echo a; kill $$; echo b',
+    'trap "echo got-usr1" USR1; kill -USR1 $$; echo b',
+    "kill -0 $$ && echo alive",
+]
+
+
+@pytest.mark.parametrize("block", KILL_SELF_IDIOMS)
+def test_a_block_that_signals_dollar_dollar_signals_itself_as_a_script_does(shell: Shell, block: str) -> None:
+    """`$$` is the session's bash in every block; `kill $$` in a block ends (or signals) the block, as it
+    ends a `bash -c` script, and the session goes on. Plain bash decides; a signal's death is 128 + N."""
+    plain = subprocess.run(
+        ["bash", "-c", block], env=BASE_ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    status = 128 - plain.returncode if plain.returncode < 0 else plain.returncode
+    r = shell.run(block, shell.initial_state())
+    assert (r.exit_code, r.output) == (status, plain.stdout), block
+    assert run_all(shell, "echo next")[0].output == "next\n"
+
+
+def test_a_blocks_own_kill_or_trap_function_flows_and_directors_never_does(shell: Shell) -> None:
+    """Director's `trap` and `kill` wrappers are never session state; a block's own function of either name
+    replaces the wrapper and flows to later blocks like any function."""
+    first, second, third = run_all(
+        shell,
+        "echo plain",
+        'kill() { echo "would kill $*"; }; trap() { echo "would trap $*"; }',
+        "kill 1234; trap 'echo x' EXIT; echo done",
+    )
+    assert "kill" not in first.state.functions and "trap" not in first.state.functions
+    assert third.output == "would kill 1234\nwould trap echo x EXIT\ndone\n"
+    assert "would kill" in second.state.functions and "__director_" not in second.state.functions
+
+
+def test_a_blocks_exit_handler_that_signals_its_group_ends_the_block_not_the_session(shell: Shell) -> None:
+    """`trap 'kill -- -$$' EXIT` (end everything the script started) ends the block's own process group."""
+    r = shell.run("sleep 300 & echo \"started $!\"; trap 'kill -- -$$' EXIT", shell.initial_state())
+    assert r.output.startswith("started ")
+    sleeper = int(r.output.split()[1])
+    deadline = time.monotonic() + 30
+    while alive(sleeper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(sleeper)  # as from `bash -c`: the script's group, its background job with it
+    assert shell.server_pid is not None and run_all(shell, "echo next")[0].output == "next\n"

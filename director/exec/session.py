@@ -13,8 +13,10 @@ functions, cwd) flows between them in document order as a `SessionState`:
   is chained (a `trap` wrapper records it and the capture runs it after saving the state). What the block
   is shown (`trap`, `trap -p`) is its own handler where Director's is, and no line for a traced block's
   command marks, so saving and restoring traps works as in plain bash; a RETURN trap the wrapper sets
-  first fires when the block's function returns, not the wrapper. Still seen: `trap` is a function
-  (`type trap`, `declare -f`).
+  first fires when the block's function returns, not the wrapper. A `kill` wrapper reads `$$` (the
+  session's bash in every block) and `-$$` as the block's own shell and group, so that `kill $$` ends the
+  block as it ends a script. Still seen: `trap` and `kill` are functions (`type`, `declare -f`); a block's
+  own function of either name replaces the wrapper, and flows to later blocks as any function does.
 - Captured are the variables the blocks set: not bash's own (BASH*, PPID, RANDOM, LINENO…), not
   those inherited unchanged from the operator's environment (unless a block of the plan assigns one), and
   `PATH` without Director's `path_prepend` entries (they are put first again on restore). Scalars keep
@@ -125,6 +127,19 @@ CAPTURE_FUNCTIONS = r"""trap() {
         builtin trap -- "builtin trap -- $__director_q$__director_t$__director_q RETURN" RETURN
     fi
 }
+kill() {
+    # `$$` is the session's bash in every block, as in a terminal; a block that signals `$$` (or its group,
+    # `-$$`) means itself, as a script does: the signal goes to the block's shell (or its group) instead.
+    local __director_w __director_a=()
+    for __director_w in "$@"; do
+        case $__director_w in
+            "$$") __director_a+=("${__director_pid:-$$}") ;;
+            "-$$") __director_a+=("-${__director_pid:-$$}") ;;
+            *) __director_a+=("$__director_w") ;;
+        esac
+    done
+    builtin kill "${__director_a[@]}"
+}
 __director_exit() {
     __director_rc=$?
     { builtin set +eux +o pipefail; } 2>/dev/null
@@ -133,7 +148,7 @@ __director_exit() {
         # Tracing was Director's: give the session its own PS4 back before capturing it.
         if [[ -n $__director_ps4_set ]]; then PS4=$__director_ps4; else builtin unset PS4; fi
     fi
-    builtin unset -f trap __director_exit
+    builtin unset -f __director_exit  # `trap` and `kill` stay for the block's own EXIT handler (`_OWN`)
     # Director's per-block variables: an unchanged session dumps the same bytes from block to block
     builtin unset -v __director_pid __director_s __director_q __director_u
     if [[ -n ${__director_kept-} ]]; then
@@ -151,6 +166,7 @@ __director_exit() {
         } >"$__director_state_file" 2>/dev/null
     fi
     if [[ -n ${__director_user_exit-} ]]; then
+        __director_pid=$BASHPID  # for the wrappers, as the block had them
         __director_setrc() { return "$1"; }
         __director_setrc "$__director_rc"
         builtin eval -- "$__director_user_exit"
@@ -359,6 +375,21 @@ def array_values(stmt: str) -> list[str]:
 _FUNCTION_START = re.compile(r"^(\S+) \(\) $", re.M)
 
 
+# The wrappers of `CAPTURE_FUNCTIONS` that stay defined through the capture (the block's own EXIT handler
+# runs after it, and uses them as the block did): never session state. A block's own function of the same
+# name replaced them, and is carried; theirs are known by the `__director_` names only they use.
+_OWN = ("trap", "kill")
+
+
+def _without_own(functions: str) -> str:
+    """`declare -f` text without Director's own wrappers (`_OWN`)."""
+    if "__director_" not in functions:
+        return functions
+    parts = split_functions(functions)
+    kept = [text for name, text in parts.items() if name not in _OWN or "__director_" not in text]
+    return functions if len(kept) == len(parts) else "".join(kept)
+
+
 def split_functions(text: str) -> dict[str, str]:
     """`declare -f` text (with Director's `export -f NAME` lines) as NAME -> its definition and export.
 
@@ -502,6 +533,7 @@ def parse_state_file(
         extra = flags.replace("x", "")
         if extra:
             attributes[name] = extra
+    functions = _without_own(functions)
     exported_fns = [
         line.split()[-1]
         for line in fnames.splitlines()
