@@ -502,3 +502,17 @@ def test_a_blocks_exit_handler_that_signals_its_group_ends_the_block_not_the_ses
         time.sleep(0.05)
     assert not alive(sleeper)  # as from `bash -c`: the script's group, its background job with it
     assert shell.server_pid is not None and run_all(shell, "echo next")[0].output == "next\n"
+
+
+def test_a_blocks_own_xtrace_shows_its_kill_and_trap_calls_not_the_wrappers_inside(shell: Shell) -> None:
+    """Under the block's own `set -x`, a `kill` or `trap` call is one trace line, as from `bash -c`."""
+    block = "set -x; kill -0 $$; trap -p; trap 'echo bye' EXIT; echo done"
+    plain = subprocess.run(
+        ["bash", "-c", block], env=BASE_ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    r = shell.run(block, shell.initial_state())
+
+    def upto_done(out: str) -> str:  # the pids differ, and so does the depth bash marks (`++`: an eval)
+        return re.sub(r"^\++ ", "+ ", re.sub(r"[0-9]+", "N", out.partition("\ndone\n")[0] + "\n"), flags=re.M)
+
+    assert upto_done(r.output) == upto_done(plain.stdout) == "+ kill -N N\n+ trap -p\n+ trap 'echo bye' EXIT\n+ echo done\n"

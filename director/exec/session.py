@@ -81,6 +81,8 @@ CAPTURE_FUNCTIONS = r"""trap() {
     # Keep Director's EXIT capture armed: record the block's own EXIT handler, pass the rest on. What bash
     # shows (`trap`, `trap -p`) has the block's own EXIT handler where Director's is, so that saving and
     # restoring it (`old=$(trap -p EXIT)` ... `eval "$old"`) works as in plain bash.
+    { if [[ $- == *x* && -z ${__director_traced-} ]] && (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 ))
+      then local -; builtin set +x; fi; } 2>/dev/null  # a block's own xtrace shows its call, not the inside
     local __director_q=\' __director_t __director_r __director_x __director_own
     if [[ $# -eq 0 || ${1-} == -p ]]; then
         __director_t=$(builtin trap "$@")
@@ -123,13 +125,15 @@ CAPTURE_FUNCTIONS = r"""trap() {
     elif [[ -n $__director_return ]]; then
         # Set from this function, a RETURN trap would fire when it returns: it is set then, by a trap that
         # only sets it, and first fires when the block's own function (or sourced file) returns.
-        __director_t=${__director_cmd//$__director_q/$__director_q\\$__director_q$__director_q}
+        __director_t=${__director_cmd//$__director_q/"$__director_q\\$__director_q$__director_q"}
         builtin trap -- "builtin trap -- $__director_q$__director_t$__director_q RETURN" RETURN
     fi
 }
 kill() {
     # `$$` is the session's bash in every block, as in a terminal; a block that signals `$$` (or its group,
     # `-$$`) means itself, as a script does: the signal goes to the block's shell (or its group) instead.
+    { if [[ $- == *x* && -z ${__director_traced-} ]] && (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 ))
+      then local -; builtin set +x; fi; } 2>/dev/null  # a block's own xtrace shows its call, not the inside
     local __director_w __director_a=()
     for __director_w in "$@"; do
         case $__director_w in
