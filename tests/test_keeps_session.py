@@ -45,6 +45,7 @@ KEEPS = [
 # Blocks that change their shell (or may): the full capture runs.
 CHANGES = [
     "X=changed",
+    "umask 077",
     "export NEW=1",
     "read -r R <<<'typed'",
     "for i in 1 2; do :; done",
@@ -107,7 +108,7 @@ def start(shell: Shell) -> SessionState:
 def same_session(a: SessionState, b: SessionState, workdir: Path) -> bool:
     def seen(s: SessionState) -> tuple[object, ...]:
         variables = {k: v for k, v in s.variables.items() if k != "COPROC_PID"}  # differs from run to run
-        return variables, s.exported, s.functions, s.attributes, s.arrays, s.cwd or str(workdir)
+        return variables, s.exported, s.functions, s.attributes, s.arrays, s.cwd or str(workdir), s.umask
 
     return seen(a) == seen(b)
 
@@ -147,7 +148,9 @@ def test_the_skipped_capture_loses_nothing_in_real_bash(shell: Shell, tmp_path: 
         assert light.state is before  # nothing was parsed: the session as it was
 
 
-@pytest.mark.parametrize("text", ["X=changed", "cd sub", "setx", "echo ${D:=default}", "read -r R <<<'typed'"])
+@pytest.mark.parametrize(
+    "text", ["X=changed", "cd sub", "setx", "echo ${D:=default}", "read -r R <<<'typed'", "umask 077"]
+)
 def test_forcing_the_skip_on_a_changing_block_would_lose_the_change(shell: Shell, tmp_path: Path, text: str) -> None:
     """The equality above is not vacuous: on these blocks a skipped capture misses what they changed."""
     before = start(shell)

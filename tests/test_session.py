@@ -19,10 +19,11 @@ from director.exec.session import (
 
 
 def _state_file(
-    cwd: str, declared: str, functions: str = "", fnames: str = "", end: bytes = STATE_END
+    cwd: str, declared: str, functions: str = "", fnames: str = "", end: bytes = STATE_END, umask: str = "0022"
 ) -> bytes:
-    """A state file as the EXIT trap writes it: rc, cwd, declare -p, declare -f, declare -F, END."""
-    parts = [b"0", cwd.encode(), declared.encode(), functions.encode(), fnames.encode(), end, b""]
+    """A state file as the EXIT trap writes it: rc, cwd, declare -p, declare -f, declare -F, umask, END."""
+    parts = [b"0", cwd.encode(), declared.encode(), functions.encode(), fnames.encode(), f"{umask}\n".encode(), end]
+    parts.append(b"")
     return b"\0".join(parts)
 
 
@@ -88,6 +89,7 @@ def test_state_file_keeps_what_blocks_set_and_drops_bash_and_inherited_names() -
     assert state.attributes == {"RO": "ir"}
     assert state.arrays == {"LIST": 'declare -a LIST=([0]="a")'}
     assert state.functions.endswith("export -f g\n")
+    assert state.umask == "0022"
 
 
 def test_a_variable_the_plan_assigns_is_session_state_even_at_the_inherited_value() -> None:
@@ -179,3 +181,12 @@ def test_session_state_json_round_trip_persistable_and_secret_values() -> None:
     assert kept.variables == {"A": "1"} and kept.exported == {"A"}
     assert kept.attributes == {} and kept.arrays == {}
     assert state.secret_values(is_secret_name) == ["s3cret-value"]
+
+
+def test_a_sessions_umask_round_trips_and_a_journals_junk_umask_is_never_bash() -> None:
+    state = SessionState(variables={"A": "1"}, umask="0077")
+    assert SessionState.from_json(state.to_json()) == state
+    assert state.persistable(is_secret_name).umask == "0077"
+    assert "umask" not in SessionState().to_json()  # a journal written before umasks were carried reads the same
+    for junk in ("0077; rm -rf ~", "999", "$(id)", "", 77):
+        assert SessionState.from_json({"umask": junk}).umask == ("" if junk != 77 else "77")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -296,3 +297,48 @@ def test_a_verify_that_sets_its_own_secret_is_not_refused_on_resume(world: World
     assert (world.root / "work" / "app").read_text() == "ready\n"
     assert (world.root / "work" / "db-password").read_text().strip() == password  # §1 never re-ran
     assert password not in plan.read_text() and password not in said(r)
+
+
+# ------------------------------------------------- the umask a section set holds for the sections after it
+
+PRIVATE = """\
+## 1. Keep what the plan writes private  🟡
+
+```bash
+umask 077
+touch "$WORK/private-mode-set"
+```
+```bash
+# ✔ private mode is set up
+[ -f "$WORK/private-mode-set" ] && echo "private mode set up" || { echo "not set up"; exit 1; }
+```
+
+## 2. Write the token file  🟢
+
+```bash
+echo "not-a-real-token" > "$WORK/token"
+```
+```bash
+# ✔ the token file is there
+[ -s "$WORK/token" ] && echo "token written" || { echo "no token"; exit 1; }
+```
+"""
+
+
+def test_a_umask_a_section_set_holds_for_later_sections_in_this_run_and_when_it_is_in_sync(world: World) -> None:
+    """As in one bash script, the files a later section makes get the umask an earlier one set -- in the run
+    that set it, and in a later run where that section is in sync (its change to the session replayed)."""
+    probe = world.root / "plain"
+    probe.mkdir()
+    script = 'umask 077\necho "not-a-real-token" > token\nstat -c %a token\n'
+    plain = subprocess.run(["bash", "-c", script], cwd=probe, capture_output=True, text=True, check=True).stdout
+    assert plain == "600\n"
+    plan = _write(world, "A private token", PRIVATE, "", _STOP_SERVERS)
+    token = world.root / "work" / "token"
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0, said(r)
+    assert f"{token.stat().st_mode & 0o777:o}\n" == plain
+    token.unlink()
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0 and _verdict(r.stdout, 1) == "in sync" and _verdict(r.stdout, 2) == "applied", said(r)
+    assert f"{token.stat().st_mode & 0o777:o}\n" == plain

@@ -516,3 +516,14 @@ def test_a_blocks_own_xtrace_shows_its_kill_and_trap_calls_not_the_wrappers_insi
         return re.sub(r"^\++ ", "+ ", re.sub(r"[0-9]+", "N", out.partition("\ndone\n")[0] + "\n"), flags=re.M)
 
     assert upto_done(r.output) == upto_done(plain.stdout) == "+ kill -N N\n+ trap -p\n+ trap 'echo bye' EXIT\n+ echo done\n"
+
+
+def test_a_blocks_umask_holds_for_the_files_later_blocks_make_as_in_one_script(shell: Shell, tmp_path: Path) -> None:
+    """`umask 077` in one block holds for the next ones, as in one bash script (plain bash decides)."""
+    blocks = ["umask 077", "echo 1 > made-later; stat -c %a made-later", "umask 002; echo again", "umask"]
+    (tmp_path / "plain").mkdir()
+    plain = subprocess.run(
+        ["bash", "-c", "\n".join(blocks)], cwd=tmp_path / "plain", env=BASE_ENV, capture_output=True, text=True
+    )
+    results = run_all(shell, *blocks)
+    assert "".join(r.output for r in results) == plain.stdout == "600\nagain\n0002\n"

@@ -23,7 +23,8 @@ functions, cwd) flows between them in document order as a `SessionState`:
   their attributes (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their
   `declare -p` statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
   capture: that block's changes are lost. Not carried: shell options (`set -e`, `shopt`), aliases,
-  traps other than EXIT, unsetting an inherited variable.
+  traps other than EXIT, unsetting an inherited variable, `ulimit`, the directory stack (`pushd`). The
+  umask is carried (a block's `umask 077` holds for the files later blocks make, as in one script).
 
 Values are bytes to bash: text here is str with undecodable bytes as lone surrogates
 (`surrogateescape`), so any value round-trips.
@@ -166,6 +167,8 @@ __director_exit() {
             builtin declare -f
             builtin printf '\0'
             builtin declare -F
+            builtin printf '\0'
+            builtin umask
             builtin printf '\0END\0'
         } >"$__director_state_file" 2>/dev/null
     fi
@@ -199,6 +202,7 @@ class SessionState:
     cwd: str = ""  # "" means the Shell's workdir
     attributes: dict[str, str] = field(default_factory=dict)  # name -> declare flags besides x ("i", "r"…)
     arrays: dict[str, str] = field(default_factory=dict)  # name -> its `declare -a/-A …` statement
+    umask: str = ""  # as `umask` prints it ("0077"); "" before a block's capture said it
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-able data (the journal's `session_json`)."""
@@ -209,6 +213,7 @@ class SessionState:
             "cwd": self.cwd,
             "attributes": dict(sorted(self.attributes.items())),
             "arrays": dict(sorted(self.arrays.items())),
+            **({"umask": self.umask} if self.umask else {}),
         }
 
     @classmethod
@@ -222,6 +227,7 @@ class SessionState:
             cwd=str(d.get("cwd") or ""),
             attributes={str(k): str(v) for k, v in dict(d.get("attributes") or {}).items()},
             arrays={str(k): str(v) for k, v in dict(d.get("arrays") or {}).items()},
+            umask=_umask(str(d.get("umask") or "")),
         )
 
     def persistable(self, is_secret: Callable[[str], bool]) -> SessionState:
@@ -233,6 +239,7 @@ class SessionState:
             cwd=self.cwd,
             attributes={k: v for k, v in self.attributes.items() if not is_secret(k)},
             arrays={k: v for k, v in self.arrays.items() if not is_secret(k)},
+            umask=self.umask,
         )
 
     def secret_values(self, is_secret: Callable[[str], bool]) -> list[str]:
@@ -394,6 +401,11 @@ def _without_own(functions: str) -> str:
     return functions if len(kept) == len(parts) else "".join(kept)
 
 
+def _umask(text: str) -> str:
+    """A umask as `umask` prints it, or "" for anything else (a journal's text is not trusted as bash)."""
+    return text if re.fullmatch(r"[0-7]{1,4}", text) else ""
+
+
 def split_functions(text: str) -> dict[str, str]:
     """`declare -f` text (with Director's `export -f NAME` lines) as NAME -> its definition and export.
 
@@ -505,10 +517,10 @@ def parse_state_file(
     A variable inherited unchanged from the operator's environment is not session state, unless it is one
     of `assigned` (the plan's blocks assign it: `export ENV="dev"` in §0 makes ENV the plan's, whatever the
     operator's environment happened to hold)."""
-    fields = _fields(raw, 6)
-    if fields is None or fields[5] != STATE_END.decode():
+    fields = _fields(raw, 7)
+    if fields is None or fields[6] != STATE_END.decode():
         return None
-    _, cwd, declared, functions, fnames, _ = fields
+    _, cwd, declared, functions, fnames, mask, _ = fields
     variables: dict[str, str] = {}
     exported: set[str] = set()
     attributes: dict[str, str] = {}
@@ -545,7 +557,8 @@ def parse_state_file(
     ]
     if exported_fns:
         functions += "".join(f"export -f {n}\n" for n in exported_fns)
-    return SessionState(variables, frozenset(exported), functions, cwd, attributes, arrays)
+    umask = _umask(mask.strip())
+    return SessionState(variables, frozenset(exported), functions, cwd, attributes, arrays, umask)
 
 
 def prelude(
@@ -591,6 +604,8 @@ def prelude(
     out.extend(_enc(stmt) for name, stmt in state.arrays.items() if _NAME.fullmatch(name))
     if state.functions:
         line(state.functions)
+    if state.umask:
+        line(f"builtin umask {state.umask}")
     if trace_fd is not None:
         # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
         line(f"__director_traced=1 __director_trace_ps4={quote(TRACE_PS4)}")

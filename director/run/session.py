@@ -32,7 +32,8 @@ def delta(before: SessionState | None, after: SessionState) -> SessionState:
     arrays = {k: v for k, v in after.arrays.items() if before.arrays.get(k) != v}
     # a changed variable keeps its attributes (`readonly`, `-i`): the session after the section has them
     attributes = {k: v for k, v in after.attributes.items() if k in variables or k in arrays}
-    return SessionState(variables, exported, functions, cwd, attributes, arrays)
+    umask = after.umask if after.umask != before.umask else ""
+    return SessionState(variables, exported, functions, cwd, attributes, arrays, umask)
 
 
 def apply_delta(cur: SessionState, change: SessionState) -> SessionState:
@@ -44,6 +45,7 @@ def apply_delta(cur: SessionState, change: SessionState) -> SessionState:
         change.cwd or cur.cwd,
         {**cur.attributes, **change.attributes},
         {**cur.arrays, **change.arrays},
+        change.umask or cur.umask,
     )
 
 
@@ -64,6 +66,7 @@ def persistable(run: Run, state: SessionState) -> SessionState:
         kept.cwd,
         kept.attributes,
         {k: v for k, v in kept.arrays.items() if red.redact(v) == v},
+        kept.umask,
     )
 
 
@@ -144,6 +147,7 @@ def recompute_withheld(run: Run) -> None:
             s.cwd,
             s.attributes,
             {**s.arrays, **back_arrays},
+            s.umask,
         )
         run.withheld -= set(back) | set(back_arrays)
         run.withheld_arrays -= set(back_arrays)
