@@ -40,7 +40,7 @@ import termios
 from collections.abc import Collection, Mapping, Sequence
 
 from director.exec.processes import child_subreaper
-from director.exec.session import CAPTURE_FUNCTIONS
+from director.exec.wrappers import CAPTURE_FUNCTIONS
 
 __all__ = ["SessionServer", "configure_pty"]
 
