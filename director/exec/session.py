@@ -7,16 +7,17 @@ functions, cwd) flows between them in document order as a `SessionState`:
   It is sourced through `BASH_ENV` (non-interactive bash reads that file before the `-c` script), so
   the block's own line numbers in error messages stay right; the prelude unsets `BASH_ENV` at once so
   scripts the block starts do not source it.
-- The trap writes `$PWD`, `declare -p`, `declare -f` and `declare -F` into a small state file,
-  NUL-separated and ended by a terminator, which `parse_state_file` reads back; a missing or truncated
-  file (the block `exec`ed, or was SIGKILLed) leaves the session unchanged. A block's own `trap … EXIT`
-  is chained (a `trap` wrapper, `director.exec.wrappers`, records it and the capture runs it after saving the state). What the block
-  is shown (`trap`, `trap -p`) is its own handler where Director's is, and no line for a traced block's
-  command marks, so saving and restoring traps works as in plain bash; a RETURN trap the wrapper sets
-  first fires when the block's function returns, not the wrapper. A `kill` wrapper reads `$$` (the
-  session's bash in every block) and `-$$` as the block's own shell and group, so that `kill $$` ends the
-  block as it ends a script. Still seen: `trap` and `kill` are functions (`type`, `declare -f`); a block's
-  own function of either name replaces the wrapper, and flows to later blocks as any function does.
+- The trap writes `$PWD`, `declare -p`, `declare -f`, `declare -F` and the umask into a small state
+  file, NUL-separated and ended by a terminator, which `parse_state_file` reads back; a missing or
+  truncated file (the block `exec`ed, or was SIGKILLed) leaves the session unchanged. A block's own
+  `trap … EXIT` is chained (a `trap` wrapper, `director.exec.wrappers`, records it and the capture runs it
+  after saving the state). What the block is shown (`trap`, `trap -p`) is its own handler where
+  Director's is, and no line for a traced block's command marks, so saving and restoring traps works as
+  in plain bash; a RETURN trap the wrapper sets first fires when the block's function returns, not the
+  wrapper. A `kill` wrapper reads `$$` (the session's bash in every block) and `-$$` as the block's own
+  shell and group, so that `kill $$` ends the block as it ends a script. Still seen: `trap` and `kill` are
+  functions (`type`, `declare -f`); a block's own function of either name replaces the wrapper, and
+  flows to later blocks as any function does.
 - Captured are the variables the blocks set: not bash's own (BASH*, PPID, RANDOM, LINENO…), not
   those inherited unchanged from the operator's environment (unless a block of the plan assigns one), and
   `PATH` without Director's `path_prepend` entries (they are put first again on restore). Scalars keep
