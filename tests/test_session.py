@@ -90,6 +90,10 @@ def test_state_file_keeps_what_blocks_set_and_drops_bash_and_inherited_names() -
     assert state.arrays == {"LIST": 'declare -a LIST=([0]="a")'}
     assert state.functions.endswith("export -f g\n")
     assert state.umask == "0022"
+    for captured, carried in (("0022", ""), ("0077", "0077")):  # Director's own umask is not the session's
+        raw = _state_file("/w", "", umask=captured)
+        again = parse_state_file(raw, base_env={}, path_prepend=(), inherited_umask="0022")
+        assert again is not None and again.umask == carried
 
 
 def test_a_variable_the_plan_assigns_is_session_state_even_at_the_inherited_value() -> None:

@@ -527,3 +527,12 @@ def test_a_blocks_umask_holds_for_the_files_later_blocks_make_as_in_one_script(s
     )
     results = run_all(shell, *blocks)
     assert "".join(r.output for r in results) == plain.stdout == "600\nagain\n0002\n"
+    assert [r.state.umask for r in results] == ["0077", "0077", "0002", "0002"]
+
+
+def test_a_session_whose_blocks_never_set_a_umask_hands_none_on(shell: Shell) -> None:
+    """The umask Director runs with is not the session's (as an inherited variable is not): a section that
+    did not change it hands none on, and a later run under another umask keeps its own."""
+    own = next(ln.split()[1] for ln in Path("/proc/self/status").read_text().splitlines() if ln.startswith("Umask:"))
+    [r] = run_all(shell, "X=1; umask")
+    assert r.output == f"{own}\n" and r.state.umask == ""

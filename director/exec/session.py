@@ -405,12 +405,14 @@ def parse_state_file(
     base_env: Mapping[str, str],
     path_prepend: Sequence[str],
     assigned: Collection[str] = frozenset(),
+    inherited_umask: str = "",
 ) -> SessionState | None:
     """The session captured by the EXIT trap, or None if the file is incomplete.
 
     A variable inherited unchanged from the operator's environment is not session state, unless it is one
     of `assigned` (the plan's blocks assign it: `export ENV="dev"` in §0 makes ENV the plan's, whatever the
-    operator's environment happened to hold)."""
+    operator's environment happened to hold). Nor is the umask Director's own process has
+    (`inherited_umask`, as `umask` prints it): a section that did not change it hands on no umask."""
     fields = _fields(raw, 7)
     if fields is None or fields[6] != STATE_END.decode():
         return None
@@ -452,6 +454,8 @@ def parse_state_file(
     if exported_fns:
         functions += "".join(f"export -f {n}\n" for n in exported_fns)
     umask = _umask(mask.strip())
+    if umask == inherited_umask:
+        umask = ""
     return SessionState(variables, frozenset(exported), functions, cwd, attributes, arrays, umask)
 
 

@@ -144,6 +144,16 @@ def _export_marks(marks: Mapping[str, str]) -> str:
     return "; ".join(words) + "\n"
 
 
+def _own_umask() -> str:
+    """This process's umask as bash's `umask` prints it ("0022"), read without changing it (`os.umask`
+    sets one to read one); "" when /proc does not say (Linux before 4.7)."""
+    with contextlib.suppress(OSError), open("/proc/self/status", encoding="ascii", errors="replace") as f:
+        for line in f:
+            if line.startswith("Umask:"):
+                return line.split()[1]
+    return ""
+
+
 def _default_dimensions() -> tuple[int, int]:
     try:
         size = os.get_terminal_size(1)
@@ -187,6 +197,7 @@ class Shell:
         self.path_prepend = tuple(path_prepend)
         self._base_env = dict(base_env)
         self._assigned = frozenset(assigned)
+        self._umask = _own_umask()  # what the session's bash inherits: no block's change (`parse_state_file`)
         self._clock = clock
         self._sleeper = sleeper
         self._probe_after = input_probe_after_s
@@ -400,8 +411,9 @@ class Shell:
         if key == self._last_key and self._last_state is not None:
             return self._last_state  # the session did not change: the same capture, byte for byte
         parsed = parse_state_file(
-            raw, base_env=self._base_env, path_prepend=self.path_prepend, assigned=self._assigned
-        )
+            raw, base_env=self._base_env, path_prepend=self.path_prepend, assigned=self._assigned,
+            inherited_umask=self._umask,
+        )  # fmt: skip
         if parsed is not None:
             self._last_key, self._last_state = key, parsed
         return parsed
