@@ -100,7 +100,7 @@ class SessionState:
     cwd: str = ""  # "" means the Shell's workdir
     attributes: dict[str, str] = field(default_factory=dict)  # name -> declare flags besides x ("i", "r"…)
     arrays: dict[str, str] = field(default_factory=dict)  # name -> its `declare -a/-A …` statement
-    umask: str = ""  # as `umask` prints it ("0077"); "" before a block's capture said it
+    umask: str = ""  # as `umask` prints it ("0077") when a block set one; "" for Director's own
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-able data (the journal's `session_json`)."""

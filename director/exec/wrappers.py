@@ -21,14 +21,14 @@ CAPTURE_FUNCTIONS = r"""trap() {
     # restoring it (`old=$(trap -p EXIT)` ... `eval "$old"`) works as in plain bash.
     { if [[ $- == *x* && -z ${__director_traced-} ]] && (( BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404 ))
       then local -; builtin set +x; fi; } 2>/dev/null  # a block's own xtrace shows its call, not the inside
-    local __director_q=\' __director_t __director_r __director_x __director_own
+    local __director_q=\' __director_e=\'\\\'\' __director_t __director_r __director_x __director_own
     if [[ $# -eq 0 || ${1-} == -p ]]; then
         __director_t=$(builtin trap "$@")
         __director_r=$?
         __director_own=("trap -- '__director_exit' EXIT")
         [[ -z ${__director_traced-} ]] || __director_own+=(@MARKS@)  # the command marks (`markers`)
         if [[ -n ${__director_user_exit+x} ]]; then
-            __director_x=${__director_user_exit//$__director_q/"$__director_q\\$__director_q$__director_q"}
+            __director_x=${__director_user_exit//$__director_q/"$__director_e"}  # quoted as bash quotes
             __director_x="trap -- $__director_q$__director_x$__director_q EXIT"
             __director_t=${__director_t/"${__director_own[0]}"/"$__director_x"}
         fi
@@ -63,7 +63,7 @@ CAPTURE_FUNCTIONS = r"""trap() {
     elif [[ -n $__director_return ]]; then
         # Set from this function, a RETURN trap would fire when it returns: it is set then, by a trap that
         # only sets it, and first fires when the block's own function (or sourced file) returns.
-        __director_t=${__director_cmd//$__director_q/"$__director_q\\$__director_q$__director_q"}
+        __director_t=${__director_cmd//$__director_q/"$__director_e"}
         builtin trap -- "builtin trap -- $__director_q$__director_t$__director_q RETURN" RETURN
     fi
 }
