@@ -80,3 +80,34 @@ def test_a_trace_that_did_not_reach_the_blocks_end_is_no_trace(shell: Shell, blo
     check is read as an untraced block is, never by the path the rest of it shows."""
     r = shell.run(block, shell.initial_state(), trace=True)
     assert (r.trace is not None) == whole, (r.output, r.trace)
+
+
+def test_the_marks_end_with_the_block_and_its_own_exit_handler_keeps_them(
+    shell: Shell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A DEBUG trap runs before every command: the marks stop once the EXIT capture's first command says the
+    block reached its end (Director's own commands after it cost no mark: they were 12 a block, a third of a
+    small check's cost in bash), and come back for the block's own EXIT handler, whose commands are the
+    block's. Counted as `Marks` reads them off the terminal."""
+    seen: list[tuple[int, str, int]] = []
+    read = Marks._mark
+
+    def counted(self: Marks, status: int, where: str, line: int, function: str) -> None:
+        seen.append((line, function, status))
+        read(self, status, where, line, function)
+
+    monkeypatch.setattr(Marks, "_mark", counted)
+    r = shell.run("echo hi\n", shell.initial_state(), trace=True)
+    assert r.trace is not None and r.output == "hi\n"
+    assert 1 <= len([s for s in seen if s[1] == "__director_exit"]) <= 5, seen
+    r = shell.run("bye() { false; echo bye; }\ntrap bye EXIT\ntrue\n", shell.initial_state(), trace=True)
+    assert r.trace is not None and r.output == "bye\n"
+    assert (1, "bye", STATUS, "1") in {(e.line, e.function, e.name, e.rest) for e in r.trace}  # its handler
+
+
+def test_a_traced_blocks_own_debug_trap_is_left_to_its_exit_handler(shell: Shell) -> None:
+    """A traced block that sets its own DEBUG trap (replacing the marks) still has it in its EXIT handler,
+    as under `bash -c`: the capture removes only Director's."""
+    block = "trap 'echo dbg' DEBUG\ntrap 'trap -p DEBUG' EXIT\ntrue\n"
+    r = shell.run(block, shell.initial_state(), trace=True)
+    assert "trap -- 'echo dbg' DEBUG\n" in r.output

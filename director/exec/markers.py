@@ -19,6 +19,12 @@ These never contain what was printed (words never decide, and a value may be sec
 function names and exit statuses only. `entries()` hands them on as trace entries (`STATUS`, `WROTE`) so
 that `director.plan.bash.unit_paths` can fold them into a check's path.
 
+The marks stop where the block ends: the EXIT capture's first command is marked (its status is that of the
+block's last command, and its function, `END`, says the block's end was reached), then the capture removes
+the trap while `__director_marks` (set by the setup) says it is Director's, so that Director's own commands
+cost no marks; the block's own EXIT handler runs with the marks armed again. A block that sets or removes a
+DEBUG trap of its own through `trap` unsets `__director_marks`: its trap is then left as it is.
+
 What this cannot see: a command whose output is captured (`x=$(cmd)`: nothing reaches the terminal), a
 block that closes or moves descriptor `FD`, output a background job writes later (it lands after whatever
 mark came last), and the status of the last command of a pipeline part or subshell (no mark follows it in
@@ -45,7 +51,8 @@ COMMAND = (
     r"""builtin printf "\035%s\037%s\037%s\037%s\034%.0s" "$?" "$BASHPID" "$LINENO" "${FUNCNAME[0]-}" "$_" """
     f""">&{FD} 2>/dev/null || :"""
 )  # no single quote in it: quoted as it is below, and shown by `trap -p` as `trap -- 'COMMAND' DEBUG`
-TRAP = f"builtin trap '{COMMAND}' DEBUG; builtin set -T"
+# Armed as the setup's last command but one (before `set -x`): none of the setup's own commands is marked.
+TRAP = f"builtin set -T; builtin trap '{COMMAND}' DEBUG"
 _MARK = re.compile(r"\x1d(\d+)\x1f(\d+)\x1f(\d+)\x1f([^\x1c\x1d\x1f]{0,200})\x1c")
 _MAX = 4096  # distinct (line, function[, status]) kept: a block has far fewer lines
 

@@ -506,9 +506,10 @@ def prelude(
         line(f"builtin umask {state.umask}")
     if trace_fd is not None:
         # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
-        line(f"__director_traced=1 __director_trace_ps4={quote(TRACE_PS4)}")
+        line(f"__director_traced=1 __director_marks=1 __director_trace_ps4={quote(TRACE_PS4)}")
         line("__director_ps4_set=${PS4+x} __director_ps4=${PS4-}")
-        # The command marks (`director.exec.markers`): what failed and what printed, in the output's order.
-        line(markers.TRAP)
-        line(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4" + ("; set -x" if xtrace else ""))
+        # The command marks (`director.exec.markers`): what failed and what printed, in the output's order;
+        # armed after the rest, so that no command of the prelude is marked.
+        xtrace_on = "; set -x" if xtrace else ""
+        line(f"BASH_XTRACEFD={trace_fd}; PS4=$__director_trace_ps4; {markers.TRAP}{xtrace_on}")
     return b"\n".join(out)

@@ -14,7 +14,8 @@ from director.exec import markers
 
 __all__ = ["ARM", "CAPTURE_FUNCTIONS", "OWN"]
 
-# The wrappers and the capture; `@MARKS@` is the line `trap -p` shows for a traced block's command marks.
+# The wrappers and the capture; `@MARKS@` is the line `trap -p` shows for a traced block's command marks,
+# `@COMMAND@` the marks' command itself (`markers.COMMAND`).
 CAPTURE_FUNCTIONS = r"""trap() {
     # Keep Director's EXIT capture armed: record the block's own EXIT handler, pass the rest on. What bash
     # shows (`trap`, `trap -p`) has the block's own EXIT handler where Director's is, so that saving and
@@ -54,6 +55,7 @@ CAPTURE_FUNCTIONS = r"""trap() {
                 if [[ $__director_cmd == - ]]; then builtin unset -v __director_user_exit
                 else __director_user_exit=$__director_cmd; fi ;;
             RETURN) __director_return=1 ;;
+            DEBUG|SIGDEBUG) builtin unset -v __director_marks; __director_keep+=("$__director_sig") ;;
             *) __director_keep+=("$__director_sig") ;;
         esac
     done
@@ -85,6 +87,9 @@ kill() {
 __director_exit() {
     __director_rc=$?
     { builtin set +eux +o pipefail; } 2>/dev/null
+    # A traced block's command marks end here (`markers`): the first command above was marked, which says the
+    # block reached its end; Director's own commands are not.
+    [[ -z ${__director_marks-} ]] || builtin trap - DEBUG
     builtin trap - RETURN  # inherited under functrace (a traced block): it must not fire as this returns
     if [[ -n ${__director_traced-} && ${PS4-} == "$__director_trace_ps4" ]]; then
         # Tracing was Director's: give the session its own PS4 back before capturing it.
@@ -112,12 +117,15 @@ __director_exit() {
     if [[ -n ${__director_user_exit-} ]]; then
         __director_pid=$BASHPID  # for the wrappers, as the block had them
         __director_setrc() { return "$1"; }
+        [[ -z ${__director_marks-} ]] || builtin trap -- @COMMAND@ DEBUG  # marked, as the block was
         __director_setrc "$__director_rc"
         builtin eval -- "$__director_user_exit"
     fi
 }
 """
-CAPTURE_FUNCTIONS = CAPTURE_FUNCTIONS.replace("@MARKS@", shlex.quote(f"trap -- '{markers.COMMAND}' DEBUG"))
+CAPTURE_FUNCTIONS = CAPTURE_FUNCTIONS.replace(
+    "@MARKS@", shlex.quote(f"trap -- '{markers.COMMAND}' DEBUG")
+).replace("@COMMAND@", shlex.quote(markers.COMMAND))
 ARM = "builtin unset -v __director_user_exit\nbuiltin trap __director_exit EXIT"
 
 OWN = ("trap", "kill")  # defined through the capture; never session state (`session._without_own`)
