@@ -4,13 +4,17 @@ A third leg, the *floor*, runs the same three blocks a section through Director'
 verifies traced, as Director judges them) and nothing else: no plan, journal, verdict, event or Live State.
 No apply can be faster than its floor, so floor / bash says how much of the target the block mechanism
 itself leaves (a fork of the session's bash per block, a pty, the trace and command marks a verdict reads).
+A fourth leg runs the floor's blocks in bash alone (`mechanism_script`: Director's own setup text, capture
+and marks, in job-control subshells of one bash, with no Python and no pty): floor / that leg is what
+Director's side of a block costs, that leg / bash what the design costs in bash itself.
 
-The three alternate (Director, bash, floor, Director, …), each in a fresh directory, `--repeat` times after
-one warm-up round; the figures are medians, with each ratio taken round by round (so a drift of the machine's
-speed hits both sides), and the load average before and after. `--profile` adds one Director run under
-cProfile and says where its time went, by part. `--blocks` adds the floor by kind of block (the act, the
-verify untraced and traced): per block, the wall time through `Shell.run`, the CPU Director spent and the CPU
-bash spent, against the CPU of the same text run in bash alone as a bare subshell and as a `bash -c`.
+The four alternate (Director, bash, floor, bash alone, Director, …), each in a fresh directory, `--repeat`
+times after one warm-up round; the figures are medians, with each ratio taken round by round (so a drift of
+the machine's speed hits both sides), and the load average before and after. `--profile` adds one Director
+run under cProfile and says where its time went, by part. `--blocks` adds the floor by kind of block (the
+act, the verify untraced and traced): per block, the wall time through `Shell.run`, the CPU Director spent
+and the CPU bash spent, against the CPU of the same text run in bash alone as a bare subshell and as a
+`bash -c`.
 
 Usage: .venv/bin/python bench/bench_pair.py [-n 200] [--repeat 5] [--profile] [--blocks]
 Target (issue 37): Director / bash <= 2.0x wall, median of 5.
@@ -84,6 +88,49 @@ def floor_child(n: int) -> None:
                 raise SystemExit(f"act {i} failed")
             if sh.run(scaleplan.verify(i), state, trace=True, keeps_session=True).exit_code != 0:
                 raise SystemExit(f"verify {i} failed")
+
+
+def mechanism_script(n: int) -> str:
+    """The blocks of the floor run by bash alone: per section the observe verify, the act when it failed and
+    the verify again, each a job-control subshell of one bash that evals Director's own setup for it
+    (`session.prelude`, the EXIT capture, a traced verify's command marks and xtrace) -- with no Python, no
+    pty (output, marks and trace go to /dev/null) and no pipes read. What a runner of this design cannot
+    avoid paying in bash; the floor's excess over it is Director's side of running a block."""
+    from director.exec import markers
+    from director.exec.session import SessionState, prelude, quote
+    from director.exec.shell import _CD, _export_marks
+    from director.exec.wrappers import CAPTURE_FUNCTIONS
+
+    def setup(trace: bool) -> str:
+        text = prelude(
+            SessionState(cwd=os.getcwd()), state_file="/dev/null", original_bash_env=None, path_prepend=(),
+            trace_fd=61 if trace else None, define_capture=False,
+        ).decode()  # fmt: skip
+        head = 'exec 0</dev/null\n__director_pid=$BASHPID; builtin printf P%s "$__director_pid" >/dev/null\n'
+        cd = _CD.format(d=quote(os.getcwd()))
+        return f"{head}__director_kept=1\n{_export_marks({})}{cd}\n{text}"
+
+    lines = [CAPTURE_FUNCTIONS, f"exec 61>/dev/null {markers.FD}>/dev/null", "set -m"]
+    lines.append(f"__director_v={quote(setup(True))}; __director_a={quote(setup(False))}")
+    for i in range(1, n + 1):
+        verify = f'( eval "$__director_v"; eval {quote(scaleplan.verify(i))} ) >/dev/null 2>&1'
+        act = f'( eval "$__director_a"; eval {quote(scaleplan.act(i))} ) >/dev/null 2>&1'
+        lines.append(f"{verify} || {{ {act}; {verify}; }}")
+    return "\n".join(lines) + "\n"
+
+
+def mechanism_run(n: int) -> tuple[float, float]:
+    d = Path(tempfile.mkdtemp(prefix="bench-pair-"))
+    try:
+        cwd = os.getcwd()
+        os.chdir(d)
+        try:
+            (d / "blocks.sh").write_text(mechanism_script(n))
+        finally:
+            os.chdir(cwd)
+        return timed(["bash", "--noprofile", "--norc", "blocks.sh"], d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def bash_run(n: int) -> tuple[float, float]:
@@ -204,22 +251,25 @@ def main() -> None:
     os.environ["TMPDIR"] = private
     tempfile.tempdir = None
     try:
-        director_run(ns.n), bash_run(ns.n), floor_run(ns.n)  # warm-up
-        rows: list[tuple[float, float, float, float, float, float]] = []
+        director_run(ns.n), bash_run(ns.n), floor_run(ns.n), mechanism_run(ns.n)  # warm-up
+        rows: list[tuple[float, ...]] = []
         for _ in range(ns.repeat):
             dw, dc = director_run(ns.n)
             bw, bc = bash_run(ns.n)
             fw, fc = floor_run(ns.n)
-            rows.append((dw, dc, bw, bc, fw, fc))
+            mw, mc = mechanism_run(ns.n)
+            rows.append((dw, dc, bw, bc, fw, fc, mw, mc))
         print(f"\n== {ns.n} sections, an act and a verify each: {ns.repeat} rounds, medians ==")
-        med = [statistics.median(r[i] for r in rows) for i in range(6)]
+        med = [statistics.median(r[i] for r in rows) for i in range(8)]
         ratios = [r[0] / r[2] for r in rows]
         cpu_ratios = [r[1] / r[3] for r in rows]
         floors = [r[4] / r[2] for r in rows]
+        mechanisms = [r[6] / r[2] for r in rows]
         for label, wall, cpu in (
             ("director apply", med[0], med[1]),
             ("bash -c a section", med[2], med[3]),
             ("floor: Shell.run", med[4], med[5]),
+            ("blocks, bash alone", med[6], med[7]),
         ):
             print(f"  {label:18} wall {wall:7.3f} s  cpu {cpu:7.3f} s   {wall / ns.n * 1000:6.2f} ms/section")
         print(f"  ratio director / bash: wall {statistics.median(ratios):.2f}x "
@@ -227,6 +277,8 @@ def main() -> None:
               f"target <= {TARGET}x wall")  # fmt: skip
         print(f"  ratio floor / bash:    wall {statistics.median(floors):.2f}x "
               f"(pairs {', '.join(f'{r:.2f}' for r in floors)}): the blocks alone")  # fmt: skip
+        print(f"  ratio bash alone / bash: wall {statistics.median(mechanisms):.2f}x "
+              f"(pairs {', '.join(f'{r:.2f}' for r in mechanisms)}): no Python, no pty")  # fmt: skip
         print(f"  per section over bash: {(med[0] - med[2]) / ns.n * 1000:.2f} ms wall "
               f"(over the floor: {(med[0] - med[4]) / ns.n * 1000:.2f} ms)")  # fmt: skip
         if ns.profile:
