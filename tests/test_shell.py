@@ -435,6 +435,7 @@ TRAP_IDIOMS = [
     "set -u; trap -p EXIT; trap; echo ok",
     'trap "echo bye" EXIT; ( trap -p EXIT; echo sub )',
     'trap -p NOSUCHSIGNAL; echo "status $?"',
+    'trap "echo bye" SIGEXIT; echo "status $?"; trap "echo hup" NOSUCH HUP; echo "status $?"; trap -p HUP',
     'f() { trap "echo in-f" RETURN; echo body; }; f; echo after',
     'f() { trap "echo a" RETURN; trap "echo b" RETURN; }; f; echo after',
     "printf 'echo in-file\\n' > sourced.sh; trap 'echo r' RETURN; . ./sourced.sh; echo after",

@@ -51,15 +51,14 @@ CAPTURE_FUNCTIONS = r"""trap() {
     if (( $# == 1 )); then __director_cmd=-; else __director_cmd=$1; shift; fi
     for __director_sig in "$@"; do
         case ${__director_sig^^} in
-            EXIT|0|SIGEXIT)
+            EXIT|0)
                 if [[ $__director_cmd == - ]]; then builtin unset -v __director_user_exit
                 else __director_user_exit=$__director_cmd; fi ;;
             RETURN) __director_return=1 ;;
-            DEBUG|SIGDEBUG) builtin unset -v __director_marks; __director_keep+=("$__director_sig") ;;
+            DEBUG) builtin unset -v __director_marks; __director_keep+=("$__director_sig") ;;
             *) __director_keep+=("$__director_sig") ;;
         esac
     done
-    (( ${#__director_keep[@]} == 0 )) || builtin trap -- "$__director_cmd" "${__director_keep[@]}"
     if [[ -n $__director_return && $__director_cmd == - ]]; then
         builtin trap - RETURN
     elif [[ -n $__director_return ]]; then
@@ -68,6 +67,9 @@ CAPTURE_FUNCTIONS = r"""trap() {
         __director_t=${__director_cmd//$__director_q/"$__director_e"}
         builtin trap -- "builtin trap -- $__director_q$__director_t$__director_q RETURN" RETURN
     fi
+    # Last: its status is the call's (a bad signal name fails as in bash), and a DEBUG trap it sets first
+    # runs before the block's next command, not before the rest of this function.
+    (( ${#__director_keep[@]} == 0 )) || builtin trap -- "$__director_cmd" "${__director_keep[@]}"
 }
 kill() {
     # `$$` is the session's bash in every block, as in a terminal; a block that signals `$$` (or its group,
