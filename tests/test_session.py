@@ -187,6 +187,25 @@ def test_session_state_json_round_trip_persistable_and_secret_values() -> None:
     assert state.secret_values(is_secret_name) == ["s3cret-value"]
 
 
+def test_a_sessions_directory_stack_round_trips_and_a_journals_junk_stack_is_no_change() -> None:
+    state = SessionState(variables={"A": "1"}, dirstack=("/srv/app", "/srv"))
+    assert SessionState.from_json(state.to_json()) == state
+    assert state.persistable(is_secret_name).dirstack == ("/srv/app", "/srv")
+    assert "dirstack" not in SessionState().to_json()  # a journal written before stacks were carried reads the same
+    assert SessionState.from_json({"dirstack": []}).dirstack == ()  # a section's change: it emptied the stack
+    for junk in ("/srv", ["relative"], ["/ok", 3], {"a": "/b"}):
+        assert SessionState.from_json({"dirstack": junk}).dirstack is None
+
+
+def test_the_capture_reads_the_directory_stack_below_its_top() -> None:
+    # bash's whole list shows the dynamic DIRSTACK empty; the capture then names it, and that line says it
+    declared = 'declare -a DIRSTACK=()\ndeclare -a DIRSTACK=([0]="/w" [1]="/srv/a b" [2]="/w")\n'
+    state = parse_state_file(_state_file("/w", declared), base_env={}, path_prepend=())
+    assert state is not None and state.dirstack == ("/srv/a b", "/w") and "DIRSTACK" not in state.arrays
+    alone = parse_state_file(_state_file("/w", 'declare -a DIRSTACK=([0]="/w")\n'), base_env={}, path_prepend=())
+    assert alone is not None and alone.dirstack is None
+
+
 def test_a_sessions_umask_round_trips_and_a_journals_junk_umask_is_never_bash() -> None:
     state = SessionState(variables={"A": "1"}, umask="0077")
     assert SessionState.from_json(state.to_json()) == state

@@ -299,6 +299,54 @@ def test_a_verify_that_sets_its_own_secret_is_not_refused_on_resume(world: World
     assert password not in plan.read_text() and password not in said(r)
 
 
+# ------------------------------------------- a pushd in one section, its popd in a later one, as in one script
+
+CHECKOUT = """\
+## 1. Enter the release checkout  🟡
+
+```bash
+mkdir -p "$WORK/release"
+pushd "$WORK/release" >/dev/null
+```
+```bash
+# ✔ the checkout is there
+[ -d "$WORK/release" ] && echo "checkout there" || { echo "no checkout"; exit 1; }
+```
+
+## 2. Build the artifact  🟢
+
+```bash
+echo "built" > artifact
+```
+```bash
+# ✔ the artifact is built
+[ -s "$WORK/release/artifact" ] && echo "artifact built" || { echo "no artifact"; exit 1; }
+```
+
+## 3. Back to where the plan started  🟡
+
+```bash
+popd >/dev/null
+```
+```bash
+# ✔ out of the checkout
+[ "$PWD" != "$WORK/release" ] && echo "left the checkout" || { echo "still in the checkout"; exit 1; }
+```
+"""
+
+
+def test_a_pushd_in_one_section_pops_in_a_later_one_in_this_run_and_when_it_is_in_sync(world: World) -> None:
+    """As in one bash script, `popd` in §3 returns from the `pushd` of §1 -- in the run that pushed, and in a
+    later run where §1 is in sync (its change to the session, the directory stack with it, replayed)."""
+    plan = _write(world, "A release build", CHECKOUT, "", _STOP_SERVERS)
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0, said(r)
+    assert (world.root / "work" / "release" / "artifact").read_text() == "built\n"
+    r = world.director("apply", str(plan))
+    verdicts = [_verdict(r.stdout, n) for n in (1, 2, 3)]
+    assert r.returncode == 0 and verdicts == ["in sync", "in sync", "applied"], said(r)
+
+
 # ------------------------------------------------- the umask a section set holds for the sections after it
 
 PRIVATE = """\

@@ -531,6 +531,32 @@ def test_a_blocks_umask_holds_for_the_files_later_blocks_make_as_in_one_script(s
     assert [r.state.umask for r in results] == ["0077", "0077", "0002", "0002"]
 
 
+def test_a_blocks_directory_stack_holds_for_later_blocks_as_in_one_script(shell: Shell, tmp_path: Path) -> None:
+    """`pushd` in one block, `popd` in a later one, as in one bash script (plain bash decides): the stack
+    below the working directory flows, paths with spaces and all, and emptying it flows too."""
+    for d in ("a dir", "b", "c"):
+        (tmp_path / d).mkdir()
+    blocks = [
+        'pushd "a dir" >/dev/null; pushd ../b >/dev/null',
+        "dirs -l -p | sed 's|.*/||'",
+        "cd ../c; popd >/dev/null; pwd | sed 's|.*/||'",
+        "popd >/dev/null; pwd | sed 's|.*/||'; popd; echo \"status $?\"",
+        "dirs -l -p | sed 's|.*/||'",
+    ]
+    plain = subprocess.run(
+        ["bash", "-c", "\n".join(blocks)], cwd=tmp_path, env=BASE_ENV, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    results = run_all(shell, *blocks)
+    where = re.compile(r"^[^:\n]*: line [0-9]+: ", re.M)  # where bash says an error was: not compared
+    assert where.sub("", "".join(r.output for r in results)) == where.sub("", plain.stdout)
+    assert plain.stdout.endswith("popd: directory stack empty\nstatus 1\n" + tmp_path.name + "\n")
+    assert [r.state.dirstack for r in results] == [
+        (str(tmp_path / "a dir"), str(tmp_path)), (str(tmp_path / "a dir"), str(tmp_path)),
+        (str(tmp_path),), None, None,
+    ]  # fmt: skip
+
+
 def test_a_session_whose_blocks_never_set_a_umask_hands_none_on(shell: Shell) -> None:
     """The umask Director runs with is not the session's (as an inherited variable is not): a section that
     did not change it hands none on, and a later run under another umask keeps its own."""

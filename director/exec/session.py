@@ -24,8 +24,9 @@ functions, cwd) flows between them in document order as a `SessionState`:
   their attributes (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their
   `declare -p` statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
   capture: that block's changes are lost. Not carried: shell options (`set -e`, `shopt`), aliases,
-  traps other than EXIT, unsetting an inherited variable, `ulimit`, the directory stack (`pushd`). The
-  umask is carried (a block's `umask 077` holds for the files later blocks make, as in one script).
+  traps other than EXIT, unsetting an inherited variable, `ulimit`. The umask is carried (a block's
+  `umask 077` holds for the files later blocks make, as in one script), and so is the directory stack (a
+  `pushd` in one section, its `popd` in a later one).
 
 Values are bytes to bash: text here is str with undecodable bytes as lone surrogates
 (`surrogateescape`), so any value round-trips.
@@ -101,6 +102,9 @@ class SessionState:
     attributes: dict[str, str] = field(default_factory=dict)  # name -> declare flags besides x ("i", "r"…)
     arrays: dict[str, str] = field(default_factory=dict)  # name -> its `declare -a/-A …` statement
     umask: str = ""  # as `umask` prints it ("0077") when a block set one; "" for Director's own
+    # The directory stack below its top (the top is `cwd`), as `DIRSTACK` lists it; None when it is empty.
+    # In a section's change (`run.session.delta`), () says the section emptied it.
+    dirstack: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-able data (the journal's `session_json`)."""
@@ -112,6 +116,7 @@ class SessionState:
             "attributes": dict(sorted(self.attributes.items())),
             "arrays": dict(sorted(self.arrays.items())),
             **({"umask": self.umask} if self.umask else {}),
+            **({"dirstack": list(self.dirstack)} if self.dirstack is not None else {}),
         }
 
     @classmethod
@@ -126,6 +131,7 @@ class SessionState:
             attributes={str(k): str(v) for k, v in dict(d.get("attributes") or {}).items()},
             arrays={str(k): str(v) for k, v in dict(d.get("arrays") or {}).items()},
             umask=_umask(str(d.get("umask") or "")),
+            dirstack=_dirstack(d.get("dirstack")),
         )
 
     def persistable(self, is_secret: Callable[[str], bool]) -> SessionState:
@@ -138,6 +144,7 @@ class SessionState:
             attributes={k: v for k, v in self.attributes.items() if not is_secret(k)},
             arrays={k: v for k, v in self.arrays.items() if not is_secret(k)},
             umask=self.umask,
+            dirstack=self.dirstack,
         )
 
     def secret_values(self, is_secret: Callable[[str], bool]) -> list[str]:
@@ -300,6 +307,13 @@ def _umask(text: str) -> str:
     return text if re.fullmatch(r"[0-7]{1,4}", text) else ""
 
 
+def _dirstack(data: object) -> tuple[str, ...] | None:
+    """A journaled directory stack: its absolute paths, or None for anything else (no change)."""
+    if not isinstance(data, list) or not all(isinstance(d, str) and d.startswith("/") for d in data):
+        return None
+    return tuple(data)
+
+
 def split_functions(text: str) -> dict[str, str]:
     """`declare -f` text (with Director's `export -f NAME` lines) as NAME -> its definition and export.
 
@@ -421,7 +435,12 @@ def parse_state_file(
     exported: set[str] = set()
     attributes: dict[str, str] = {}
     arrays: dict[str, str] = {}
+    dirstack: tuple[str, ...] | None = None
     for name, flags, value, stmt in parse_declare_p(declared):
+        if name == "DIRSTACK" and "a" in flags:
+            # below the top, which is the cwd; the capture names it after the whole list, which shows it empty
+            dirstack = tuple(array_values(stmt)[1:]) or None
+            continue
         if name in _BASH_OWNED or name in MARKS or name.startswith(("BASH_", "__director")):
             continue
         if not _NAME.fullmatch(name):
@@ -456,7 +475,7 @@ def parse_state_file(
     umask = _umask(mask.strip())
     if umask == inherited_umask:
         umask = ""
-    return SessionState(variables, frozenset(exported), functions, cwd, attributes, arrays, umask)
+    return SessionState(variables, frozenset(exported), functions, cwd, attributes, arrays, umask, dirstack)
 
 
 def prelude(
@@ -504,6 +523,8 @@ def prelude(
         line(state.functions)
     if state.umask:
         line(f"builtin umask {state.umask}")
+    for directory in reversed(state.dirstack or ()):  # each goes in below the top (the block's cwd)
+        line(f"builtin pushd -n -- {quote(directory)} >/dev/null")
     if trace_fd is not None:
         # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
         line(f"__director_traced=1 __director_marks=1 __director_trace_ps4={quote(TRACE_PS4)}")

@@ -107,6 +107,7 @@ __director_exit() {
         {
             builtin printf '%s\0%s\0' "$__director_rc" "$PWD"
             builtin declare -p
+            builtin declare -p DIRSTACK  # listed empty above: a dynamic variable shows its value when named
             builtin printf '\0'
             builtin declare -f
             builtin printf '\0'

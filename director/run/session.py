@@ -33,7 +33,8 @@ def delta(before: SessionState | None, after: SessionState) -> SessionState:
     # a changed variable keeps its attributes (`readonly`, `-i`): the session after the section has them
     attributes = {k: v for k, v in after.attributes.items() if k in variables or k in arrays}
     umask = after.umask if after.umask != before.umask else ""
-    return SessionState(variables, exported, functions, cwd, attributes, arrays, umask)
+    dirstack = (after.dirstack or ()) if after.dirstack != before.dirstack else None  # (): emptied
+    return SessionState(variables, exported, functions, cwd, attributes, arrays, umask, dirstack)
 
 
 def apply_delta(cur: SessionState, change: SessionState) -> SessionState:
@@ -46,6 +47,7 @@ def apply_delta(cur: SessionState, change: SessionState) -> SessionState:
         {**cur.attributes, **change.attributes},
         {**cur.arrays, **change.arrays},
         change.umask or cur.umask,
+        cur.dirstack if change.dirstack is None else (change.dirstack or None),
     )
 
 
@@ -67,6 +69,7 @@ def persistable(run: Run, state: SessionState) -> SessionState:
         kept.attributes,
         {k: v for k, v in kept.arrays.items() if red.redact(v) == v},
         kept.umask,
+        kept.dirstack,
     )
 
 
@@ -148,6 +151,7 @@ def recompute_withheld(run: Run) -> None:
             s.attributes,
             {**s.arrays, **back_arrays},
             s.umask,
+            s.dirstack,
         )
         run.withheld -= set(back) | set(back_arrays)
         run.withheld_arrays -= set(back_arrays)
