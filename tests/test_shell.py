@@ -516,7 +516,11 @@ def test_a_blocks_own_xtrace_shows_its_kill_and_trap_calls_not_the_wrappers_insi
     def upto_done(out: str) -> str:  # the pids differ, and so does the depth bash marks (`++`: an eval)
         return re.sub(r"^\++ ", "+ ", re.sub(r"[0-9]+", "N", out.partition("\ndone\n")[0] + "\n"), flags=re.M)
 
-    assert upto_done(r.output) == upto_done(plain.stdout) == "+ kill -N N\n+ trap -p\n+ trap 'echo bye' EXIT\n+ echo done\n"
+    assert upto_done(r.output) == upto_done(plain.stdout)
+    # what `trap -p` prints depends on the signals this test was started with ignored (from a script's `&`,
+    # SIGINT and SIGQUIT): only the trace lines are the same everywhere
+    traced = "".join(ln for ln in upto_done(r.output).splitlines(keepends=True) if ln.startswith("+ "))
+    assert traced == "+ kill -N N\n+ trap -p\n+ trap 'echo bye' EXIT\n+ echo done\n"
 
 
 def test_a_blocks_umask_holds_for_the_files_later_blocks_make_as_in_one_script(shell: Shell, tmp_path: Path) -> None:
