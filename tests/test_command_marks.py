@@ -86,9 +86,9 @@ def test_the_marks_end_with_the_block_and_its_own_exit_handler_keeps_them(
     shell: Shell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A DEBUG trap runs before every command: the marks stop once the EXIT capture's first command says the
-    block reached its end (Director's own commands after it cost no mark: they were 12 a block, a third of a
-    small check's cost in bash), and come back for the block's own EXIT handler, whose commands are the
-    block's. Counted as `Marks` reads them off the terminal."""
+    block reached its end (Director's own commands after it cost no mark: they were 12 to 20 a block, each a
+    trap run, a traced line and a write to the terminal), and come back for the block's own EXIT handler,
+    whose commands are the block's. Counted as `Marks` reads them off the terminal."""
     seen: list[tuple[int, str, int]] = []
     read = Marks._mark
 
