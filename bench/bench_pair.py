@@ -90,12 +90,12 @@ def floor_child(n: int) -> None:
                 raise SystemExit(f"verify {i} failed")
 
 
-def mechanism_script(n: int) -> str:
+def mechanism_script(n: int, cwd: str) -> str:
     """The blocks of the floor run by bash alone: per section the observe verify, the act when it failed and
     the verify again, each a job-control subshell of one bash that evals Director's own setup for it
     (`session.prelude`, the EXIT capture, a traced verify's command marks and xtrace) -- with no Python, no
-    pty (output, marks and trace go to /dev/null) and no pipes read. What a runner of this design cannot
-    avoid paying in bash; the floor's excess over it is Director's side of running a block."""
+    pty (output, marks and trace go to /dev/null) and no pipes read; the blocks run in `cwd`. What a runner
+    of this design cannot avoid paying in bash; the floor's excess over it is Director's side of a block."""
     from director.exec import markers
     from director.exec.session import SessionState, prelude, quote
     from director.exec.shell import _CD, _export_marks
@@ -103,11 +103,11 @@ def mechanism_script(n: int) -> str:
 
     def setup(trace: bool) -> str:
         text = prelude(
-            SessionState(cwd=os.getcwd()), state_file="/dev/null", original_bash_env=None, path_prepend=(),
+            SessionState(cwd=cwd), state_file="/dev/null", original_bash_env=None, path_prepend=(),
             trace_fd=61 if trace else None, define_capture=False,
         ).decode()  # fmt: skip
         head = 'exec 0</dev/null\n__director_pid=$BASHPID; builtin printf P%s "$__director_pid" >/dev/null\n'
-        cd = _CD.format(d=quote(os.getcwd()))
+        cd = _CD.format(d=quote(cwd))
         return f"{head}__director_kept=1\n{_export_marks({})}{cd}\n{text}"
 
     lines = [CAPTURE_FUNCTIONS, f"exec 61>/dev/null {markers.FD}>/dev/null", "set -m"]
@@ -122,12 +122,7 @@ def mechanism_script(n: int) -> str:
 def mechanism_run(n: int) -> tuple[float, float]:
     d = Path(tempfile.mkdtemp(prefix="bench-pair-"))
     try:
-        cwd = os.getcwd()
-        os.chdir(d)
-        try:
-            (d / "blocks.sh").write_text(mechanism_script(n))
-        finally:
-            os.chdir(cwd)
+        (d / "blocks.sh").write_text(mechanism_script(n, str(d)))
         return timed(["bash", "--noprofile", "--norc", "blocks.sh"], d)
     finally:
         shutil.rmtree(d, ignore_errors=True)

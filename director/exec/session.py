@@ -38,7 +38,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from director.exec import markers
@@ -136,16 +136,13 @@ class SessionState:
 
     def persistable(self, is_secret: Callable[[str], bool]) -> SessionState:
         """A copy without secret-looking names (those stay in memory, never in the journal)."""
-        return SessionState(
+        return replace(
+            self,
             variables={k: v for k, v in self.variables.items() if not is_secret(k)},
             exported=frozenset(k for k in self.exported if not is_secret(k)),
-            functions=self.functions,
-            cwd=self.cwd,
             attributes={k: v for k, v in self.attributes.items() if not is_secret(k)},
             arrays={k: v for k, v in self.arrays.items() if not is_secret(k)},
-            umask=self.umask,
-            dirstack=self.dirstack,
-        )
+        )  # the rest (functions, cwd, umask, directory stack) as it is
 
     def secret_values(self, is_secret: Callable[[str], bool]) -> list[str]:
         """Values of the secret-named scalars and of the elements of secret-named arrays (to extend a

@@ -61,15 +61,11 @@ def persistable(run: Run, state: SessionState) -> SessionState:
     functions = kept.functions
     if functions and red.redact(functions) != functions:
         functions = "".join(f for f in split_functions(functions).values() if red.redact(f) == f)
-    return SessionState(
-        {k: red.redact(v) for k, v in kept.variables.items()},
-        kept.exported,
-        functions,
-        kept.cwd,
-        kept.attributes,
-        {k: v for k, v in kept.arrays.items() if red.redact(v) == v},
-        kept.umask,
-        kept.dirstack,
+    return dataclasses.replace(
+        kept,
+        variables={k: red.redact(v) for k, v in kept.variables.items()},
+        functions=functions,
+        arrays={k: v for k, v in kept.arrays.items() if red.redact(v) == v},
     )
 
 
@@ -143,15 +139,11 @@ def recompute_withheld(run: Run) -> None:
     back_arrays = {n: scratch.arrays[n] for n in run.withheld if n in scratch.arrays}
     if back or back_arrays:
         s = run.session
-        run.session = SessionState(
-            {**s.variables, **back},
-            s.exported | {n for n in back if n in scratch.exported},
-            s.functions,
-            s.cwd,
-            s.attributes,
-            {**s.arrays, **back_arrays},
-            s.umask,
-            s.dirstack,
+        run.session = dataclasses.replace(
+            s,
+            variables={**s.variables, **back},
+            exported=s.exported | {n for n in back if n in scratch.exported},
+            arrays={**s.arrays, **back_arrays},
         )
         run.withheld -= set(back) | set(back_arrays)
         run.withheld_arrays -= set(back_arrays)
