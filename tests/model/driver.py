@@ -37,10 +37,11 @@ from tests.model.actions import (
     fold,
 )
 from tests.model.operator import ActLine, Kill, Operator, Outcome
-from tests.model.plans import ENVS, PlanSpec, check_title, default_ifs_hex, render
+from tests.model.plans import ENVS, PlanSpec, check_title, default_ifs_hex, default_umask, render
 from tests.model.world import World, alive, alive_ours, listeners, plan_processes
 
 _IFS_DEFAULT = default_ifs_hex()
+_UMASK_DEFAULT = default_umask()
 # an approval's content: the section, its revision, the inputs, the variables the operator's environment adds
 Key = tuple[str, int, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
 
@@ -91,6 +92,9 @@ class Model:
     # resumed run does not run the act again, and sees what a break since did to its world)
     unverified: set[tuple[int, str]] = field(default_factory=set)
     completed: bool = False  # the last step was an apply that exited 0
+    # the identities (ENV) whose `umask 077` act ended in an apply since their last teardown started: a later
+    # act of theirs starts with that umask, whether that section acts again or is in sync
+    umasked: set[str] = field(default_factory=set)
     ledger_fresh: bool = True  # no SIGKILL since a run last wrote the ledger (a killed run may not have)
 
     def key(self, section: str, knobs: dict[str, str], env: dict[str, str] | None = None) -> Key:
@@ -385,6 +389,8 @@ class Sandbox:
         for line in out.acts:
             if line.what == "end":
                 open_acts.pop(line.section, None)
+                if kind == "apply" and line.section == str(self.spec.umask_section()):
+                    m.umasked.add(self.env_at(line.base))
                 if kind == "apply" and line.section.isdigit():
                     # made anew by its act: what a break took is not missing any more (a heal would add a second)
                     ended = (int(line.section), self.env_at(line.base))
@@ -397,6 +403,7 @@ class Sandbox:
             kn = knobs if kind == "apply" else m.identities.get(self.env_at(line.base), knobs)
             if kind == "teardown":
                 m.teardown_pass = dict(kn)
+                m.umasked.discard(self.env_at(line.base))
             if kind == "apply":
                 m.identities.pop(self.env_at(line.base), None)
                 m.identities[self.env_at(line.base)] = dict(knobs)
@@ -409,6 +416,11 @@ class Sandbox:
                 self.ok(inv.act_sees_plain_bash_session, line, self.spec.probe_var(k))
                 if j is None or k <= j:
                     self.ok(inv.act_sees_plain_bash_ifs, line, _IFS_DEFAULT)
+                u = self.spec.umask_section()
+                if u is None or k <= u:
+                    self.ok(inv.act_sees_plain_bash_umask, line, _UMASK_DEFAULT, "no act before it sets one")
+                elif self.env_at(line.base) in m.umasked:
+                    self.ok(inv.act_sees_plain_bash_umask, line, "0077", f"§{u}'s act set it")
                 if m.settled.get(k) == knobs:
                     self.ok(inv.settled_section_not_reapplied, s, out.output)
                 m.settled.pop(k, None)

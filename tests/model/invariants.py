@@ -191,6 +191,15 @@ def act_sees_plain_bash_ifs(line: ActLine, ifs_default: str) -> None:
                         f"§{line.section}'s act started with {bytes.fromhex(line.ifs or '').decode(errors='replace')!r}")  # fmt: skip
 
 
+def act_sees_plain_bash_umask(line: ActLine, expected: str, why: str) -> None:
+    """An act starts with the umask plain bash's document order gives it: the one Director was started with
+    before the section whose act sets `umask 077` (no later section's), that one after it (a section in sync
+    hands on what its act set, and a resumed run what its journal kept)."""
+    if line.umask != expected:
+        raise Violation("act_sees_plain_bash_umask",
+                        f"§{line.section}'s act started with umask {line.umask}; {why}: {expected}")  # fmt: skip
+
+
 def set_wins_or_refused(line: ActLine, expected_base: str, how: str) -> None:
     """`--set` wins over the environment (and the previous answer over the environment), or the run is refused
     before anything runs."""

@@ -6,8 +6,8 @@ what exists.
 A `PlanSpec` is small and printable (hypothesis shows it in a falsifying example); `render` turns it into the
 plan's text. Every act logs one line when it starts and one when it ends to `$OUT/acts` (`OUT` comes from
 `MODEL_OUT`), with what the act sees of the session: its `$BASE` (the resources' identity), whether the
-variable its own verify assigns is set (`seen=`) and the bytes of `IFS`. Those lines are the test's evidence
-that an act ran and with which session; nothing else in a plan exists for the test's sake.
+variable its own verify assigns is set (`seen=`), the bytes of `IFS` and the `umask`. Those lines are the
+test's evidence that an act ran and with which session; nothing else in a plan exists for the test's sake.
 
 Resources of section k live under `$BASE` = `<workdir>/<svc>-<env>`, named after `resource(k)`:
 `file` → `<res>.conf` + `<res>.env`; `server` → a python listener writing `<res>.pid` and `<res>.port`;
@@ -51,6 +51,9 @@ class SectionSpec:
         "quote"  # `> → Live State: KEY` after the blocks, or `# → …` in the act
     )
     hides_trace: bool = False  # the verify starts with `{ set +x; } 2>/dev/null` (tracing off, quietly)
+    # (token) the act runs `umask 077` before it writes the token, not in a subshell: every file the session
+    # creates after it is private, as under plain bash (a umask is session state a later act inherits)
+    umask: bool = False
 
     @property
     def confirmable(self) -> bool:
@@ -114,6 +117,10 @@ class PlanSpec:
         """The section whose verify sets `IFS=$'\\n'` for the rest of the session (a list's), if any."""
         return next((k for k in range(1, self.n + 1) if self.section(k).kind == "list" and self.section(k).assigns),
                     None)  # fmt: skip
+
+    def umask_section(self) -> int | None:
+        """The first section whose act sets `umask 077` for the rest of the session, if any."""
+        return next((k for k in range(1, self.n + 1) if self.section(k).umask), None)
 
     def splits(self, k: int) -> bool:
         """A file section's verify loops over a space-separated list (only where IFS is still the default)."""
@@ -201,7 +208,7 @@ def check_title(spec: PlanSpec, k: int) -> str:
 def _probe_line(spec: PlanSpec, k: int) -> str:
     return (
         f'echo "start {k} base=$BASE seen=$(declare -p {spec.probe_var(k)} 2>/dev/null | wc -l) '
-        'ifs=$(declare -p IFS | od -An -tx1 | tr -d \' \\n\')" >> "$OUT/acts"'
+        'ifs=$(declare -p IFS | od -An -tx1 | tr -d \' \\n\') umask=$(umask)" >> "$OUT/acts"'
     )
 
 
@@ -231,8 +238,10 @@ def _act(spec: PlanSpec, k: int, rev: int) -> str:
             f'echo "{res} serving on ${RES}_URL"',
         ]
     elif s.kind == "token":
+        mint = f'od -An -N16 -tx1 /dev/urandom | tr -d \' \\n\' > "$BASE/{res}.token"'
         lines += [
-            f'[ -s "$BASE/{res}.token" ] || ( umask 077; od -An -N16 -tx1 /dev/urandom | tr -d \' \\n\' > "$BASE/{res}.token" )',
+            *(["umask 077", f'[ -s "$BASE/{res}.token" ] || {mint}'] if s.umask
+              else [f'[ -s "$BASE/{res}.token" ] || ( umask 077; {mint} )']),
             spec.rev_line(k, rev),
             f'export {RES}_FINGERPRINT="$(sha256sum < "$BASE/{res}.token" | cut -c1-12)"',
         ]
@@ -473,6 +482,7 @@ def section_specs(draw: st.DrawFn, kind: Kind, tier: bool) -> SectionSpec:
         secret_var=kind == "token" and draw(st.sampled_from([False, True, True])),
         hint=draw(st.sampled_from(["quote", "comment"])),
         hides_trace=draw(st.sampled_from([False] * 5 + [True])),
+        umask=kind == "token" and draw(st.sampled_from([False, True])),
     )
 
 
@@ -505,6 +515,12 @@ def default_ifs_hex() -> str:
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return out.stdout.strip()
+
+
+def default_umask() -> str:
+    """What an act's `umask=` says when no section set one: the umask the test runs Director with."""
+    return subprocess.run(["bash", "--noprofile", "--norc", "-c", "umask"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
 
 
 def with_section(spec: PlanSpec, k: int, **changes: object) -> PlanSpec:
