@@ -240,3 +240,13 @@ def test_a_session_row_edited_in_the_journal_never_runs_under_a_signature(
     assert not (out / "acted").exists(), r.stdout
     assert "signed by alice" not in r.stdout, r.stdout
     assert "function echo" in r.stdout or "steps" in (r.stdout + r.stderr), r.stdout + r.stderr
+
+
+def test_the_closure_names_the_session_limits_and_stack_an_act_runs_under() -> None:
+    """The gate's full view says which limits (`ulimit`) and directory stack the act inherits, as lines."""
+    from director.run.closure import describe
+
+    lines = describe({"session": {"limits": {"n": "512:4096", "t": "3600:unlimited"}, "dirstack": ["/srv/a", "/srv"],
+                                  "umask": "0077"}})  # fmt: skip
+    assert "session limits: -n 512:4096 -t 3600:unlimited" in lines
+    assert "session dirstack: /srv/a /srv" in lines and "session umask: 0077" in lines

@@ -46,6 +46,7 @@ KEEPS = [
 CHANGES = [
     "X=changed",
     "umask 077",
+    "ulimit -S -n 512",
     "export NEW=1",
     "read -r R <<<'typed'",
     "for i in 1 2; do :; done",
@@ -108,7 +109,7 @@ def start(shell: Shell) -> SessionState:
 def same_session(a: SessionState, b: SessionState, workdir: Path) -> bool:
     def seen(s: SessionState) -> tuple[object, ...]:
         variables = {k: v for k, v in s.variables.items() if k != "COPROC_PID"}  # differs from run to run
-        return variables, s.exported, s.functions, s.attributes, s.arrays, s.cwd or str(workdir), s.umask
+        return variables, s.exported, s.functions, s.attributes, s.arrays, s.cwd or str(workdir), s.umask, s.limits
 
     return seen(a) == seen(b)
 

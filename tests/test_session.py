@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from director.exec import ulimits
 from director.exec.secrets import is_secret_name
 from director.exec.session import (
+    INHERITED,
     STATE_END,
     SessionState,
     parse_declare_p,
@@ -21,8 +23,10 @@ from director.exec.session import (
 def _state_file(
     cwd: str, declared: str, functions: str = "", fnames: str = "", end: bytes = STATE_END, umask: str = "0022"
 ) -> bytes:
-    """A state file as the EXIT trap writes it: rc, cwd, declare -p, declare -f, declare -F, umask, END."""
-    parts = [b"0", cwd.encode(), declared.encode(), functions.encode(), fnames.encode(), f"{umask}\n".encode(), end]
+    """A state file as the EXIT trap writes it: rc, cwd, declare -p, declare -f, declare -F, umask, the soft and
+    the hard limits (none here), END."""
+    parts = [b"0", cwd.encode(), declared.encode(), functions.encode(), fnames.encode(), f"{umask}\n".encode()]
+    parts += [b"", b"", end]
     parts.append(b"")
     return b"\0".join(parts)
 
@@ -213,3 +217,46 @@ def test_a_sessions_umask_round_trips_and_a_journals_junk_umask_is_never_bash() 
     assert "umask" not in SessionState().to_json()  # a journal written before umasks were carried reads the same
     for junk in ("0077; rm -rf ~", "999", "$(id)", "", 77):
         assert SessionState.from_json({"umask": junk}).umask == ("" if junk != 77 else "77")
+
+
+def test_a_sessions_limits_round_trip_and_a_journals_junk_limit_is_never_bash() -> None:
+    state = SessionState(variables={"A": "1"}, limits={"n": "256:4096", "c": "0:unlimited"})
+    assert SessionState.from_json(state.to_json()) == state
+    assert state.persistable(is_secret_name).limits == state.limits
+    assert "limits" not in SessionState().to_json()  # a journal written before limits were carried reads the same
+    junk = {"n": "256; rm -rf ~", "c": "$(id):1", "p": "8:8", "z": "1:1", "s": 8192, "v": "unlimited"}
+    assert SessionState.from_json({"limits": junk}).limits == {}
+    assert SessionState.from_json({"limits": "n=1"}).limits == {}
+    kw = {"state_file": "/s", "original_bash_env": None, "path_prepend": ()}
+    assert prelude(SessionState.from_json({"limits": junk}), **kw) == prelude(SessionState(), **kw)  # type: ignore[arg-type]
+    assert b"builtin ulimit -S -n 256 2>/dev/null; builtin ulimit -H -n 4096" in prelude(state, **kw)  # type: ignore[arg-type]
+
+
+def test_the_limits_bash_lists_unchanged_are_not_the_sessions_and_a_change_is() -> None:
+    """What `ulimit -a` prints for Director's own limits is no change (as an inherited variable is none): bash
+    decides, through `inherited`'s units; a block's `ulimit -S -n` and `ulimit -c` are."""
+    script = "ulimit -a -S; printf '\\0'; ulimit -a -H; printf '\\0'; ulimit -S -n 64; ulimit -c 0; ulimit -a -S; " \
+             "printf '\\0'; ulimit -a -H"
+    soft, hard, soft2, hard2 = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True
+                                              ).stdout.split("\0")  # fmt: skip
+    base = ulimits.inherited()
+    assert ulimits.parse(soft, hard, base) == {}
+    assert ulimits.parse(soft2, hard2, base) == {"c": "0:0", "n": f"64:{base['n'].split(':')[1]}"}
+    listed = ulimits.parse(soft2, hard2, {})  # against nothing: every limit bash lists that `inherited` knows
+    assert set(listed) == set(base) and listed["c"] == "0:0"
+
+
+def test_a_sections_change_says_when_it_set_the_umask_or_a_limit_back_to_directors_own() -> None:
+    """A section that set the umask or a limit back to the one Director runs with changed the session: when
+    it is in sync later, replaying its change gives Director's own again, not the earlier section's."""
+    from director.run.session import apply_delta, delta
+
+    set_by_1 = SessionState(umask="0077", limits={"n": "256:256", "c": "0:0"})
+    back_in_2 = SessionState(limits={"c": "0:0"})  # umask and -n as Director runs with
+    change = delta(set_by_1, back_in_2)
+    assert change.umask == INHERITED and change.limits == {"n": INHERITED}
+    assert SessionState.from_json(change.to_json()) == change  # journaled as it is
+    assert apply_delta(set_by_1, change) == back_in_2
+    assert delta(back_in_2, back_in_2) == SessionState()  # unchanged: nothing
+    kw = {"state_file": "/s", "original_bash_env": None, "path_prepend": ()}
+    assert prelude(apply_delta(set_by_1, change), **kw) == prelude(back_in_2, **kw)  # type: ignore[arg-type]

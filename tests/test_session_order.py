@@ -390,3 +390,46 @@ def test_a_umask_a_section_set_holds_for_later_sections_in_this_run_and_when_it_
     r = world.director("apply", str(plan))
     assert r.returncode == 0 and _verdict(r.stdout, 1) == "in sync" and _verdict(r.stdout, 2) == "applied", said(r)
     assert f"{token.stat().st_mode & 0o777:o}\n" == plain
+
+
+# ------------------------------------------- the open-files limit a section raised holds for the sections after it
+
+LIMITS = """\
+## 1. Let the load generator hold many connections  🟡
+
+```bash
+ulimit -S -n 512
+touch "$WORK/limits-set"
+```
+```bash
+# ✔ the limits are set up
+[ -f "$WORK/limits-set" ] && echo "limits set up" || { echo "not set up"; exit 1; }
+```
+
+## 2. Record what the generator may open  🟢
+
+```bash
+bash -c 'ulimit -S -n' > "$WORK/nofile"
+```
+```bash
+# ✔ the generator's limit is recorded
+[ -s "$WORK/nofile" ] && echo "recorded $(cat "$WORK/nofile")" || { echo "nothing recorded"; exit 1; }
+```
+"""
+
+
+def test_a_limit_a_section_set_holds_for_later_sections_in_this_run_and_when_it_is_in_sync(world: World) -> None:
+    """As in one bash script, what a later section starts inherits the `ulimit` an earlier one set -- in the
+    run that set it, and in a later run where that section is in sync (its change to the session replayed)."""
+    script = 'ulimit -S -n 512\nbash -c "ulimit -S -n"\n'
+    plain = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout
+    assert plain == "512\n"
+    plan = _write(world, "Many connections", LIMITS, "", _STOP_SERVERS)
+    recorded = world.root / "work" / "nofile"
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0, said(r)
+    assert recorded.read_text() == plain
+    recorded.unlink()
+    r = world.director("apply", str(plan))
+    assert r.returncode == 0 and _verdict(r.stdout, 1) == "in sync" and _verdict(r.stdout, 2) == "applied", said(r)
+    assert recorded.read_text() == plain

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -558,6 +559,37 @@ def test_a_blocks_directory_stack_holds_for_later_blocks_as_in_one_script(shell:
     assert [r.state.dirstack for r in results] == [
         (str(tmp_path / "a dir"), str(tmp_path)), (str(tmp_path / "a dir"), str(tmp_path)),
         (str(tmp_path),), None, None,
+    ]  # fmt: skip
+
+
+def test_a_blocks_ulimit_holds_for_later_blocks_as_in_one_script(shell: Shell, tmp_path: Path) -> None:
+    """`ulimit -S -n` in one block holds for the next ones and for what they start, as in one bash script
+    (plain bash decides); a later block lowers it and the CPU time, and one that sets the first back hands on
+    that limit no more."""
+    own_soft, own_hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    cpu_soft, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
+    cpu = 3600 if cpu_soft == resource.RLIM_INFINITY or cpu_soft > 3600 else cpu_soft - 1
+    blocks = [
+        "ulimit -S -n 256",
+        "ulimit -S -n; bash -c 'ulimit -S -n'; ulimit -H -n",
+        f"ulimit -S -n 128; ulimit -S -t {cpu}",
+        "ulimit -S -n; ulimit -S -t",
+        f"ulimit -S -n {own_soft}; ulimit -S -n",
+    ]
+    plain = subprocess.run(
+        ["bash", "-c", "\n".join(blocks)], cwd=tmp_path, env=BASE_ENV, capture_output=True, text=True
+    )
+    results = run_all(shell, *blocks)
+    said = "".join(r.output for r in results)
+    assert said == plain.stdout == f"256\n256\n{own_hard}\n128\n{cpu}\n{own_soft}\n"
+
+    def shown(v: int) -> str:
+        return "unlimited" if v == resource.RLIM_INFINITY else str(v)
+
+    n, t = f"256:{shown(own_hard)}", f"{cpu}:{shown(cpu_hard)}"
+    assert [r.state.limits for r in results] == [
+        {"n": n}, {"n": n}, {"n": f"128:{shown(own_hard)}", "t": t}, {"n": f"128:{shown(own_hard)}", "t": t},
+        {"t": t},
     ]  # fmt: skip
 
 

@@ -7,7 +7,8 @@ functions, cwd) flows between them in document order as a `SessionState`:
   It is sourced through `BASH_ENV` (non-interactive bash reads that file before the `-c` script), so
   the block's own line numbers in error messages stay right; the prelude unsets `BASH_ENV` at once so
   scripts the block starts do not source it.
-- The trap writes `$PWD`, `declare -p`, `declare -f`, `declare -F` and the umask into a small state
+- The trap writes `$PWD`, `declare -p`, `declare -f`, `declare -F`, the umask and the resource limits
+  (`director.exec.ulimits`) into a small state
   file, NUL-separated and ended by a terminator, which `parse_state_file` reads back; a missing or
   truncated file (the block `exec`ed, or was SIGKILLed) leaves the session unchanged. A block's own
   `trap … EXIT` is chained (a `trap` wrapper, `director.exec.wrappers`, records it and the capture runs it
@@ -24,9 +25,9 @@ functions, cwd) flows between them in document order as a `SessionState`:
   their attributes (`-x`, `-i`, `-r`, `-l`, `-u`, `-n`); indexed and associative arrays flow as their
   `declare -p` statement. In POSIX mode (a block set POSIXLY_CORRECT) a block's own `trap … EXIT` replaces the
   capture: that block's changes are lost. Not carried: shell options (`set -e`, `shopt`), aliases,
-  traps other than EXIT, unsetting an inherited variable, `ulimit`. The umask is carried (a block's
-  `umask 077` holds for the files later blocks make, as in one script), and so is the directory stack (a
-  `pushd` in one section, its `popd` in a later one).
+  traps other than EXIT, unsetting an inherited variable. The umask is carried (a block's `umask 077`
+  holds for the files later blocks make, as in one script), and so are the resource limits (`ulimit -n
+  4096`) and the directory stack (a `pushd` in one section, its `popd` in a later one).
 
 Values are bytes to bash: text here is str with undecodable bytes as lone surrogates
 (`surrogateescape`), so any value round-trips.
@@ -41,15 +42,17 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from director.exec import markers
+from director.exec import markers, ulimits
 from director.exec.marks import NAMES as MARKS
 from director.exec.secrets import secret_values
+from director.exec.ulimits import INHERITED
 from director.exec.wrappers import ARM as _ARM
 from director.exec.wrappers import CAPTURE_FUNCTIONS, OWN
 from director.plan.bash import TRACE_PS4
 
 __all__ = [
     "CAPTURE_FUNCTIONS",
+    "INHERITED",
     "SESSION_MAX_BYTES",
     "SessionState",
     "kept_cwd",
@@ -101,10 +104,14 @@ class SessionState:
     cwd: str = ""  # "" means the Shell's workdir
     attributes: dict[str, str] = field(default_factory=dict)  # name -> declare flags besides x ("i", "r"…)
     arrays: dict[str, str] = field(default_factory=dict)  # name -> its `declare -a/-A …` statement
-    umask: str = ""  # as `umask` prints it ("0077") when a block set one; "" for Director's own
+    # as `umask` prints it ("0077") when a block set one; "" for Director's own (in a section's change,
+    # `run.session.delta`: "" unchanged, `INHERITED` set back to Director's own)
+    umask: str = ""
     # The directory stack below its top (the top is `cwd`), as `DIRSTACK` lists it; None when it is empty.
     # In a section's change (`run.session.delta`), () says the section emptied it.
     dirstack: tuple[str, ...] | None = None
+    # The resource limits a block changed: option letter -> `SOFT:HARD` in bash's units (`ulimits`).
+    limits: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON-able data (the journal's `session_json`)."""
@@ -117,6 +124,7 @@ class SessionState:
             "arrays": dict(sorted(self.arrays.items())),
             **({"umask": self.umask} if self.umask else {}),
             **({"dirstack": list(self.dirstack)} if self.dirstack is not None else {}),
+            **({"limits": dict(self.limits)} if self.limits else {}),
         }
 
     @classmethod
@@ -132,6 +140,7 @@ class SessionState:
             arrays={str(k): str(v) for k, v in dict(d.get("arrays") or {}).items()},
             umask=_umask(str(d.get("umask") or "")),
             dirstack=_dirstack(d.get("dirstack")),
+            limits=ulimits.valid(d.get("limits")),
         )
 
     def persistable(self, is_secret: Callable[[str], bool]) -> SessionState:
@@ -142,7 +151,7 @@ class SessionState:
             exported=frozenset(k for k in self.exported if not is_secret(k)),
             attributes={k: v for k, v in self.attributes.items() if not is_secret(k)},
             arrays={k: v for k, v in self.arrays.items() if not is_secret(k)},
-        )  # the rest (functions, cwd, umask, directory stack) as it is
+        )  # the rest (functions, cwd, umask, directory stack, limits) as it is
 
     def secret_values(self, is_secret: Callable[[str], bool]) -> list[str]:
         """Values of the secret-named scalars and of the elements of secret-named arrays (to extend a
@@ -300,8 +309,9 @@ def _without_own(functions: str) -> str:
 
 
 def _umask(text: str) -> str:
-    """A umask as `umask` prints it, or "" for anything else (a journal's text is not trusted as bash)."""
-    return text if re.fullmatch(r"[0-7]{1,4}", text) else ""
+    """A umask as `umask` prints it (or a change's `INHERITED`), or "" for anything else (a journal's text
+    is not trusted as bash)."""
+    return text if text == INHERITED or re.fullmatch(r"[0-7]{1,4}", text) else ""
 
 
 def _dirstack(data: object) -> tuple[str, ...] | None:
@@ -417,17 +427,19 @@ def parse_state_file(
     path_prepend: Sequence[str],
     assigned: Collection[str] = frozenset(),
     inherited_umask: str = "",
+    inherited_limits: Mapping[str, str] | None = None,
 ) -> SessionState | None:
     """The session captured by the EXIT trap, or None if the file is incomplete.
 
     A variable inherited unchanged from the operator's environment is not session state, unless it is one
     of `assigned` (the plan's blocks assign it: `export ENV="dev"` in §0 makes ENV the plan's, whatever the
     operator's environment happened to hold). Nor is the umask Director's own process has
-    (`inherited_umask`, as `umask` prints it): a section that did not change it hands on no umask."""
-    fields = _fields(raw, 7)
-    if fields is None or fields[6] != STATE_END.decode():
+    (`inherited_umask`, as `umask` prints it): a section that did not change it hands on no umask; the
+    same for the limits (`inherited_limits`, `ulimits.inherited()` when None)."""
+    fields = _fields(raw, 9)
+    if fields is None or fields[8] != STATE_END.decode():
         return None
-    _, cwd, declared, functions, fnames, mask, _ = fields
+    _, cwd, declared, functions, fnames, mask, soft, hard, _ = fields
     variables: dict[str, str] = {}
     exported: set[str] = set()
     attributes: dict[str, str] = {}
@@ -472,7 +484,11 @@ def parse_state_file(
     umask = _umask(mask.strip())
     if umask == inherited_umask:
         umask = ""
-    return SessionState(variables, frozenset(exported), functions, cwd, attributes, arrays, umask, dirstack)
+    base = ulimits.inherited() if inherited_limits is None else inherited_limits
+    limits = ulimits.parse(soft, hard, base)
+    return SessionState(
+        variables, frozenset(exported), functions, cwd, attributes, arrays, umask, dirstack, limits
+    )
 
 
 def prelude(
@@ -518,10 +534,12 @@ def prelude(
     out.extend(_enc(stmt) for name, stmt in state.arrays.items() if _NAME.fullmatch(name))
     if state.functions:
         line(state.functions)
-    if state.umask:
+    if state.umask and state.umask != INHERITED:
         line(f"builtin umask {state.umask}")
     for directory in reversed(state.dirstack or ()):  # each goes in below the top (the block's cwd)
         line(f"builtin pushd -n -- {quote(directory)} >/dev/null")
+    for text in ulimits.restore(state.limits):
+        line(text)
     if trace_fd is not None:
         # Last, so that nothing of the prelude is traced: the block's commands go to Director's pipe.
         line(f"__director_traced=1 __director_marks=1 __director_trace_ps4={quote(TRACE_PS4)}")

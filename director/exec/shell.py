@@ -58,7 +58,7 @@ from types import TracebackType
 from typing import Self
 
 from director.errors import PrerequisiteError
-from director.exec import markers
+from director.exec import markers, ulimits
 from director.exec import marks as process_marks
 from director.exec.block import BlockResult, BlockRun, Running
 from director.exec.secrets import Redactor
@@ -198,6 +198,7 @@ class Shell:
         self._base_env = dict(base_env)
         self._assigned = frozenset(assigned)
         self._umask = _own_umask()  # what the session's bash inherits: no block's change (`parse_state_file`)
+        self._limits = ulimits.inherited()  # the same for the resource limits
         self._clock = clock
         self._sleeper = sleeper
         self._probe_after = input_probe_after_s
@@ -412,7 +413,7 @@ class Shell:
             return self._last_state  # the session did not change: the same capture, byte for byte
         parsed = parse_state_file(
             raw, base_env=self._base_env, path_prepend=self.path_prepend, assigned=self._assigned,
-            inherited_umask=self._umask,
+            inherited_umask=self._umask, inherited_limits=self._limits,
         )  # fmt: skip
         if parsed is not None:
             self._last_key, self._last_state = key, parsed

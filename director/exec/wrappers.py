@@ -114,6 +114,10 @@ __director_exit() {
             builtin declare -F
             builtin printf '\0'
             builtin umask
+            builtin printf '\0'
+            builtin ulimit -a -S
+            builtin printf '\0'
+            builtin ulimit -a -H
             builtin printf '\0END\0'
         } >"$__director_state_file" 2>/dev/null
     fi

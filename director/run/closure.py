@@ -407,6 +407,8 @@ def describe(closure: Mapping[str, Any]) -> list[str]:
         out.append(f"function {k}: {body}")
     for k, v in s.items():
         if k not in ("variables", "arrays", "functions", "cwd", "exported", "attributes") and v:
+            if isinstance(v, dict):  # `limits`: `-n 4096:4096`
+                v = " ".join(f"-{letter} {value}" for letter, value in v.items())
             out.append(f"session {k}: {' '.join(map(str, v)) if isinstance(v, list) else v}")  # `dirstack`
     out += [f"environment {k}={shown(v)}" for k, v in dict(closure.get("env") or {}).items()]
     out += [f"runs {k} → {v}" for k, v in dict(closure.get("commands") or {}).items()]

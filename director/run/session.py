@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from director.exec.session import split_functions
+from director.exec.session import INHERITED, split_functions
 from director.exec.shell import BlockResult, SessionState
 from director.plan import bash, knobs
 from director.plan.model import SectionKind
@@ -32,9 +32,12 @@ def delta(before: SessionState | None, after: SessionState) -> SessionState:
     arrays = {k: v for k, v in after.arrays.items() if before.arrays.get(k) != v}
     # a changed variable keeps its attributes (`readonly`, `-i`): the session after the section has them
     attributes = {k: v for k, v in after.attributes.items() if k in variables or k in arrays}
-    umask = after.umask if after.umask != before.umask else ""
+    # "" is Director's own umask and limits: a section that set one back to it changed it
+    umask = (after.umask or INHERITED) if after.umask != before.umask else ""
     dirstack = (after.dirstack or ()) if after.dirstack != before.dirstack else None  # (): emptied
-    return SessionState(variables, exported, functions, cwd, attributes, arrays, umask, dirstack)
+    limits = {k: after.limits.get(k, INHERITED) for k in after.limits.keys() | before.limits.keys()
+              if after.limits.get(k) != before.limits.get(k)}  # fmt: skip
+    return SessionState(variables, exported, functions, cwd, attributes, arrays, umask, dirstack, limits)
 
 
 def apply_delta(cur: SessionState, change: SessionState) -> SessionState:
@@ -46,8 +49,9 @@ def apply_delta(cur: SessionState, change: SessionState) -> SessionState:
         change.cwd or cur.cwd,
         {**cur.attributes, **change.attributes},
         {**cur.arrays, **change.arrays},
-        change.umask or cur.umask,
+        "" if change.umask == INHERITED else change.umask or cur.umask,
         cur.dirstack if change.dirstack is None else (change.dirstack or None),
+        {k: v for k, v in {**cur.limits, **change.limits}.items() if v != INHERITED},
     )
 
 

@@ -206,7 +206,7 @@ def calls_functions(text: str, known: Mapping[str, str]) -> str:
 _SESSION_BUILTINS = frozenset(
     {".", "source", "eval", "exec", "cd", "pushd", "popd", "read", "mapfile", "readarray", "getopts",
      "let", "declare", "typeset", "local", "export", "readonly", "unset", "enable", "trap", "coproc",
-     "fc", "bind", "complete", "compgen", "umask"}
+     "fc", "bind", "complete", "compgen", "umask", "ulimit"}
 )  # fmt: skip
 # An assignment in arithmetic or an expansion: `=` other than `==` `!=` `<=` `>=`; `<<=` `>>=` `++` `--`.
 _ASSIGNING = re.compile(r"(?<![=!<>])=(?!=)|<<=|>>=|\+\+|--")
