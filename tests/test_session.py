@@ -197,8 +197,15 @@ def test_a_sessions_directory_stack_round_trips_and_a_journals_junk_stack_is_no_
     assert state.persistable(is_secret_name).dirstack == ("/srv/app", "/srv")
     assert "dirstack" not in SessionState().to_json()  # a journal written before stacks were carried reads the same
     assert SessionState.from_json({"dirstack": []}).dirstack == ()  # a section's change: it emptied the stack
-    for junk in ("/srv", ["relative"], ["/ok", 3], {"a": "/b"}):
+    for junk in ("/srv", ["/ok", 3], {"a": "/b"}, ["/a\0b"]):
         assert SessionState.from_json({"dirstack": junk}).dirstack is None
+    # `pushd -n dir` keeps `dir` as written: a relative entry, even an empty one, is bash's and flows too
+    odd = SessionState(dirstack=("build", "", "/srv/a b; rm -rf ~"))
+    assert SessionState.from_json(odd.to_json()) == odd
+    restored = prelude(odd, state_file="/s", original_bash_env=None, path_prepend=(), define_capture=False)
+    script = restored.decode() + '\ndeclare -p DIRSTACK | tr -d "\\n"'
+    out = subprocess.run(["bash", "-c", script], cwd="/", capture_output=True, text=True).stdout
+    assert out == 'declare -a DIRSTACK=([0]="/" [1]="build" [2]="" [3]="/srv/a b; rm -rf ~")', out
 
 
 def test_the_capture_reads_the_directory_stack_below_its_top() -> None:

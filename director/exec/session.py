@@ -315,8 +315,9 @@ def _umask(text: str) -> str:
 
 
 def _dirstack(data: object) -> tuple[str, ...] | None:
-    """A journaled directory stack: its absolute paths, or None for anything else (no change)."""
-    if not isinstance(data, list) or not all(isinstance(d, str) and d.startswith("/") for d in data):
+    """A journaled directory stack: its entries as `DIRSTACK` lists them (a `pushd -n dir` keeps `dir` as
+    written, relative or not; the prelude quotes each), or None for anything else (no change)."""
+    if not isinstance(data, list) or not all(isinstance(d, str) and "\0" not in d for d in data):
         return None
     return tuple(data)
 
