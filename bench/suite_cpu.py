@@ -2,14 +2,14 @@
 much of it is `director` processes the tests start, by command.
 
 The suite is CPU-bound on this 2-core machine (issue 37: the README's test command <= 12 minutes), so its
-wall time follows its CPU; this says which part to cut. It runs the README's pytest command (`-n 4`, or
+wall time follows its CPU; this says which part to cut. It runs the README's pytest command (`-n 6`, or
 `-n N`) with two small hooks put on PYTHONPATH for that run only: a pytest plugin that records each test's
 CPU (`resource.getrusage`, the worker itself and the children it reaped) and a `sitecustomize` that makes
 every `director` process (console script or `python -m director`, an interpreter's or one tests/forkserver.py
 forked) append its own CPU at exit, and which of the two it was. Nothing of
 Director or of the tests is changed; a process killed by SIGKILL (the crash sweeps) records nothing.
 
-Usage: .venv/bin/python bench/suite_cpu.py [-n 4] [--top 30] [pytest args…, e.g. tests/test_exit_codes.py]
+Usage: .venv/bin/python bench/suite_cpu.py [-n 6] [--top 30] [pytest args…, e.g. tests/test_exit_codes.py]
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ if os.environ.get("SUITE_CPU_DIR"):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-n", type=int, default=4, help="pytest-xdist workers (the README's command: 4)")
+    ap.add_argument("-n", type=int, default=6, help="pytest-xdist workers (the README's command: 6)")
     ap.add_argument("--top", type=int, default=30, help="test files to list")
     args, rest = ap.parse_known_args()
     work = Path(tempfile.mkdtemp(prefix="suite-cpu-"))

@@ -79,7 +79,7 @@ def test_the_main_job_is_the_seed_applied_then_torn_down_on_the_local_target() -
     assert steps[2].startswith(".venv/bin/director apply plans/workflow.cloudflare.md --target local ")
     assert steps[3].startswith(".venv/bin/director teardown plans/workflow.cloudflare.md --target local ")
     assert "--approve teardown" in steps[3] and len(steps) == 4
-    assert readme_block("tests").endswith(".venv/bin/python -m pytest -q -n 4")  # every test, four workers
+    assert readme_block("tests").endswith(".venv/bin/python -m pytest -q -n 6")  # every test, six workers
 
 
 def test_ci_runs_the_readme_commands_as_written_main_job_first() -> None:

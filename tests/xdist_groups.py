@@ -1,6 +1,6 @@
 """Which tests run together on one pytest-xdist worker, and in what order the work is handed out.
 
-The README's command runs the suite on four workers (`-n 4`, also on two CPUs: the tests mostly wait on real
+The README's command runs the suite on six workers (`-n 6`, also on two CPUs: the tests mostly wait on real
 processes). A test goes to whichever worker is
 free, except tests that share something built once: what they share through a module-scoped fixture (an
 applied plan carried through ordered steps, a soak's trials, a stack started once) must be built once and
