@@ -17,6 +17,7 @@ then carry those two as changed although it did not touch them (their values res
 
 from __future__ import annotations
 
+import functools
 import re
 import resource
 from collections.abc import Mapping
@@ -57,6 +58,7 @@ def inherited() -> dict[str, str]:
     return out
 
 
+@functools.lru_cache(maxsize=4)  # the same text block after block: read once
 def _values(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in text.splitlines():
