@@ -124,7 +124,7 @@ class SessionState:
             "arrays": dict(sorted(self.arrays.items())),
             **({"umask": self.umask} if self.umask else {}),
             **({"dirstack": list(self.dirstack)} if self.dirstack is not None else {}),
-            **({"limits": dict(self.limits)} if self.limits else {}),
+            **({"limits": dict(sorted(self.limits.items()))} if self.limits else {}),
         }
 
     @classmethod

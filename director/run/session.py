@@ -35,7 +35,7 @@ def delta(before: SessionState | None, after: SessionState) -> SessionState:
     # "" is Director's own umask and limits: a section that set one back to it changed it
     umask = (after.umask or INHERITED) if after.umask != before.umask else ""
     dirstack = (after.dirstack or ()) if after.dirstack != before.dirstack else None  # (): emptied
-    limits = {k: after.limits.get(k, INHERITED) for k in after.limits.keys() | before.limits.keys()
+    limits = {k: after.limits.get(k, INHERITED) for k in sorted(after.limits.keys() | before.limits.keys())
               if after.limits.get(k) != before.limits.get(k)}  # fmt: skip
     return SessionState(variables, exported, functions, cwd, attributes, arrays, umask, dirstack, limits)
 
