@@ -5,8 +5,8 @@ What it does, independently of `director.plan.parse`:
 - splits the plan into `##` sections and their fenced blocks (a tiny reader: fences, info strings, headings);
 - runs the executable blocks of `## 0.`, `## Requires-discovery`, `## 1.` … in document order, each in its own
   `bash` (so `exit 1` ends one block, as the format says), all sharing ONE session: variables (with their
-  attributes), functions, the working directory and the umask flow from block to block through a state file
-  that an `EXIT` trap writes and the next block's prelude sources;
+  attributes), functions, the working directory, the umask and the open-files limit flow from block to block
+  through a state file that an `EXIT` trap writes and the next block's prelude sources;
 - writes every file template (a non-shell block under a heading that names a file in backticks) exactly as
   written in the plan — the default-knob rendering — to the file the heading names: `${VAR}/x` is expanded in
   the session, a bare `x.ini` is the session variable whose value ends with `/x.ini`;
@@ -53,6 +53,7 @@ __pb_capture() {{
     declare -f
     printf 'cd %q\n' "$PWD"
     printf 'umask %s\n' "$(umask)"
+    printf 'ulimit -S -n %s\n' "$(ulimit -S -n)"
   }} > {state}.new 2>/dev/null && mv -f {state}.new {state}
   return $__pb_rc
 }}

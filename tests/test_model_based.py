@@ -43,7 +43,15 @@ from tests.model.actions import (
 from tests.model.driver import run_sequence
 from tests.model.invariants import violation_class
 from tests.model.operator import read_acts
-from tests.model.plans import PlanSpec, SectionSpec, default_ifs_hex, default_umask, plan_specs, render
+from tests.model.plans import (
+    SETTINGS,
+    PlanSpec,
+    SectionSpec,
+    default_ifs_hex,
+    default_settings,
+    plan_specs,
+    render,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -79,8 +87,10 @@ def test_every_generated_plan_runs_cleanly_under_plain_bash(
             assert a.seen == 0, a  # under plain bash an act never sees its own verify's variable
             if ifs_from is None or int(a.section) <= ifs_from:
                 assert a.ifs == default_ifs_hex(), a
-            umask_from = spec.umask_section()
-            assert a.umask == (default_umask() if umask_from is None or int(a.section) <= umask_from else "0077"), a
+            for setting, value in SETTINGS.items():
+                since = spec.sets(setting)
+                seen = getattr(a, setting)
+                assert seen == (default_settings()[setting] if since is None or int(a.section) <= since else value), a
         assert not any(work.glob(f"{spec.svc}-*")), "the teardown left resources"
         assert plainbash.wait_no_processes(tmp) == [], "the teardown left processes"
     finally:
@@ -388,11 +398,17 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
         [Check()],
         False,
     ),
-    # S1: a umask an act sets is session state: a later act starts with it in the run that set it, in a run
-    # resumed after a SIGKILL (the journal keeps it), and in a run where that section is in sync (it hands it on)
+    # S1, S2: a umask or a limit an act sets is session state: a later act starts with it in the run that set it,
+    # in a run resumed after a SIGKILL (the journal keeps it), and in a run where that section is in sync
     (
         "S1-an-acts-umask-reaches-later-acts-resumed-and-in-sync",
         PlanSpec(sections=(SectionSpec(kind="token", umask=True), FILE, FILE)),
+        [Apply(kill=KillAt("SIGKILL", "act-start", 3)), Apply(), Break(3), Apply()],
+        False,
+    ),
+    (
+        "S2-an-acts-ulimit-reaches-later-acts-resumed-and-in-sync",
+        PlanSpec(sections=(SectionSpec(kind="server", nofile=True), FILE, FILE)),
         [Apply(kill=KillAt("SIGKILL", "act-start", 3)), Apply(), Break(3), Apply()],
         False,
     ),

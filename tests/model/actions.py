@@ -166,7 +166,7 @@ def features(spec: PlanSpec, actions: Sequence[Action], signing: bool) -> frozen
             f.add(f"gate:{s.gate}")
         if s.verify != "status":
             f.add(f"verify:{s.verify}")
-        f.update(name for name in ("assigns", "readonly", "secret_var", "hides_trace", "umask") if getattr(s, name))
+        f.update(name for name in ("assigns", "readonly", "secret_var", "hides_trace", "umask", "nofile") if getattr(s, name))
         if s.assigns and s.shares_var:
             f.add("shares_var")
     if spec.knobs != "assign":

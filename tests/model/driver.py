@@ -37,11 +37,11 @@ from tests.model.actions import (
     fold,
 )
 from tests.model.operator import ActLine, Kill, Operator, Outcome
-from tests.model.plans import ENVS, PlanSpec, check_title, default_ifs_hex, default_umask, render
+from tests.model.plans import ENVS, SETTINGS, PlanSpec, check_title, default_ifs_hex, default_settings, render
 from tests.model.world import World, alive, alive_ours, listeners, plan_processes
 
 _IFS_DEFAULT = default_ifs_hex()
-_UMASK_DEFAULT = default_umask()
+_SETTINGS_DEFAULT = default_settings()
 # an approval's content: the section, its revision, the inputs, the variables the operator's environment adds
 Key = tuple[str, int, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]
 
@@ -92,9 +92,9 @@ class Model:
     # resumed run does not run the act again, and sees what a break since did to its world)
     unverified: set[tuple[int, str]] = field(default_factory=set)
     completed: bool = False  # the last step was an apply that exited 0
-    # the identities (ENV) whose `umask 077` act ended in an apply since their last teardown started: a later
-    # act of theirs starts with that umask, whether that section acts again or is in sync
-    umasked: set[str] = field(default_factory=set)
+    # per setting (`umask`, `nofile`), the identities (ENV) whose act that sets it ended in an apply since their
+    # last teardown started: a later act of theirs starts with it, whether that section acts again or is in sync
+    set_for: dict[str, set[str]] = field(default_factory=lambda: {s: set() for s in SETTINGS})
     ledger_fresh: bool = True  # no SIGKILL since a run last wrote the ledger (a killed run may not have)
 
     def key(self, section: str, knobs: dict[str, str], env: dict[str, str] | None = None) -> Key:
@@ -389,8 +389,9 @@ class Sandbox:
         for line in out.acts:
             if line.what == "end":
                 open_acts.pop(line.section, None)
-                if kind == "apply" and line.section == str(self.spec.umask_section()):
-                    m.umasked.add(self.env_at(line.base))
+                for setting, envs in m.set_for.items():
+                    if kind == "apply" and line.section == str(self.spec.sets(setting)):
+                        envs.add(self.env_at(line.base))
                 if kind == "apply" and line.section.isdigit():
                     # made anew by its act: what a break took is not missing any more (a heal would add a second)
                     ended = (int(line.section), self.env_at(line.base))
@@ -403,7 +404,8 @@ class Sandbox:
             kn = knobs if kind == "apply" else m.identities.get(self.env_at(line.base), knobs)
             if kind == "teardown":
                 m.teardown_pass = dict(kn)
-                m.umasked.discard(self.env_at(line.base))
+                for envs in m.set_for.values():
+                    envs.discard(self.env_at(line.base))
             if kind == "apply":
                 m.identities.pop(self.env_at(line.base), None)
                 m.identities[self.env_at(line.base)] = dict(knobs)
@@ -416,11 +418,13 @@ class Sandbox:
                 self.ok(inv.act_sees_plain_bash_session, line, self.spec.probe_var(k))
                 if j is None or k <= j:
                     self.ok(inv.act_sees_plain_bash_ifs, line, _IFS_DEFAULT)
-                u = self.spec.umask_section()
-                if u is None or k <= u:
-                    self.ok(inv.act_sees_plain_bash_umask, line, _UMASK_DEFAULT, "no act before it sets one")
-                elif self.env_at(line.base) in m.umasked:
-                    self.ok(inv.act_sees_plain_bash_umask, line, "0077", f"§{u}'s act set it")
+                for setting, value in SETTINGS.items():
+                    u = self.spec.sets(setting)
+                    if u is None or k <= u:
+                        self.ok(inv.act_sees_plain_bash_setting, line, setting, _SETTINGS_DEFAULT[setting],
+                                "no act before it sets one")  # fmt: skip
+                    elif self.env_at(line.base) in m.set_for[setting]:
+                        self.ok(inv.act_sees_plain_bash_setting, line, setting, value, f"§{u}'s act set it")
                 if m.settled.get(k) == knobs:
                     self.ok(inv.settled_section_not_reapplied, s, out.output)
                 m.settled.pop(k, None)

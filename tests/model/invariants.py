@@ -191,13 +191,13 @@ def act_sees_plain_bash_ifs(line: ActLine, ifs_default: str) -> None:
                         f"§{line.section}'s act started with {bytes.fromhex(line.ifs or '').decode(errors='replace')!r}")  # fmt: skip
 
 
-def act_sees_plain_bash_umask(line: ActLine, expected: str, why: str) -> None:
-    """An act starts with the umask plain bash's document order gives it: the one Director was started with
-    before the section whose act sets `umask 077` (no later section's), that one after it (a section in sync
-    hands on what its act set, and a resumed run what its journal kept)."""
-    if line.umask != expected:
-        raise Violation("act_sees_plain_bash_umask",
-                        f"§{line.section}'s act started with umask {line.umask}; {why}: {expected}")  # fmt: skip
+def act_sees_plain_bash_setting(line: ActLine, setting: str, expected: str, why: str) -> None:
+    """An act starts with the umask and open-files limit plain bash's document order gives it: the ones
+    Director was started with before the section whose act sets one (no later section's), that one after it
+    (a section in sync hands on what its act set, and a resumed run what its journal kept)."""
+    if getattr(line, setting) != expected:
+        raise Violation(f"act_sees_plain_bash_{setting}",
+                        f"§{line.section}'s act started with {setting} {getattr(line, setting)}; {why}: {expected}")  # fmt: skip
 
 
 def set_wins_or_refused(line: ActLine, expected_base: str, how: str) -> None:

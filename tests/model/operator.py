@@ -27,12 +27,12 @@ DIRECTOR = [sys.executable, "-m", "director"]
 TIMEOUT_S = 240.0  # a run that never ends is a finding (the invariant says so), never the verdict's clock
 
 _GATE = re.compile(r"(?:GATE|DESTRUCTIVE) · (?:§(\d+)|(teardown))")
-_LINE = re.compile(r"^(start|end) (\S+) base=(\S*)(?: seen=(\d+) ifs=(\S*) umask=(\d+))?$")
+_LINE = re.compile(r"^(start|end) (\S+) base=(\S*)(?: seen=(\d+) ifs=(\S*) umask=(\d+) nofile=(\S+))?$")
 
 
 @dataclass(frozen=True)
 class ActLine:
-    """One line an act wrote to $OUT/acts: `start 2 base=… seen=0 ifs=… umask=0022` or `end 2 base=…`."""
+    """One line an act wrote to $OUT/acts: `start 2 base=… seen=0 ifs=… umask=0022 nofile=1024` or `end 2 base=…`."""
 
     what: str  # "start" | "end"
     section: str  # "1", "2", …, "teardown"
@@ -40,6 +40,7 @@ class ActLine:
     seen: int | None = None
     ifs: str | None = None
     umask: str | None = None
+    nofile: str | None = None
 
 
 def _mtime(path: Path) -> int:
@@ -56,7 +57,7 @@ def read_acts(path: Path) -> list[ActLine]:
     for line in path.read_text(errors="replace").splitlines():
         m = _LINE.match(line.strip())
         if m:
-            out.append(ActLine(m[1], m[2], m[3], int(m[4]) if m[4] else None, m[5], m[6]))
+            out.append(ActLine(m[1], m[2], m[3], int(m[4]) if m[4] else None, m[5], m[6], m[7]))
     return out
 
 

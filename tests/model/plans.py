@@ -6,8 +6,8 @@ what exists.
 A `PlanSpec` is small and printable (hypothesis shows it in a falsifying example); `render` turns it into the
 plan's text. Every act logs one line when it starts and one when it ends to `$OUT/acts` (`OUT` comes from
 `MODEL_OUT`), with what the act sees of the session: its `$BASE` (the resources' identity), whether the
-variable its own verify assigns is set (`seen=`), the bytes of `IFS` and the `umask`. Those lines are the
-test's evidence that an act ran and with which session; nothing else in a plan exists for the test's sake.
+variable its own verify assigns is set (`seen=`), the bytes of `IFS`, the `umask` and the open-files soft
+limit (`nofile=`). Those lines are the test's evidence that an act ran and with which session; nothing else in a plan exists for the test's sake.
 
 Resources of section k live under `$BASE` = `<workdir>/<svc>-<env>`, named after `resource(k)`:
 `file` → `<res>.conf` + `<res>.env`; `server` → a python listener writing `<res>.pid` and `<res>.port`;
@@ -54,6 +54,9 @@ class SectionSpec:
     # (token) the act runs `umask 077` before it writes the token, not in a subshell: every file the session
     # creates after it is private, as under plain bash (a umask is session state a later act inherits)
     umask: bool = False
+    # (server) the act raises the open-files soft limit before it starts the server (`ulimit -S -n 2048`),
+    # at top level: every process the session starts after it has that limit, as under plain bash
+    nofile: bool = False
 
     @property
     def confirmable(self) -> bool:
@@ -118,9 +121,9 @@ class PlanSpec:
         return next((k for k in range(1, self.n + 1) if self.section(k).kind == "list" and self.section(k).assigns),
                     None)  # fmt: skip
 
-    def umask_section(self) -> int | None:
-        """The first section whose act sets `umask 077` for the rest of the session, if any."""
-        return next((k for k in range(1, self.n + 1) if self.section(k).umask), None)
+    def sets(self, setting: str) -> int | None:
+        """The first section whose act sets `setting` (one of `SETTINGS`) for the rest of the session."""
+        return next((k for k in range(1, self.n + 1) if getattr(self.section(k), setting)), None)
 
     def splits(self, k: int) -> bool:
         """A file section's verify loops over a space-separated list (only where IFS is still the default)."""
@@ -208,7 +211,7 @@ def check_title(spec: PlanSpec, k: int) -> str:
 def _probe_line(spec: PlanSpec, k: int) -> str:
     return (
         f'echo "start {k} base=$BASE seen=$(declare -p {spec.probe_var(k)} 2>/dev/null | wc -l) '
-        'ifs=$(declare -p IFS | od -An -tx1 | tr -d \' \\n\') umask=$(umask)" >> "$OUT/acts"'
+        'ifs=$(declare -p IFS | od -An -tx1 | tr -d \' \\n\') umask=$(umask) nofile=$(ulimit -S -n)" >> "$OUT/acts"'
     )
 
 
@@ -224,6 +227,7 @@ def _act(spec: PlanSpec, k: int, rev: int) -> str:
             f'export {RES}_CONF {RES}_FILES="${RES}_CONF $BASE/{res}.env"',
         ]
     elif s.kind == "server":
+        lines += ["ulimit -S -n 2048"] if s.nofile else []
         lines += [
             f'if [ -s "$BASE/{res}.pid" ] && kill -0 "$(cat "$BASE/{res}.pid")" 2>/dev/null; then',
             f'  echo "{res} already serving (pid $(cat "$BASE/{res}.pid"))"',
@@ -483,6 +487,7 @@ def section_specs(draw: st.DrawFn, kind: Kind, tier: bool) -> SectionSpec:
         hint=draw(st.sampled_from(["quote", "comment"])),
         hides_trace=draw(st.sampled_from([False] * 5 + [True])),
         umask=kind == "token" and draw(st.sampled_from([False, True])),
+        nofile=kind == "server" and draw(st.sampled_from([False, True])),
     )
 
 
@@ -517,10 +522,15 @@ def default_ifs_hex() -> str:
     return out.stdout.strip()
 
 
-def default_umask() -> str:
-    """What an act's `umask=` says when no section set one: the umask the test runs Director with."""
-    return subprocess.run(["bash", "--noprofile", "--norc", "-c", "umask"], capture_output=True, text=True,
-                          check=True).stdout.strip()  # fmt: skip
+# What an act that sets one of these sets it to (the act's text says the same).
+SETTINGS = {"umask": "0077", "nofile": "2048"}
+
+
+def default_settings() -> dict[str, str]:
+    """What an act's `umask=` and `nofile=` say when no section set them: what the test runs Director with."""
+    out = subprocess.run(["bash", "--noprofile", "--norc", "-c", "umask; ulimit -S -n"], capture_output=True,
+                         text=True, check=True).stdout.split()  # fmt: skip
+    return dict(zip(SETTINGS, out, strict=True))
 
 
 def with_section(spec: PlanSpec, k: int, **changes: object) -> PlanSpec:
