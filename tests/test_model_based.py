@@ -398,6 +398,16 @@ REGRESSIONS: list[tuple[str, PlanSpec, list[Action], bool]] = [
         [Check()],
         False,
     ),
+    # M11: as M4, for a teardown: the receipt `approve` recorded for the waiting teardown is for the environment
+    # that run had; a teardown started with ENV=prod in the operator's environment is asked again (the model
+    # had held a teardown's content to its identity's inputs alone, against docs/approvals.md)
+    (
+        "M11-a-teardown-receipt-is-for-the-environment-the-waiting-run-had",
+        PlanSpec(sections=(FILE,)),
+        [Apply(approve="auto"), Teardown(approve=False), Approve(section=-1, signed=False),
+         Teardown(approve=False, env_conflict="prod"), Teardown(approve=False)],
+        False,
+    ),
     # S1, S2: a umask or a limit an act sets is session state: a later act starts with it in the run that set it,
     # in a run resumed after a SIGKILL (the journal keeps it), and in a run where that section is in sync
     (

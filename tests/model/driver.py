@@ -292,9 +292,10 @@ class Sandbox:
             # `approve` hashes the act as the plan has it now, with what the waiting run recorded it can read
             key = m.key(section, dict(m.waiting[1][2]), dict(m.waiting[1][3]))
         elif section == "teardown":
-            # the gate of the pass the last teardown reached (an apply since does not change it; a teardown's
-            # content is its identity's inputs, never the environment: see `_approval`)
-            key = m.key(section, m.teardown_pass or m.run_knobs[kind])
+            # the gate of the pass the last teardown reached (an apply since does not change it): its identity's
+            # inputs, and the environment that teardown recorded (docs/approvals.md: every variable the act's
+            # processes inherit, a knob's name too, even where §0 assigns it)
+            key = m.key(section, m.teardown_pass or m.run_knobs[kind], m.run_env.get(kind))
         else:
             key = m.key(section, m.run_knobs[kind], m.run_env.get(kind))
         r = Receipt(section, key, valid=a.signed or not m.signing)
@@ -459,7 +460,7 @@ class Sandbox:
             return "flag"
         if grant.go == section:
             return "typed go"
-        key = m.key(section, knobs, self.env_added if section != "teardown" else None)
+        key = m.key(section, knobs, self.env_added)
         for r in m.receipts:
             if r.section == section and r.key == key and r.valid and not r.spent:
                 r.spent = True
@@ -563,9 +564,10 @@ class Sandbox:
             knobs = m.teardown_pass = m.next_pass(knobs)
             if gate in grant.flags:
                 self.ok(inv.approval_releases_the_gate, gate, "this run approves it (--approve teardown)")
-            if stopped_at is not None and stopped_at[0] == gate and pending:
+            # (the receipt is for the content the waiting run recorded: a run whose own differs is asked again)
+            if stopped_at is not None and stopped_at == (gate, m.key(gate, knobs, self.env_added)) and pending:
                 self.ok(inv.approval_releases_the_gate, gate, pending)
-            m.waiting = (gate, m.key(gate, knobs))
+            m.waiting = (gate, m.key(gate, knobs, self.env_added))
             return
         self.ok(inv.teardown_completes, out)
 
