@@ -580,11 +580,12 @@ def test_a_blocks_ulimit_holds_for_later_blocks_as_in_one_script(shell: Shell, t
         ["bash", "-c", "\n".join(blocks)], cwd=tmp_path, env=BASE_ENV, capture_output=True, text=True
     )
     results = run_all(shell, *blocks)
-    said = "".join(r.output for r in results)
-    assert said == plain.stdout == f"256\n256\n{own_hard}\n128\n{cpu}\n{own_soft}\n"
 
     def shown(v: int) -> str:
         return "unlimited" if v == resource.RLIM_INFINITY else str(v)
+
+    said = "".join(r.output for r in results)
+    assert said == plain.stdout == f"256\n256\n{shown(own_hard)}\n128\n{cpu}\n{own_soft}\n"
 
     n, t = f"256:{shown(own_hard)}", f"{cpu}:{shown(cpu_hard)}"
     assert [r.state.limits for r in results] == [
